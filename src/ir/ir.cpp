@@ -1,0 +1,94 @@
+// The op table and the small queries on IR types.
+#include "ir/ir.h"
+
+#include <array>
+#include <sstream>
+
+namespace presk::ir {
+namespace {
+
+constexpr std::array kOps = {
+#define PRESK_OP(name, arity, family) OpInfo{#name, arity, OpFamily::family},
+#include "ir/ops.def"
+#undef PRESK_OP
+};
+
+}  // namespace
+
+const OpInfo& op_info(Op op) {
+  auto i = static_cast<size_t>(op);
+  internal_assert(i < kOps.size());
+  return kOps[i];
+}
+
+std::optional<Op> op_from_name(std::string_view name) {
+  for (size_t i = 0; i < kOps.size(); ++i) {
+    if (name == kOps[i].name) return static_cast<Op>(i);
+  }
+  return std::nullopt;
+}
+
+int op_count() { return static_cast<int>(kOps.size()); }
+
+const char* elem_kind_name(ElemKind kind) {
+  switch (kind) {
+    case ElemKind::Real: return "R";
+    case ElemKind::Int: return "Z";
+    case ElemKind::Bool: return "B";
+  }
+  internal_assert(false);
+  return "";
+}
+
+int64_t Type::element_count() const {
+  int64_t count = 1;
+  for (int64_t extent : shape) count *= extent;
+  return count;
+}
+
+std::string type_to_string(const Type& type) {
+  std::ostringstream out;
+  out << elem_kind_name(type.kind);
+  if (!type.shape.empty()) {
+    out << '[';
+    for (size_t i = 0; i < type.shape.size(); ++i) out << (i ? ", " : "") << type.shape[i];
+    out << ']';
+  }
+  return out.str();
+}
+
+std::string initializer_to_string(const Initializer& init) {
+  std::ostringstream out;
+  switch (init.kind) {
+    case Initializer::Kind::Zeros: return "zeros";
+    case Initializer::Kind::Ones: return "ones";
+    case Initializer::Kind::Normal: out << "normal(" << init.a << ")"; break;
+    case Initializer::Kind::Uniform: out << "uniform(" << init.a << ", " << init.b << ")"; break;
+  }
+  return out.str();
+}
+
+const Type& Function::type_of(ValueRef value) const {
+  if (value.kind == ValueRef::Kind::Argument) {
+    internal_assert(value.index < argument_types.size());
+    return argument_types[value.index];
+  }
+  internal_assert(value.index < lets.size());
+  return lets[value.index].type;
+}
+
+const Function* Program::find_function(std::string_view name) const {
+  for (const Function& f : functions) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+const Param* Program::find_param(std::string_view path) const {
+  for (const Param& p : params) {
+    if (p.path == path) return &p;
+  }
+  return nullptr;
+}
+
+}  // namespace presk::ir

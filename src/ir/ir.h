@@ -1,0 +1,132 @@
+// presk's IR: a Program of Functions; a Function is a list of Lets in SSA form, each one
+// primitive (src/ir/ops.def) applied to the function's arguments or earlier lets, with a
+// static shape. Shapes are concrete: consts and dims are bound before lowering. A let is a
+// *site*, named `<Module.fn>/%<n>` by its function and its number.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "support/diagnostics.h"
+
+namespace presk::ir {
+
+enum class Op : uint8_t {
+#define PRESK_OP(name, arity, family) name,
+#include "ir/ops.def"
+#undef PRESK_OP
+};
+
+enum class OpFamily : uint8_t {
+  Source, Elementwise, Reduction, Contraction, Normalization, Gather, Layout, Loss, Control
+};
+
+struct OpInfo {
+  const char* name;
+  int arity;  // -1: variable
+  OpFamily family;
+};
+
+// Facts of every op, indexed by Op.
+const OpInfo& op_info(Op op);
+inline const char* op_name(Op op) { return op_info(op).name; }
+std::optional<Op> op_from_name(std::string_view name);
+int op_count();
+
+// Element kinds: R real, Z integer, B bool.
+enum class ElemKind : uint8_t { Real, Int, Bool };
+const char* elem_kind_name(ElemKind kind);  // "R", "Z", "B"
+
+// A value's type: element kind and a static shape; `axes` names each axis where the
+// source named it (empty string where not), so reductions and dumps can say "axis D".
+struct Type {
+  ElemKind kind = ElemKind::Real;
+  std::vector<int64_t> shape;      // empty: a scalar
+  std::vector<std::string> axes;   // same length as shape, or empty when no axis is named
+
+  int64_t element_count() const;   // product of shape (1 for a scalar)
+  int rank() const { return static_cast<int>(shape.size()); }
+  bool operator==(const Type& other) const { return kind == other.kind && shape == other.shape; }
+};
+std::string type_to_string(const Type& type);  // "R[256, 64]", "Z[257]", "R"
+
+// An operand: one of the function's arguments or an earlier let.
+struct ValueRef {
+  enum class Kind : uint8_t { Argument, Let };
+  Kind kind = Kind::Let;
+  uint32_t index = 0;
+
+  static ValueRef argument(uint32_t i) { return {Kind::Argument, i}; }
+  static ValueRef let(uint32_t i) { return {Kind::Let, i}; }
+  bool operator==(const ValueRef& other) const = default;
+};
+
+// Attributes; which fields an op reads is stated beside it in ops.def.
+struct Attrs {
+  std::vector<int64_t> axes;    // reduction axes, softmax/concat/iota axis, permutation, slice axes
+  std::vector<int64_t> starts;  // slice
+  std::vector<int64_t> stops;   // slice
+  std::string literal;          // literal: decimal text, exact
+  std::string spec;             // contract: einsum spec
+  std::string callee;           // call, fold: function name
+  std::string path;             // param: parameter path; call/fold: module path of the callee
+  double rate = 0;              // dropout
+
+  bool operator==(const Attrs& other) const = default;
+};
+
+struct Let {
+  Op op;
+  Type type;
+  std::vector<ValueRef> operands;
+  Attrs attrs;
+  Span span;  // where in the source it came from (unknown for generated lets)
+};
+
+// How a fresh parameter is synthesized from a seed.
+struct Initializer {
+  enum class Kind : uint8_t { Zeros, Ones, Normal, Uniform };
+  Kind kind = Kind::Zeros;
+  double a = 0;  // normal: σ; uniform: low
+  double b = 0;  // uniform: high
+  bool operator==(const Initializer& other) const = default;
+};
+std::string initializer_to_string(const Initializer& init);  // "zeros", "normal(0.02)", …
+
+// A parameter tensor of the program, by its full path from the entry's root module
+// (`blocks.ff.up.w`). A parameter inside `stack{L}` has L as its leading axis.
+struct Param {
+  std::string path;
+  Type type;
+  Initializer init;
+  int stack_depth = 0;  // number of leading stack axes
+};
+
+struct Function {
+  std::string name;        // "LayerNorm.apply", "GPT.apply", or an entry's name "loss"
+  std::string module;      // the module whose parameters `param` lets read ("" for none)
+  bool is_entry = false;
+  std::vector<std::string> argument_names;
+  std::vector<Type> argument_types;
+  std::vector<Let> lets;
+  std::vector<ValueRef> results;  // usually one
+  Span span;
+
+  const Type& type_of(ValueRef value) const;
+  // "LayerNorm.apply/%4"
+  std::string site_name(uint32_t let_index) const { return name + "/%" + std::to_string(let_index); }
+};
+
+struct Program {
+  std::vector<Param> params;        // every parameter tensor, in declaration order
+  std::vector<Function> functions;  // callees before callers
+  std::vector<std::pair<std::string, int64_t>> consts;  // the bound consts, for dumps
+  std::vector<std::pair<std::string, int64_t>> dims;    // the bound dims
+
+  const Function* find_function(std::string_view name) const;
+  const Param* find_param(std::string_view path) const;
+};
+
+}  // namespace presk::ir

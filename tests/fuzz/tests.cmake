@@ -1,0 +1,18 @@
+# Fuzzing inside the test command: a clang build of fuzz/ (set up once, as a fixture), then
+# each libFuzzer target for PRESK_FUZZ_SECONDS (default 60) without a crash, leak or
+# internal_assert. The corpus of each run starts from tests/fuzz/corpus/<target> if present.
+set(PRESK_FUZZ_SECONDS 60 CACHE STRING "Seconds each fuzz target runs inside the test suite")
+set(fuzz_build ${PROJECT_BINARY_DIR}/fuzz-build)
+add_test(NAME fuzz.build
+  COMMAND ${CMAKE_COMMAND} -E env CXX=clang++
+          ${PROJECT_SOURCE_DIR}/scripts/build-fuzzers ${PROJECT_SOURCE_DIR} ${fuzz_build})
+set_tests_properties(fuzz.build PROPERTIES FIXTURES_SETUP fuzzers LABELS fuzz TIMEOUT 1200)
+file(GLOB fuzz_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/fuzz/fuzz_*.cpp)
+foreach(source ${fuzz_sources})
+  get_filename_component(name ${source} NAME_WE)
+  add_test(NAME fuzz.${name}
+    COMMAND ${PROJECT_SOURCE_DIR}/scripts/run-fuzzer ${fuzz_build}/${name}
+            ${PROJECT_SOURCE_DIR}/tests/fuzz/corpus/${name} ${PRESK_FUZZ_SECONDS})
+  set_tests_properties(fuzz.${name} PROPERTIES FIXTURES_REQUIRED fuzzers LABELS fuzz
+                       TIMEOUT 900)
+endforeach()
