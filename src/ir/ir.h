@@ -119,6 +119,17 @@ struct Function {
   std::string site_name(uint32_t let_index) const { return name + "/%" + std::to_string(let_index); }
 };
 
+// How `param`, `call` and `fold` resolve parameters. Every call runs in a context: a module
+// path (`blocks.ff`, "" at the entry) and the layer indices of the stacks it is inside.
+//  * `param` with attrs.path `up.w` reads the Param whose path is `<context path>.up.w`
+//    (without the dot at the root); that Param has one leading axis per enclosing stack
+//    (stack_depth), and the let reads the slice at the context's layer indices, so the
+//    let's type is the Param's type without those leading axes.
+//  * `call` with attrs.path `ff` runs attrs.callee in context `<context path>.ff` with the
+//    same layer indices (attrs.path empty: the same context, e.g. a helper of the module).
+//  * `fold` with attrs.path `blocks` runs attrs.callee once per layer l = 0 … L−1 of the
+//    stack at `<context path>.blocks`, in context (`<context path>.blocks`, indices + [l]),
+//    feeding each layer's result to the next; L is the leading extent of that stack's params.
 struct Program {
   std::vector<Param> params;        // every parameter tensor, in declaration order
   std::vector<Function> functions;  // callees before callers
