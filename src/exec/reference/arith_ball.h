@@ -1,0 +1,88 @@
+// The ball arithmetic of the reference interpreter (`--arith ball`), on Arb: every number is a
+// ball [m ± r] proven to contain the real value of the op applied to any reals in its operands'
+// balls, computed at working precision `bits`. The same op definitions as the MPFR arithmetic
+// (arith_mpfr.h) run over it; an output's radius is a proven bound on the distance between its
+// midpoint and the exact denotation.
+#pragma once
+
+#include <arb.h>
+#include <arb_hypgeom.h>
+
+#include <cstdint>
+#include <string>
+
+namespace presk::reference {
+
+// `count` Arb balls, each starting as exactly 0.
+class BallBuffer {
+ public:
+  BallBuffer() = default;
+  explicit BallBuffer(int64_t count);
+  ~BallBuffer();
+  BallBuffer(BallBuffer&& other) noexcept;
+  BallBuffer& operator=(BallBuffer&& other) noexcept;
+  BallBuffer(const BallBuffer&) = delete;
+  BallBuffer& operator=(const BallBuffer&) = delete;
+
+  arb_struct* data() { return numbers_; }
+  const arb_struct* data() const { return numbers_; }
+  int64_t size() const { return count_; }
+
+ private:
+  arb_struct* numbers_ = nullptr;
+  int64_t count_ = 0;
+};
+
+class BallArith {
+ public:
+  using Number = arb_struct;
+  using Buffer = BallBuffer;
+  static constexpr const char* kName = "ball";
+  static constexpr bool kIsBall = true;
+
+  explicit BallArith(long bits) : bits_(bits) {}
+  long bits() const { return bits_; }
+  Buffer allocate(int64_t count) const { return Buffer(count); }
+
+  void set(Number* r, const Number* x) const { arb_set(r, x); }
+  void set_zero(Number* r) const { arb_zero(r); }
+  void set_neg_inf(Number* r) const { arb_neg_inf(r); }
+  void set_double(Number* r, double x) const { arb_set_d(r, x); }  // exact
+  void set_int(Number* r, int64_t x) const { arb_set_si(r, x); }   // exact
+  bool set_decimal(Number* r, const std::string& text) const;      // a ball containing it
+
+  void add(Number* r, const Number* x, const Number* y) const { arb_add(r, x, y, bits_); }
+  void sub(Number* r, const Number* x, const Number* y) const { arb_sub(r, x, y, bits_); }
+  void mul(Number* r, const Number* x, const Number* y) const { arb_mul(r, x, y, bits_); }
+  void div(Number* r, const Number* x, const Number* y) const { arb_div(r, x, y, bits_); }
+  void div_int(Number* r, const Number* x, int64_t n) const { arb_div_si(r, x, n, bits_); }
+  void max(Number* r, const Number* x, const Number* y) const { arb_max(r, x, y, bits_); }
+  void min(Number* r, const Number* x, const Number* y) const { arb_min(r, x, y, bits_); }
+  void neg(Number* r, const Number* x) const { arb_neg(r, x); }
+  void abs(Number* r, const Number* x) const { arb_abs(r, x); }
+  void exp(Number* r, const Number* x) const { arb_exp(r, x, bits_); }
+  void log(Number* r, const Number* x) const { arb_log(r, x, bits_); }
+  void sqrt(Number* r, const Number* x) const { arb_sqrt(r, x, bits_); }
+  void rsqrt(Number* r, const Number* x) const { arb_rsqrt(r, x, bits_); }
+  void tanh(Number* r, const Number* x) const { arb_tanh(r, x, bits_); }
+  void erf(Number* r, const Number* x) const { arb_hypgeom_erf(r, x, bits_); }
+  void pi(Number* r) const { arb_const_pi(r, bits_); }
+  void scale_2exp(Number* r, const Number* x, long k) const { arb_mul_2exp_si(r, x, k); }
+
+  // r ← r + Σ xᵢ·yᵢ, enclosed by arb_dot (one call per run of terms).
+  void dot_accumulate(Number* r, const Number* x, int64_t x_stride, const Number* y,
+                      int64_t y_stride, int64_t count) const;
+
+  // Order of two balls when it is decided (disjoint, or both exact); an overlap is the user
+  // error E0520: a comparison that ball arithmetic cannot decide.
+  int compare(const Number* x, const Number* y) const;
+
+  double to_double(const Number* x) const { return arf_get_d(arb_midref(x), ARF_RND_NEAR); }
+  std::string to_decimal(const Number* x, int digits) const;  // the midpoint
+  std::string radius_decimal(const Number* x) const;          // an upper bound on the radius
+
+ private:
+  long bits_;
+};
+
+}  // namespace presk::reference

@@ -1,0 +1,89 @@
+// MPFR storage and the few MPFR operations that are more than one call.
+#include "exec/reference/arith_mpfr.h"
+
+#include <cstdlib>
+#include <new>
+#include <utility>
+
+#include "support/diagnostics.h"
+
+namespace presk::reference {
+
+MpfrBuffer::MpfrBuffer(int64_t count, long bits) : count_(count) {
+  internal_assert(count >= 0);
+  size_t header_bytes = static_cast<size_t>(count) * sizeof(__mpfr_struct);
+  header_bytes = (header_bytes + 15) / 16 * 16;
+  size_t limb_bytes = mpfr_custom_get_size(bits);
+  memory_ = std::malloc(header_bytes + static_cast<size_t>(count) * limb_bytes + 16);
+  if (memory_ == nullptr) throw std::bad_alloc();
+  numbers_ = static_cast<__mpfr_struct*>(memory_);
+  char* limbs = static_cast<char*>(memory_) + header_bytes;
+  for (int64_t i = 0; i < count; ++i) {
+    void* mantissa = limbs + static_cast<size_t>(i) * limb_bytes;
+    mpfr_custom_init(mantissa, bits);
+    mpfr_custom_init_set(&numbers_[i], MPFR_ZERO_KIND, 0, bits, mantissa);
+  }
+}
+
+MpfrBuffer::~MpfrBuffer() { std::free(memory_); }
+
+MpfrBuffer::MpfrBuffer(MpfrBuffer&& other) noexcept
+    : memory_(std::exchange(other.memory_, nullptr)),
+      numbers_(std::exchange(other.numbers_, nullptr)),
+      count_(std::exchange(other.count_, 0)) {}
+
+MpfrBuffer& MpfrBuffer::operator=(MpfrBuffer&& other) noexcept {
+  if (this != &other) {
+    std::free(memory_);
+    memory_ = std::exchange(other.memory_, nullptr);
+    numbers_ = std::exchange(other.numbers_, nullptr);
+    count_ = std::exchange(other.count_, 0);
+  }
+  return *this;
+}
+
+bool MpfrArith::set_decimal(Number* r, const std::string& text) const {
+  char* end = nullptr;
+  mpfr_strtofr(r, text.c_str(), &end, 10, MPFR_RNDN);
+  return end != nullptr && end != text.c_str() && *end == '\0';
+}
+
+void MpfrArith::dot_accumulate(Number* r, const Number* x, int64_t x_stride, const Number* y,
+                               int64_t y_stride, int64_t count) const {
+  for (int64_t i = 0; i < count; ++i) {
+    mpfr_fma(r, x + i * x_stride, y + i * y_stride, r, MPFR_RNDN);
+  }
+}
+
+int MpfrArith::compare(const Number* x, const Number* y) const {
+  internal_assert(!mpfr_nan_p(x) && !mpfr_nan_p(y));
+  int c = mpfr_cmp(x, y);
+  return c < 0 ? -1 : (c > 0 ? 1 : 0);
+}
+
+std::string MpfrArith::to_decimal(const Number* x, int digits) const {
+  return format_mpfr(x, digits);
+}
+
+std::string format_mpfr(const __mpfr_struct* x, int digits, mpfr_rnd_t rounding) {
+  if (mpfr_nan_p(x)) return "nan";
+  if (mpfr_inf_p(x)) return mpfr_sgn(x) > 0 ? "inf" : "-inf";
+  if (mpfr_zero_p(x)) return mpfr_signbit(x) ? "-0" : "0";
+  mpfr_exp_t exponent = 0;
+  char* text = mpfr_get_str(nullptr, &exponent, 10, static_cast<size_t>(digits), x, rounding);
+  std::string mantissa(text);
+  mpfr_free_str(text);
+  std::string sign;
+  if (mantissa[0] == '-') {
+    sign = "-";
+    mantissa.erase(0, 1);
+  }
+  // mantissa = 0.d₁d₂… × 10^exponent  →  d₁.d₂… × 10^(exponent − 1)
+  std::string out = sign + mantissa.substr(0, 1);
+  if (mantissa.size() > 1) out += "." + mantissa.substr(1);
+  long power = static_cast<long>(exponent) - 1;
+  out += (power < 0 ? "e-" : "e+") + std::to_string(power < 0 ? -power : power);
+  return out;
+}
+
+}  // namespace presk::reference

@@ -1,0 +1,316 @@
+// The interpreter's driver: runs a function's lets in order, resolves `param`, `call` and
+// `fold` with the parameter context rules of ir.h, frees each let's value after its last use,
+// and hands every value to the observer when one is attached. The arithmetic of each op lives
+// in the op family files (ops.h).
+#include "exec/reference/interpreter.h"
+
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include "exec/reference/ops.h"
+#include "support/diagnostics.h"
+
+namespace presk::reference {
+namespace {
+
+// The parameter context of a call (ir.h): a module path and the layer indices of the stacks
+// the call is inside.
+struct CallContext {
+  std::string module_path;
+  std::vector<int64_t> layers;
+};
+
+std::string join_path(const std::string& context, const std::string& path) {
+  if (context.empty()) return path;
+  if (path.empty()) return context;
+  return context + "." + path;
+}
+
+// For each let, the index of the last let that reads it; kKept for the function's results.
+constexpr int64_t kKept = std::numeric_limits<int64_t>::max();
+std::vector<int64_t> last_uses(const ir::Function& function) {
+  std::vector<int64_t> last(function.lets.size(), -1);
+  for (size_t j = 0; j < function.lets.size(); ++j) {
+    for (const ir::ValueRef& operand : function.lets[j].operands) {
+      if (operand.kind == ir::ValueRef::Kind::Let) last[operand.index] = static_cast<int64_t>(j);
+    }
+  }
+  for (const ir::ValueRef& result : function.results) {
+    if (result.kind == ir::ValueRef::Kind::Let) last[result.index] = kKept;
+  }
+  return last;
+}
+
+template <class A>
+class Evaluator {
+ public:
+  Evaluator(const ir::Program& program, const ParameterStore& parameters, const A& arith,
+            Observer* observer)
+      : program_(program), parameters_(parameters), arith_(arith), observer_(observer) {}
+
+  std::vector<Value<A>> call(const ir::Function& function, const CallContext& context,
+                             const std::vector<const Value<A>*>& arguments);
+
+ private:
+  Value<A> evaluate(const ir::Function& function, uint32_t index, const CallContext& context,
+                    const std::vector<const Value<A>*>& operands);
+  Value<A> compute(const ir::Let& let, const std::vector<const Value<A>*>& operands,
+                   std::vector<TermStatistics>* terms);
+  Value<A> read_param(const ir::Let& let, const CallContext& context);
+  Value<A> run_call(const ir::Let& let, const CallContext& context,
+                    const std::vector<const Value<A>*>& operands);
+  Value<A> run_fold(const ir::Let& let, const CallContext& context, const Value<A>& initial);
+  int64_t stack_extent(const std::string& stack_path, size_t depth, const ir::Let& let) const;
+  void report(const SiteContext& site, const Value<A>& value, const ir::Type& type);
+  const std::vector<int64_t>& last_uses_of(const ir::Function& function);
+
+  const ir::Program& program_;
+  const ParameterStore& parameters_;
+  const A& arith_;
+  Observer* observer_;
+  std::map<const ir::Function*, std::vector<int64_t>> last_uses_;
+};
+
+template <class A>
+const std::vector<int64_t>& Evaluator<A>::last_uses_of(const ir::Function& function) {
+  auto found = last_uses_.find(&function);
+  if (found == last_uses_.end()) found = last_uses_.emplace(&function, last_uses(function)).first;
+  return found->second;
+}
+
+template <class A>
+std::vector<Value<A>> Evaluator<A>::call(const ir::Function& function, const CallContext& context,
+                                         const std::vector<const Value<A>*>& arguments) {
+  internal_assert(arguments.size() == function.argument_types.size());
+  const std::vector<int64_t>& last = last_uses_of(function);
+  std::vector<std::optional<Value<A>>> lets(function.lets.size());
+  auto operand_of = [&](const ir::ValueRef& ref) -> const Value<A>* {
+    if (ref.kind == ir::ValueRef::Kind::Argument) return arguments[ref.index];
+    internal_assert(lets[ref.index].has_value());
+    return &*lets[ref.index];
+  };
+  for (uint32_t j = 0; j < function.lets.size(); ++j) {
+    std::vector<const Value<A>*> operands;
+    for (const ir::ValueRef& ref : function.lets[j].operands) operands.push_back(operand_of(ref));
+    lets[j] = evaluate(function, j, context, operands);
+    // Free every let whose last reader was this one (and this one if nothing reads it).
+    for (const ir::ValueRef& ref : function.lets[j].operands) {
+      if (ref.kind == ir::ValueRef::Kind::Let && last[ref.index] == j) lets[ref.index].reset();
+    }
+    if (last[j] < 0) lets[j].reset();
+  }
+  std::vector<Value<A>> results;
+  for (const ir::ValueRef& ref : function.results) {
+    bool movable = ref.kind == ir::ValueRef::Kind::Let && lets[ref.index].has_value();
+    results.push_back(movable ? std::move(*lets[ref.index]) : copy_value(arith_, *operand_of(ref)));
+    if (movable) lets[ref.index].reset();
+  }
+  return results;
+}
+
+template <class A>
+Value<A> Evaluator<A>::evaluate(const ir::Function& function, uint32_t index,
+                                const CallContext& context,
+                                const std::vector<const Value<A>*>& operands) {
+  const ir::Let& let = function.lets[index];
+  SiteContext site{function, index, context.module_path, context.layers};
+  std::vector<TermStatistics> terms;
+  bool want_terms = observer_ != nullptr && observer_->wants_terms() &&
+                    (let.op == ir::Op::sum || let.op == ir::Op::mean || let.op == ir::Op::contract);
+  Value<A> value;
+  switch (let.op) {
+    case ir::Op::param: value = read_param(let, context); break;
+    case ir::Op::call: value = run_call(let, context, operands); break;
+    case ir::Op::fold: value = run_fold(let, context, *operands.at(0)); break;
+    default: value = compute(let, operands, want_terms ? &terms : nullptr); break;
+  }
+  internal_assert(value.kind == let.type.kind && value.shape == let.type.shape);
+  if (observer_ != nullptr) {
+    if (want_terms) observer_->on_terms(site, terms);
+    report(site, value, let.type);
+  }
+  return value;
+}
+
+template <class A>
+Value<A> Evaluator<A>::compute(const ir::Let& let, const std::vector<const Value<A>*>& operands,
+                               std::vector<TermStatistics>* terms) {
+  Operands<A> in(operands.data(), operands.size());
+  switch (ir::op_info(let.op).family) {
+    case ir::OpFamily::Source:
+      return let.op == ir::Op::literal ? eval_literal(arith_, let) : eval_iota(arith_, let);
+    case ir::OpFamily::Elementwise: return eval_elementwise(arith_, let, in);
+    case ir::OpFamily::Reduction: return eval_reduction(arith_, let, *in[0], terms);
+    case ir::OpFamily::Contraction: return eval_contract(arith_, let, *in[0], *in[1], terms);
+    case ir::OpFamily::Normalization: return eval_normalization(arith_, let, *in[0]);
+    case ir::OpFamily::Gather:
+    case ir::OpFamily::Layout: return eval_layout(arith_, let, in);
+    case ir::OpFamily::Loss: return eval_cross_entropy(arith_, let, *in[0], *in[1]);
+    case ir::OpFamily::Control: break;
+  }
+  internal_assert(false && "control ops are run by the evaluator");
+  return {};
+}
+
+// `param`: the slice of the parameter `<context>.<path>` at the context's layer indices,
+// converted from binary64 to exact numbers now, element by element.
+template <class A>
+Value<A> Evaluator<A>::read_param(const ir::Let& let, const CallContext& context) {
+  std::string path = join_path(context.module_path, let.attrs.path);
+  const ir::Param* param = program_.find_param(path);
+  if (param == nullptr) user_error("E0506", let.span) << "the program has no parameter `" << path << "`";
+  const std::vector<double>* values = parameters_.find(path);
+  if (values == nullptr) user_error("E0506", let.span) << "no values were given for parameter `" << path << "`";
+  auto depth = static_cast<size_t>(param->stack_depth);
+  internal_assert(context.layers.size() >= depth);
+  Shape strides = row_major_strides(param->type.shape);
+  int64_t offset = 0;
+  for (size_t i = 0; i < depth; ++i) offset += context.layers[i] * strides[i];
+  Value<A> value = Value<A>::make_real(arith_, let.type.shape);
+  internal_assert(offset + value.size() <= static_cast<int64_t>(values->size()));
+  for (int64_t i = 0; i < value.size(); ++i) arith_.set_double(value.real(i), (*values)[offset + i]);
+  return value;
+}
+
+template <class A>
+Value<A> Evaluator<A>::run_call(const ir::Let& let, const CallContext& context,
+                                const std::vector<const Value<A>*>& operands) {
+  const ir::Function* callee = program_.find_function(let.attrs.callee);
+  internal_assert(callee != nullptr);
+  CallContext inner{join_path(context.module_path, let.attrs.path), context.layers};
+  std::vector<Value<A>> results = call(*callee, inner, operands);
+  internal_assert(results.size() == 1);
+  return std::move(results[0]);
+}
+
+// The number of layers of the stack at `stack_path`: the extent of axis `depth` of any of its
+// parameters (every parameter under a stack has one leading axis per enclosing stack).
+template <class A>
+int64_t Evaluator<A>::stack_extent(const std::string& stack_path, size_t depth,
+                                   const ir::Let& let) const {
+  std::string prefix = stack_path + ".";
+  for (const ir::Param& param : program_.params) {
+    if (param.path.compare(0, prefix.size(), prefix) == 0 && param.type.shape.size() > depth) {
+      return param.type.shape[depth];
+    }
+  }
+  user_error("E0506", let.span) << "fold over `" << stack_path << "`, which has no parameters";
+  return 0;
+}
+
+template <class A>
+Value<A> Evaluator<A>::run_fold(const ir::Let& let, const CallContext& context,
+                                const Value<A>& initial) {
+  const ir::Function* callee = program_.find_function(let.attrs.callee);
+  internal_assert(callee != nullptr);
+  std::string stack_path = join_path(context.module_path, let.attrs.path);
+  int64_t layers = stack_extent(stack_path, context.layers.size(), let);
+  std::optional<Value<A>> carry;
+  for (int64_t l = 0; l < layers; ++l) {
+    CallContext inner{stack_path, context.layers};
+    inner.layers.push_back(l);
+    std::vector<Value<A>> results = call(*callee, inner, {carry ? &*carry : &initial});
+    internal_assert(results.size() == 1);
+    carry = std::move(results[0]);
+  }
+  return carry ? std::move(*carry) : copy_value(arith_, initial);
+}
+
+template <class A>
+void Evaluator<A>::report(const SiteContext& site, const Value<A>& value, const ir::Type& type) {
+  ValueView view{type, value.size()};
+  if (!value.is_real()) {
+    view.integers = value.integers.data();
+  } else if constexpr (A::kIsBall) {
+    view.ball = value.reals.data();
+  } else {
+    view.mpfr = value.reals.data();
+  }
+  observer_->on_value(site, view);
+}
+
+void check_arguments(const ir::Function& function, size_t count,
+                     const std::function<const Shape&(size_t)>& shape_of,
+                     const std::function<ir::ElemKind(size_t)>& kind_of) {
+  if (count != function.argument_types.size()) {
+    user_error("E0502") << "`" << function.name << "` takes " << function.argument_types.size()
+                        << " data arguments, " << count << " were given";
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const ir::Type& type = function.argument_types[i];
+    if (shape_of(i) != type.shape || kind_of(i) != type.kind) {
+      ir::Type given{kind_of(i), shape_of(i), {}};
+      user_error("E0502") << "argument `" << function.argument_names[i] << "` of `"
+                          << function.name << "` is " << ir::type_to_string(type) << ", but "
+                          << ir::type_to_string(given) << " was given";
+    }
+  }
+}
+
+}  // namespace
+
+const ir::Function& find_entry(const ir::Program& program, const std::string& name) {
+  std::ostringstream entries;
+  for (const ir::Function& function : program.functions) {
+    if (!function.is_entry) continue;
+    if (function.name == name) return function;
+    entries << (entries.tellp() > 0 ? ", " : "") << function.name;
+  }
+  user_error("E0500").hint("the program's entries: " + (entries.str().empty() ? std::string("none") : entries.str()))
+      << "the program has no entry `" << name << "`";
+  internal_assert(false);
+  return program.functions.front();
+}
+
+template <class A>
+std::vector<Value<A>> run_function(const ir::Program& program, const ir::Function& function,
+                                   const ParameterStore& parameters,
+                                   const std::vector<Value<A>>& arguments,
+                                   const RunOptions& options) {
+  if (options.bits < kMinBits || options.bits > kMaxBits) {
+    user_error("E0501").hint("use --bits between 53 and 1048576")
+        << "--bits " << options.bits << " is outside the supported range";
+  }
+  check_arguments(
+      function, arguments.size(), [&](size_t i) -> const Shape& { return arguments[i].shape; },
+      [&](size_t i) { return arguments[i].kind; });
+  A arith(options.bits);
+  Evaluator<A> evaluator(program, parameters, arith, options.observer);
+  std::vector<const Value<A>*> pointers;
+  for (const Value<A>& argument : arguments) pointers.push_back(&argument);
+  tbb::task_arena arena(std::max(1, options.threads));
+  std::vector<Value<A>> results;
+  arena.execute([&] { results = evaluator.call(function, CallContext{}, pointers); });
+  return results;
+}
+
+template <class A>
+Value<A> copy_value(const A& arith, const Value<A>& value) {
+  if (!value.is_real()) {
+    Value<A> copy = Value<A>::make_integer(value.kind, value.shape);
+    copy.integers = value.integers;
+    return copy;
+  }
+  Value<A> copy = Value<A>::make_real(arith, value.shape);
+  for (int64_t i = 0; i < value.size(); ++i) arith.set(copy.real(i), value.real(i));
+  return copy;
+}
+
+template std::vector<Value<MpfrArith>> run_function(const ir::Program&, const ir::Function&,
+                                                    const ParameterStore&,
+                                                    const std::vector<Value<MpfrArith>>&,
+                                                    const RunOptions&);
+template std::vector<Value<BallArith>> run_function(const ir::Program&, const ir::Function&,
+                                                    const ParameterStore&,
+                                                    const std::vector<Value<BallArith>>&,
+                                                    const RunOptions&);
+template Value<MpfrArith> copy_value(const MpfrArith&, const Value<MpfrArith>&);
+template Value<BallArith> copy_value(const BallArith&, const Value<BallArith>&);
+
+}  // namespace presk::reference

@@ -1,0 +1,72 @@
+// The op families of the reference interpreter, each written once over an arithmetic policy
+// (arith_mpfr.h, arith_ball.h) and instantiated for both. These functions are the definition
+// of presk's primitives (STYLE.md §5): scalar, one case per op, terms added in index order.
+// Every result has the let's type; operands have been checked by the verifier.
+#pragma once
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <span>
+#include <vector>
+
+#include "exec/reference/observer.h"
+#include "exec/reference/value.h"
+#include "ir/ir.h"
+
+namespace presk::reference {
+
+template <class A>
+using Operands = std::span<const Value<A>* const>;
+
+// Sources and elementwise ops (ops_elementwise.cpp).
+template <class A> Value<A> eval_literal(const A& arith, const ir::Let& let);
+template <class A> Value<A> eval_iota(const A& arith, const ir::Let& let);
+template <class A> Value<A> eval_elementwise(const A& arith, const ir::Let& let, Operands<A> in);
+
+// sum, mean, reduce_max (ops_reduce.cpp); `terms`, when given, receives per output element
+// the statistics of its terms (observer.h).
+template <class A>
+Value<A> eval_reduction(const A& arith, const ir::Let& let, const Value<A>& x,
+                        std::vector<TermStatistics>* terms);
+// softmax, log_softmax, cross_entropy (ops_normalize.cpp).
+template <class A> Value<A> eval_normalization(const A& arith, const ir::Let& let, const Value<A>& x);
+template <class A>
+Value<A> eval_cross_entropy(const A& arith, const ir::Let& let, const Value<A>& logits,
+                            const Value<A>& targets);
+// contract (ops_contract.cpp).
+template <class A>
+Value<A> eval_contract(const A& arith, const ir::Let& let, const Value<A>& x, const Value<A>& w,
+                       std::vector<TermStatistics>* terms);
+// reshape, transpose, slice, concat, broadcast, causal_mask, embed (ops_layout.cpp).
+template <class A> Value<A> eval_layout(const A& arith, const ir::Let& let, Operands<A> in);
+
+// Maps a flat index of `out` to the flat index of an operand broadcast to it (numpy rules:
+// shapes right-aligned, a size-1 or missing axis repeats).
+class BroadcastMap {
+ public:
+  BroadcastMap(const Shape& out, const Shape& operand);
+  int64_t operator()(int64_t flat) const;
+
+ private:
+  Shape out_;
+  std::vector<int64_t> strides_;  // per axis of `out`: the operand's stride, 0 where it repeats
+};
+
+// Runs body(begin, end) over [0, count) in chunks of about `grain`, on the threads of the
+// current arena. Callers write each index's result from that index alone, so the bits do not
+// depend on the number of threads or on how the range is split.
+template <class Body>
+void parallel_chunks(int64_t count, int64_t grain, const Body& body) {
+  if (count <= grain) {
+    if (count > 0) body(int64_t{0}, count);
+    return;
+  }
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, count, grain),
+                    [&](const tbb::blocked_range<int64_t>& range) { body(range.begin(), range.end()); });
+}
+
+// The axis attribute of a one-axis op, as a non-negative axis of a rank-`rank` value.
+int64_t single_axis(const ir::Let& let, int64_t rank);
+
+}  // namespace presk::reference

@@ -1,0 +1,147 @@
+// contract: an einsum over two operands (attrs.spec, e.g. "td,dv->tv"). Each output element
+// is Σ xᵢ·wᵢ over the contracted indices (letters absent from the output) in row-major order,
+// the contracted letters ordered by first appearance in the spec (x's letters, then w's).
+// MPFR: starting from an exact 0, each term is added with one rounding, r ← ∘(xᵢwᵢ + r).
+// Arb: the same terms enclosed by arb_dot. Output elements are independent and computed in
+// parallel, each entirely by one thread, so the bits do not depend on --threads.
+#include <cmath>
+#include <string>
+
+#include "exec/reference/arith_ball.h"
+#include "exec/reference/arith_mpfr.h"
+#include "exec/reference/ops.h"
+#include "support/diagnostics.h"
+
+namespace presk::reference {
+namespace {
+
+// One index letter of the spec: its extent and its stride in each operand (0 where absent).
+struct Letter {
+  char name;
+  int64_t extent = 1;
+  int64_t x_stride = 0;
+  int64_t w_stride = 0;
+};
+
+struct ContractionPlan {
+  std::vector<Letter> free;        // in output order
+  std::vector<Letter> contracted;  // in order of first appearance
+};
+
+void note_operand(const std::string& letters, const Shape& shape, bool is_x,
+                  std::vector<Letter>& seen) {
+  internal_assert(letters.size() == shape.size());
+  Shape strides = row_major_strides(shape);
+  for (size_t i = 0; i < letters.size(); ++i) {
+    Letter* letter = nullptr;
+    for (Letter& l : seen) letter = l.name == letters[i] ? &l : letter;
+    if (letter == nullptr) letter = &seen.emplace_back(Letter{letters[i]});
+    letter->extent = shape[i];
+    (is_x ? letter->x_stride : letter->w_stride) += strides[i];
+  }
+}
+
+ContractionPlan plan_contraction(const std::string& spec, const Shape& x, const Shape& w) {
+  std::string text;
+  for (char c : spec) if (c != ' ') text += c;
+  size_t comma = text.find(','), arrow = text.find("->");
+  internal_assert(comma != std::string::npos && arrow != std::string::npos && comma < arrow);
+  std::vector<Letter> seen;
+  note_operand(text.substr(0, comma), x, true, seen);
+  note_operand(text.substr(comma + 1, arrow - comma - 1), w, false, seen);
+  std::string out = text.substr(arrow + 2);
+  ContractionPlan plan;
+  for (char c : out) {
+    for (const Letter& l : seen) if (l.name == c) plan.free.push_back(l);
+  }
+  internal_assert(plan.free.size() == out.size());
+  for (const Letter& l : seen) {
+    if (out.find(l.name) == std::string::npos) plan.contracted.push_back(l);
+  }
+  return plan;
+}
+
+// The operand offsets where output element `flat` starts.
+void free_offsets(const ContractionPlan& plan, int64_t flat, int64_t& x, int64_t& w) {
+  x = w = 0;
+  for (size_t i = plan.free.size(); i-- > 0;) {
+    int64_t index = flat % plan.free[i].extent;
+    flat /= plan.free[i].extent;
+    x += index * plan.free[i].x_stride;
+    w += index * plan.free[i].w_stride;
+  }
+}
+
+// Calls run(x_offset, w_offset, letter) for each run of the innermost contracted letter, the
+// outer contracted letters in row-major order.
+template <class Run>
+void for_each_run(const ContractionPlan& plan, int64_t x0, int64_t w0, const Run& run) {
+  if (plan.contracted.empty()) return run(x0, w0, Letter{'\0', 1, 0, 0});
+  const Letter& inner = plan.contracted.back();
+  int64_t outer_count = 1;
+  for (size_t i = 0; i + 1 < plan.contracted.size(); ++i) outer_count *= plan.contracted[i].extent;
+  for (int64_t k = 0; k < outer_count; ++k) {
+    int64_t rest = k, x = x0, w = w0;
+    for (size_t i = plan.contracted.size() - 1; i-- > 0;) {
+      int64_t index = rest % plan.contracted[i].extent;
+      rest /= plan.contracted[i].extent;
+      x += index * plan.contracted[i].x_stride;
+      w += index * plan.contracted[i].w_stride;
+    }
+    run(x, w, inner);
+  }
+}
+
+template <class A>
+TermStatistics term_statistics(const A& a, const ContractionPlan& plan, const Value<A>& x,
+                               const Value<A>& w, int64_t flat) {
+  TermStatistics s;
+  double squares = 0;
+  int64_t x0 = 0, w0 = 0;
+  free_offsets(plan, flat, x0, w0);
+  for_each_run(plan, x0, w0, [&](int64_t xo, int64_t wo, const Letter& inner) {
+    for (int64_t k = 0; k < inner.extent; ++k) {
+      double u = a.to_double(x.real(xo + k * inner.x_stride));
+      double v = a.to_double(w.real(wo + k * inner.w_stride));
+      double term = u * v;
+      s.sum_abs_terms += std::fabs(term);
+      squares += term * term;
+      s.operand_abs_sums[0] += std::fabs(u);
+      s.operand_abs_sums[1] += std::fabs(v);
+    }
+  });
+  s.root_sum_squares = std::sqrt(squares);
+  return s;
+}
+
+}  // namespace
+
+template <class A>
+Value<A> eval_contract(const A& arith, const ir::Let& let, const Value<A>& x, const Value<A>& w,
+                       std::vector<TermStatistics>* terms) {
+  ContractionPlan plan = plan_contraction(let.attrs.spec, x.shape, w.shape);
+  Value<A> out = Value<A>::make_real(arith, let.type.shape);
+  parallel_chunks(out.size(), 8, [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) {
+      int64_t x0 = 0, w0 = 0;
+      free_offsets(plan, o, x0, w0);
+      arith.set_zero(out.real(o));
+      for_each_run(plan, x0, w0, [&](int64_t xo, int64_t wo, const Letter& inner) {
+        arith.dot_accumulate(out.real(o), x.real(xo), inner.x_stride, w.real(wo), inner.w_stride,
+                             inner.extent);
+      });
+    }
+  });
+  if (terms != nullptr) {
+    terms->resize(static_cast<size_t>(out.size()));
+    for (int64_t o = 0; o < out.size(); ++o) (*terms)[o] = term_statistics(arith, plan, x, w, o);
+  }
+  return out;
+}
+
+template Value<MpfrArith> eval_contract(const MpfrArith&, const ir::Let&, const Value<MpfrArith>&,
+                                        const Value<MpfrArith>&, std::vector<TermStatistics>*);
+template Value<BallArith> eval_contract(const BallArith&, const ir::Let&, const Value<BallArith>&,
+                                        const Value<BallArith>&, std::vector<TermStatistics>*);
+
+}  // namespace presk::reference

@@ -1,0 +1,261 @@
+// Sources (literal, iota) and the elementwise ops, with numpy broadcasting. Every real result
+// is correctly rounded at the working precision (MPFR) or enclosed (Arb); the composite
+// activations (gelu_tanh, gelu_erf) round at each step of the formula written beside them.
+#include <cstdlib>
+
+#include "exec/reference/arith_ball.h"
+#include "exec/reference/arith_mpfr.h"
+#include "exec/reference/ops.h"
+#include "support/diagnostics.h"
+
+namespace presk::reference {
+namespace {
+
+using ir::Op;
+
+// Constants of the composite activations, each correctly rounded once per let.
+template <class A>
+struct ActivationConstants {
+  typename A::Buffer numbers;  // 0, 1, 0.044715, √(2/π), √2
+  explicit ActivationConstants(const A& arith) : numbers(arith.allocate(5)) {
+    auto* n = numbers.data();
+    arith.set_zero(&n[0]);
+    arith.set_int(&n[1], 1);
+    internal_assert(arith.set_decimal(&n[2], "0.044715"));
+    arith.pi(&n[3]);
+    arith.div(&n[3], &n[1], &n[3]);        // 1/π
+    arith.scale_2exp(&n[3], &n[3], 1);     // 2/π, exact
+    arith.sqrt(&n[3], &n[3]);              // √(2/π)
+    arith.set_int(&n[4], 2);
+    arith.sqrt(&n[4], &n[4]);              // √2
+  }
+  const typename A::Number* zero() const { return numbers.data(); }
+  const typename A::Number* one() const { return numbers.data() + 1; }
+  const typename A::Number* cubic() const { return numbers.data() + 2; }
+  const typename A::Number* sqrt_2_over_pi() const { return numbers.data() + 3; }
+  const typename A::Number* sqrt_2() const { return numbers.data() + 4; }
+};
+
+// gelu_tanh(x) = x/2 · (1 + tanh(√(2/π)·(x + 0.044715·x³))), rounded at each step.
+template <class A, class N>
+void gelu_tanh(const A& a, const ActivationConstants<A>& c, N* r, const N* x, N* t) {
+  a.mul(t, x, x);
+  a.mul(t, t, x);                  // x³
+  a.mul(t, c.cubic(), t);
+  a.add(t, x, t);
+  a.mul(t, c.sqrt_2_over_pi(), t);
+  a.tanh(t, t);
+  a.add(t, c.one(), t);
+  a.mul(t, x, t);
+  a.scale_2exp(r, t, -1);          // exact
+}
+
+// gelu_erf(x) = x/2 · (1 + erf(x/√2)), rounded at each step.
+template <class A, class N>
+void gelu_erf(const A& a, const ActivationConstants<A>& c, N* r, const N* x, N* t) {
+  a.div(t, x, c.sqrt_2());
+  a.erf(t, t);
+  a.add(t, c.one(), t);
+  a.mul(t, x, t);
+  a.scale_2exp(r, t, -1);          // exact
+}
+
+// One real unary op; `t` is scratch.
+template <class A, class N>
+void real_unary(const A& a, const ActivationConstants<A>& c, Op op, N* r, const N* x, N* t) {
+  switch (op) {
+    case Op::neg: a.neg(r, x); return;
+    case Op::abs: a.abs(r, x); return;
+    case Op::exp: a.exp(r, x); return;
+    case Op::log: a.log(r, x); return;
+    case Op::sqrt: a.sqrt(r, x); return;
+    case Op::rsqrt: a.rsqrt(r, x); return;   // 1/√x, one rounding
+    case Op::tanh: a.tanh(r, x); return;
+    case Op::relu: a.max(r, x, c.zero()); return;
+    case Op::gelu_tanh: gelu_tanh(a, c, r, x, t); return;
+    case Op::gelu_erf: gelu_erf(a, c, r, x, t); return;
+    case Op::dropout: a.set(r, x); return;    // outside training: the identity
+    case Op::convert: a.set(r, x); return;
+    default: internal_assert(false && "not a real unary op");
+  }
+}
+
+template <class A, class N>
+void real_binary(const A& a, Op op, N* r, const N* x, const N* y) {
+  switch (op) {
+    case Op::add: a.add(r, x, y); return;
+    case Op::sub: a.sub(r, x, y); return;
+    case Op::mul: a.mul(r, x, y); return;
+    case Op::div: a.div(r, x, y); return;
+    case Op::max: a.max(r, x, y); return;
+    case Op::min: a.min(r, x, y); return;
+    default: internal_assert(false && "not a real binary op");
+  }
+}
+
+int64_t integer_unary(Op op, int64_t x) {
+  switch (op) {
+    case Op::neg: return -x;
+    case Op::abs: return x < 0 ? -x : x;
+    case Op::relu: return x > 0 ? x : 0;
+    case Op::dropout: return x;
+    case Op::convert: return x;
+    default: internal_assert(false && "not an integer unary op");
+  }
+  return 0;
+}
+
+int64_t integer_binary(Op op, int64_t x, int64_t y) {
+  switch (op) {
+    case Op::add: return x + y;
+    case Op::sub: return x - y;
+    case Op::mul: return x * y;
+    case Op::max: return x > y ? x : y;
+    case Op::min: return x < y ? x : y;
+    default: internal_assert(false && "not an integer binary op");
+  }
+  return 0;
+}
+
+// A comparison from the order of its operands (−1, 0, +1).
+bool compare_holds(Op op, int order) {
+  switch (op) {
+    case Op::lt: return order < 0;
+    case Op::le: return order <= 0;
+    case Op::gt: return order > 0;
+    case Op::ge: return order >= 0;
+    case Op::eq: return order == 0;
+    case Op::ne: return order != 0;
+    default: internal_assert(false && "not a comparison");
+  }
+  return false;
+}
+
+bool is_comparison(Op op) {
+  return op == Op::lt || op == Op::le || op == Op::gt || op == Op::ge || op == Op::eq ||
+         op == Op::ne;
+}
+
+template <class A>
+Value<A> unary(const A& a, const ir::Let& let, const Value<A>& x) {
+  if (let.type.kind != ir::ElemKind::Real) {
+    Value<A> out = Value<A>::make_integer(let.type.kind, let.type.shape);
+    for (int64_t i = 0; i < out.size(); ++i) out.integers[i] = integer_unary(let.op, x.integers[i]);
+    return out;
+  }
+  Value<A> out = Value<A>::make_real(a, let.type.shape);
+  if (!x.is_real()) {  // convert: Z → R exactly (|z| < 2^bits), B → R as 0/1
+    for (int64_t i = 0; i < out.size(); ++i) a.set_int(out.real(i), x.integers[i]);
+    return out;
+  }
+  ActivationConstants<A> constants(a);
+  parallel_chunks(out.size(), 64, [&](int64_t begin, int64_t end) {
+    typename A::Buffer scratch = a.allocate(1);
+    for (int64_t i = begin; i < end; ++i) {
+      real_unary(a, constants, let.op, out.real(i), x.real(i), scratch.data());
+    }
+  });
+  return out;
+}
+
+template <class A>
+Value<A> binary(const A& a, const ir::Let& let, const Value<A>& x, const Value<A>& y) {
+  BroadcastMap at_x(let.type.shape, x.shape), at_y(let.type.shape, y.shape);
+  if (is_comparison(let.op)) {
+    Value<A> out = Value<A>::make_integer(ir::ElemKind::Bool, let.type.shape);
+    for (int64_t i = 0; i < out.size(); ++i) {
+      int order = 0;
+      if (x.is_real()) {
+        order = a.compare(x.real(at_x(i)), y.real(at_y(i)));
+      } else {
+        int64_t u = x.integers[at_x(i)], v = y.integers[at_y(i)];
+        order = u < v ? -1 : (u > v ? 1 : 0);
+      }
+      out.integers[i] = compare_holds(let.op, order) ? 1 : 0;
+    }
+    return out;
+  }
+  if (let.type.kind != ir::ElemKind::Real) {
+    Value<A> out = Value<A>::make_integer(let.type.kind, let.type.shape);
+    for (int64_t i = 0; i < out.size(); ++i) {
+      out.integers[i] = integer_binary(let.op, x.integers[at_x(i)], y.integers[at_y(i)]);
+    }
+    return out;
+  }
+  Value<A> out = Value<A>::make_real(a, let.type.shape);
+  parallel_chunks(out.size(), 256, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      real_binary(a, let.op, out.real(i), x.real(at_x(i)), y.real(at_y(i)));
+    }
+  });
+  return out;
+}
+
+// where(cond, a, b): a where cond holds, b elsewhere; no arithmetic.
+template <class A>
+Value<A> where(const A& a, const ir::Let& let, const Value<A>& c, const Value<A>& x,
+               const Value<A>& y) {
+  BroadcastMap at_c(let.type.shape, c.shape), at_x(let.type.shape, x.shape),
+      at_y(let.type.shape, y.shape);
+  if (let.type.kind != ir::ElemKind::Real) {
+    Value<A> out = Value<A>::make_integer(let.type.kind, let.type.shape);
+    for (int64_t i = 0; i < out.size(); ++i) {
+      out.integers[i] = c.integers[at_c(i)] ? x.integers[at_x(i)] : y.integers[at_y(i)];
+    }
+    return out;
+  }
+  Value<A> out = Value<A>::make_real(a, let.type.shape);
+  for (int64_t i = 0; i < out.size(); ++i) {
+    a.set(out.real(i), c.integers[at_c(i)] ? x.real(at_x(i)) : y.real(at_y(i)));
+  }
+  return out;
+}
+
+}  // namespace
+
+template <class A>
+Value<A> eval_literal(const A& arith, const ir::Let& let) {
+  const std::string& text = let.attrs.literal;
+  if (let.type.kind != ir::ElemKind::Real) {
+    Value<A> out = Value<A>::make_integer(let.type.kind, let.type.shape);
+    int64_t number = text == "true" ? 1 : (text == "false" ? 0 : std::strtoll(text.c_str(), nullptr, 10));
+    for (int64_t& v : out.integers) v = number;
+    return out;
+  }
+  Value<A> out = Value<A>::make_real(arith, let.type.shape);
+  for (int64_t i = 0; i < out.size(); ++i) {
+    if (!arith.set_decimal(out.real(i), text)) {
+      user_error("E0503", let.span) << "the literal `" << text << "` is not a decimal number";
+    }
+  }
+  return out;
+}
+
+template <class A>
+Value<A> eval_iota(const A&, const ir::Let& let) {
+  internal_assert(let.type.kind != ir::ElemKind::Real);
+  Value<A> out = Value<A>::make_integer(let.type.kind, let.type.shape);
+  int64_t axis = single_axis(let, let.type.rank());
+  Shape strides = row_major_strides(let.type.shape);
+  for (int64_t i = 0; i < out.size(); ++i) {
+    out.integers[i] = (i / strides[axis]) % let.type.shape[axis];
+  }
+  return out;
+}
+
+template <class A>
+Value<A> eval_elementwise(const A& arith, const ir::Let& let, Operands<A> in) {
+  if (let.op == Op::where) return where(arith, let, *in[0], *in[1], *in[2]);
+  if (in.size() == 2) return binary(arith, let, *in[0], *in[1]);
+  internal_assert(in.size() == 1);
+  return unary(arith, let, *in[0]);
+}
+
+template Value<MpfrArith> eval_literal(const MpfrArith&, const ir::Let&);
+template Value<BallArith> eval_literal(const BallArith&, const ir::Let&);
+template Value<MpfrArith> eval_iota(const MpfrArith&, const ir::Let&);
+template Value<BallArith> eval_iota(const BallArith&, const ir::Let&);
+template Value<MpfrArith> eval_elementwise(const MpfrArith&, const ir::Let&, Operands<MpfrArith>);
+template Value<BallArith> eval_elementwise(const BallArith&, const ir::Let&, Operands<BallArith>);
+
+}  // namespace presk::reference

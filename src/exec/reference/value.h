@@ -1,0 +1,67 @@
+// The values the reference interpreter computes: a tensor of exact numbers of one arithmetic
+// (MPFR points or Arb balls), or of integers (Z) or booleans (B, stored as 0/1), with a
+// row-major shape. A value owns its storage, allocated once; it is moved, never copied.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace presk::reference {
+
+using Shape = std::vector<int64_t>;
+
+int64_t element_count(const Shape& shape);
+Shape row_major_strides(const Shape& shape);  // in elements; the last axis has stride 1
+
+template <class A>
+struct Value {
+  ir::ElemKind kind = ir::ElemKind::Real;
+  Shape shape;
+  typename A::Buffer reals;      // kind == Real: element_count(shape) numbers
+  std::vector<int64_t> integers;  // kind == Int or Bool
+
+  int64_t size() const { return element_count(shape); }
+  bool is_real() const { return kind == ir::ElemKind::Real; }
+  typename A::Number* real(int64_t i) { return reals.data() + i; }
+  const typename A::Number* real(int64_t i) const { return reals.data() + i; }
+
+  static Value make_real(const A& arith, Shape shape) {
+    Value value;
+    value.kind = ir::ElemKind::Real;
+    value.reals = arith.allocate(element_count(shape));
+    value.shape = std::move(shape);
+    return value;
+  }
+  static Value make_integer(ir::ElemKind kind, Shape shape) {
+    Value value;
+    value.kind = kind;
+    value.integers.assign(static_cast<size_t>(element_count(shape)), 0);
+    value.shape = std::move(shape);
+    return value;
+  }
+};
+
+// A tensor on the host side of the interpreter: an input or a parameter slice before it
+// becomes exact numbers. Reals are binary64 (every f64/f32/bf16 number is one exactly).
+struct HostTensor {
+  ir::Type type;
+  std::vector<double> reals;      // type.kind == Real
+  std::vector<int64_t> integers;  // type.kind == Int or Bool
+};
+
+// The exact value of a host tensor (binary64 numbers are exact at bits ≥ 53).
+template <class A>
+Value<A> to_value(const A& arith, const HostTensor& host) {
+  if (host.type.kind != ir::ElemKind::Real) {
+    Value<A> value = Value<A>::make_integer(host.type.kind, host.type.shape);
+    value.integers = host.integers;
+    return value;
+  }
+  Value<A> value = Value<A>::make_real(arith, host.type.shape);
+  for (int64_t i = 0; i < value.size(); ++i) arith.set_double(value.real(i), host.reals[i]);
+  return value;
+}
+
+}  // namespace presk::reference
