@@ -2,6 +2,7 @@
 #include "ir/ir.h"
 
 #include <array>
+#include <charconv>
 #include <sstream>
 
 namespace presk::ir {
@@ -62,10 +63,25 @@ std::string initializer_to_string(const Initializer& init) {
   switch (init.kind) {
     case Initializer::Kind::Zeros: return "zeros";
     case Initializer::Kind::Ones: return "ones";
-    case Initializer::Kind::Normal: out << "normal(" << init.a << ")"; break;
-    case Initializer::Kind::Uniform: out << "uniform(" << init.a << ", " << init.b << ")"; break;
+    case Initializer::Kind::Normal: out << "normal(" << real_to_string(init.a) << ")"; break;
+    case Initializer::Kind::Uniform:
+      out << "uniform(" << real_to_string(init.a) << ", " << real_to_string(init.b) << ")";
+      break;
   }
   return out.str();
+}
+
+std::string real_to_string(double value) {
+  char text[64];
+  auto [end, error] = std::to_chars(text, text + sizeof text, value);
+  internal_assert(error == std::errc());
+  return std::string(text, end);
+}
+
+std::string value_ref_text(ValueRef value) {
+  std::string text(1, value.kind == ValueRef::Kind::Argument ? '$' : '%');
+  text += std::to_string(value.index);
+  return text;
 }
 
 const Type& Function::type_of(ValueRef value) const {

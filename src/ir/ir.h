@@ -62,6 +62,7 @@ struct ValueRef {
   static ValueRef let(uint32_t i) { return {Kind::Let, i}; }
   bool operator==(const ValueRef& other) const = default;
 };
+std::string value_ref_text(ValueRef value);  // "$0" for an argument, "%3" for a let
 
 // Attributes; which fields an op reads is stated beside it in ops.def.
 struct Attrs {
@@ -94,6 +95,10 @@ struct Initializer {
   bool operator==(const Initializer& other) const = default;
 };
 std::string initializer_to_string(const Initializer& init);  // "zeros", "normal(0.02)", …
+
+// The shortest decimal text that reads back (std::from_chars) to exactly `value`:
+// "0.02", "1e-05", "-0", "inf", "nan".
+std::string real_to_string(double value);
 
 // A parameter tensor of the program, by its full path from the entry's root module
 // (`blocks.ff.up.w`). A parameter inside `stack{L}` has L as its leading axis.

@@ -1,0 +1,109 @@
+// The site table (names, counts, totals) and the shared typing rules (ir/type_rules.h).
+#include <gtest/gtest.h>
+
+#include "ir/builder.h"
+#include "ir/sites.h"
+#include "ir/type_rules.h"
+
+namespace presk::ir {
+namespace {
+
+using namespace testing;
+
+TEST(Sites, NamesEveryLetByFunctionAndNumber) {
+  std::vector<Site> sites = site_table(sample_program());
+  ASSERT_EQ(sites.size(), 12u + 5u + 6u + 4u);
+  EXPECT_EQ(sites[4].name, "LayerNorm.apply/%4");
+  EXPECT_EQ(sites[4].op, Op::literal);
+  EXPECT_EQ(sites[4].element_count, 1);
+  EXPECT_EQ(sites[12].name, "Block.apply/%0");
+  EXPECT_EQ(sites.back().name, "loss/%3");
+  EXPECT_EQ(sites[0].element_count, 8);
+}
+
+TEST(Sites, PrintsAlignedColumnsAndTotals) {
+  std::string text = print_site_table(sample_program());
+  EXPECT_NE(text.find("LayerNorm.apply/%0   mean"), std::string::npos) << text;
+  EXPECT_NE(text.find("blocks.w     R[2, 4, 4]        32      1  normal(0.1)"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("totals: 27 sites, "), std::string::npos) << text;
+  EXPECT_NE(text.find("; 7 parameters, 136 elements"), std::string::npos) << text;
+}
+
+TEST(Sites, JsonHasSitesParamsAndTotals) {
+  nlohmann::json json = site_table_json(sample_program());
+  EXPECT_EQ(json["sites"][4]["name"], "LayerNorm.apply/%4");
+  EXPECT_EQ(json["sites"][0]["shape"], nlohmann::json::array({8, 1}));
+  EXPECT_EQ(json["params"][0]["path"], "tok");
+  EXPECT_EQ(json["params"][0]["init"], "normal(0.02)");
+  EXPECT_EQ(json["totals"]["params"], 7);
+  EXPECT_EQ(json["totals"]["param_elements"], 136);
+}
+
+Type result(Op op, std::vector<Type> operands, Attrs attrs = {}, const Type* declared = nullptr) {
+  InferredType inferred = infer_result_type(op, operands, attrs, {declared, nullptr, nullptr});
+  EXPECT_TRUE(inferred) << inferred.error;
+  return inferred ? *inferred.type : Type{};
+}
+
+std::string rule_error(Op op, std::vector<Type> operands, Attrs attrs = {}) {
+  return infer_result_type(op, operands, attrs).error;
+}
+
+TEST(TypeRules, BroadcastStretchesSizeOneAxes) {
+  EXPECT_EQ(result(Op::add, {real({8, 1}), real({4})}).shape, (std::vector<int64_t>{8, 4}));
+  EXPECT_EQ(result(Op::mul, {real({}), real({2, 3})}).shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(result(Op::lt, {real({3}), real({3})}).kind, ElemKind::Bool);
+  EXPECT_NE(rule_error(Op::add, {real({3}), real({4})}), "");
+  EXPECT_NE(rule_error(Op::exp, {integer({3})}), "");
+  EXPECT_EQ(result(Op::add, {integer({3}), integer({1})}).kind, ElemKind::Int);
+}
+
+TEST(TypeRules, ReductionsKeepAxes) {
+  EXPECT_EQ(result(Op::sum, {real({2, 3, 4})}, axes({0, 2})).shape,
+            (std::vector<int64_t>{1, 3, 1}));
+  EXPECT_NE(rule_error(Op::mean, {real({2})}, axes({})), "");
+}
+
+TEST(TypeRules, ContractFollowsTheSpec) {
+  EXPECT_EQ(result(Op::contract, {real({8, 4}), real({4, 10})}, spec("td,dv->tv")).shape,
+            (std::vector<int64_t>{8, 10}));
+  EXPECT_EQ(result(Op::contract, {real({2, 8, 4}), real({2, 8, 4})}, spec("htd,hsd->hts")).shape,
+            (std::vector<int64_t>{2, 8, 8}));
+  EXPECT_NE(rule_error(Op::contract, {real({8, 4}), real({5, 10})}, spec("td,dv->tv")), "");
+  EXPECT_NE(rule_error(Op::contract, {real({8, 4}), real({4, 10})}, spec("tdd,dv->tv")), "");
+}
+
+TEST(TypeRules, LayoutOps) {
+  EXPECT_EQ(result(Op::transpose, {real({2, 3, 4})}, axes({2, 0, 1})).shape,
+            (std::vector<int64_t>{4, 2, 3}));
+  EXPECT_EQ(result(Op::slice, {integer({9})}, slice({0}, {1}, {9})).shape,
+            (std::vector<int64_t>{8}));
+  EXPECT_EQ(result(Op::concat, {real({2, 3}), real({2, 5})}, axes({1})).shape,
+            (std::vector<int64_t>{2, 8}));
+  Type target = real({6});
+  EXPECT_EQ(result(Op::reshape, {real({2, 3})}, {}, &target).shape, target.shape);
+  Type wide = real({4, 3});
+  EXPECT_EQ(result(Op::broadcast, {real({1, 3})}, {}, &wide).shape, wide.shape);
+  EXPECT_NE(infer_result_type(Op::reshape, {real({5})}, {}, {&target, nullptr, nullptr}).error, "");
+}
+
+TEST(TypeRules, GatherLossAndSources) {
+  EXPECT_EQ(result(Op::embed, {real({10, 4}), integer({8})}).shape, (std::vector<int64_t>{8, 4}));
+  EXPECT_EQ(result(Op::cross_entropy, {real({8, 10}), integer({8})}).shape, std::vector<int64_t>{});
+  EXPECT_EQ(result(Op::literal, {}, literal("0.5")).kind, ElemKind::Real);
+  Param stacked = param("blocks.w", real({2, 4, 4}), Initializer::Kind::Zeros, 0, 1);
+  InferredType read = infer_result_type(Op::param, {}, path("w"), {nullptr, nullptr, &stacked});
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read.type->shape, (std::vector<int64_t>{4, 4}));
+}
+
+TEST(TypeRules, DecimalLiterals) {
+  for (const char* good : {"1", "-2", "0.5", "1e-5", "1.25E+10"})
+    EXPECT_TRUE(is_decimal_literal(good)) << good;
+  for (const char* bad : {"", "-", ".5", "1.", "1e", "inf", "0x10", "1 "})
+    EXPECT_FALSE(is_decimal_literal(bad)) << bad;
+}
+
+}  // namespace
+}  // namespace presk::ir
