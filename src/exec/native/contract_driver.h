@@ -1,0 +1,83 @@
+// The contraction driver shared by the f64 and f32 families: splits C into independent
+// output tiles (threads take whole tiles, so no sum is ever split between threads), walks K in
+// blocks of kKBlock terms (each C element's fma chain is stored in a tile buffer and continued:
+// blocking changes no addition's order), loads each B panel converted to T, and runs a panel
+// kernel (scalar or SIMD; both compute the same chains).
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include <hwy/aligned_allocator.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include "exec/native/kernels.h"
+
+namespace presk::exec::native {
+
+template <typename T>
+using PanelKernelFn = void (*)(const T* a, size_t lda, size_t astep, size_t rows, const T* bp,
+                               size_t ld, size_t kc, T* c, size_t ncols);
+
+// The defining loop: every c[r][j] continues c = fma(a[r][u], b[u][j], c), u ascending.
+template <typename T>
+void panel_kernel_scalar(const T* a, size_t lda, size_t astep, size_t rows, const T* bp,
+                         size_t ld, size_t kc, T* c, size_t ncols) {
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t j = 0; j < ncols; ++j) {
+      T acc = c[r * ld + j];
+      for (size_t u = 0; u < kc; ++u) acc = std::fma(a[r * lda + u * astep], bp[u * ld + j], acc);
+      c[r * ld + j] = acc;
+    }
+  }
+}
+
+inline constexpr size_t kKBlock = 256;   // terms per B panel
+inline constexpr size_t kRowBlock = 64;  // rows of C per tile
+
+// A TBB arena of `threads` workers, made once per thread count and kept (creating one per
+// call costs more than a small kernel).
+tbb::task_arena& arena_for(int threads);
+
+// Runs f(task) for task < count on up to `threads` TBB workers (serially for <= 1).
+template <typename F>
+void for_each_task(size_t count, int threads, const F& f) {
+  if (threads <= 1 || count <= 1) {
+    for (size_t t = 0; t < count; ++t) f(t);
+    return;
+  }
+  arena_for(threads).execute([&] {
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, count, 1), [&](const tbb::blocked_range<size_t>& range) {
+      for (size_t t = range.begin(); t < range.end(); ++t) f(t);
+    });
+  });
+}
+
+template <typename T>
+void contract_tiles(const ContractionShape& s, const T* a, const BSource& b, T* c, int threads,
+                    PanelKernelFn<T> kernel) {
+  const size_t col_block = 1024 / sizeof(T);                 // 256 f32 / 128 f64 columns
+  const size_t align = 128 / sizeof(T);                      // two 64-byte vectors
+  const size_t row_tiles = (s.m + kRowBlock - 1) / kRowBlock;
+  const size_t col_tiles = (s.n + col_block - 1) / col_block;
+  for_each_task(row_tiles * col_tiles, threads, [&](size_t task) {
+    const size_t i0 = (task / col_tiles) * kRowBlock, rows = std::min(kRowBlock, s.m - i0);
+    const size_t j0 = (task % col_tiles) * col_block, cols = std::min(col_block, s.n - j0);
+    const size_t ld = (cols + align - 1) / align * align;
+    hwy::AlignedFreeUniquePtr<T[]> tile = hwy::AllocateAligned<T>(rows * ld);
+    hwy::AlignedFreeUniquePtr<T[]> panel = hwy::AllocateAligned<T>(std::min(kKBlock, std::max<size_t>(s.terms, 1)) * ld);
+    std::fill(tile.get(), tile.get() + rows * ld, T(0));  // every chain starts at +0
+    for (size_t t0 = 0; t0 < s.terms; t0 += kKBlock) {
+      const size_t kc = std::min(kKBlock, s.terms - t0);
+      load_b_panel(b, s, t0, kc, j0, cols, panel.get(), ld);
+      kernel(a + i0 * s.lda + s.k_first + t0 * s.k_step, s.lda, s.k_step, rows, panel.get(), ld, kc,
+             tile.get(), ld);
+    }
+    for (size_t r = 0; r < rows; ++r) std::memcpy(c + (i0 + r) * s.n + j0, tile.get() + r * ld, cols * sizeof(T));
+  });
+}
+
+}  // namespace presk::exec::native

@@ -1,0 +1,52 @@
+// The native executor: runs an entry of a program under a realization, every value stored in
+// the type the realization gives its site (docs/semantics.md). Bits are a function of
+// (program, realization, inputs, parameters): the scalar path (force_scalar) defines them and
+// the SIMD path and any thread count reproduce them.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "exec/native/realization.h"
+#include "exec/native/value.h"
+#include "ir/ir.h"
+#include "support/tensor.h"
+
+namespace presk::exec::native {
+
+struct ExecuteOptions {
+  int threads = 1;            // TBB workers for contractions and elementwise kernels (<= 1: one)
+  bool force_scalar = false;  // the defining scalar kernels instead of SIMD
+};
+
+// Where a parameter's values come from: its full path → row-major binary64 values over its
+// full type (stack axes first), e.g. reference::ParameterStore::find; nullptr when absent.
+using ParameterSource = std::function<const std::vector<double>*(const std::string& path)>;
+
+// Every parameter at rest in its realized type (or as integer weights), converted once.
+class PreparedParameters {
+ public:
+  const Value* find(const std::string& path) const;
+  void set(const std::string& path, Value value) { values_[path] = std::move(value); }
+  size_t size() const { return values_.size(); }
+
+ private:
+  std::map<std::string, Value> values_;
+};
+
+// Converts each parameter of `program` from `source` into its realized type: f64/f32/bf16
+// rounded once (RNE), or quantized (kernels.h). A missing parameter or a wrong count is E0620.
+PreparedParameters prepare_parameters(const ir::Program& program, const Realization& realization,
+                                      const ParameterSource& source);
+
+// Runs `entry` on `inputs` (one tensor per argument, in order; values converted to the
+// argument's realized type: R arguments take the realization's default type). Returns the
+// entry's results as tensors of their realized element types (f64, f32, bf16, i64, bool).
+std::vector<Tensor> execute(const ir::Program& program, const std::string& entry,
+                            const Realization& realization, const std::vector<Tensor>& inputs,
+                            const PreparedParameters& parameters, const ExecuteOptions& options = {});
+
+}  // namespace presk::exec::native

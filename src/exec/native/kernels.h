@@ -1,0 +1,78 @@
+// The native kernels' entry points, one implementation file per type family
+// (kernels_f64.cpp, kernels_f32.cpp, kernels_bf16.cpp, kernels_int.cpp). Each has a scalar
+// path that defines the bits and Highway SIMD paths (AVX2/AVX-512 with FMA, dynamic dispatch)
+// that reproduce them; `force_scalar` selects the scalar path (tests compare the two).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace presk::exec::native {
+
+// The elementwise functions with kernels of their own (docs/semantics.md, "Transcendentals").
+enum class UnaryFn : uint8_t { exp, log, tanh, gelu_tanh, gelu_erf, rsqrt, sqrt };
+const char* unary_fn_name(UnaryFn fn);
+
+// The scalar definitions (one value).
+double unary_scalar(UnaryFn fn, double x);
+float unary_scalar(UnaryFn fn, float x);
+
+// y[i] = fn(x[i]) for i < n; x and y may alias.
+void unary_f64(UnaryFn fn, const double* x, double* y, size_t n, bool force_scalar);
+void unary_f32(UnaryFn fn, const float* x, float* y, size_t n, bool force_scalar);
+// bf16 site: computed in f32, then rounded once to bf16 (values are bf16 held in f32).
+void unary_bf16(UnaryFn fn, const float* x, float* y, size_t n, bool force_scalar);
+
+// Where B of a contraction comes from: its storage, converted (exactly, or for int weights as
+// f32(q·s)) to the compute type while a panel is loaded. Row-major [K, N] with row stride ldb.
+struct BSource {
+  enum class Kind : uint8_t { f64, f32, bf16, i8, i4 };
+  Kind kind = Kind::f32;
+  const void* data = nullptr;
+  size_t first = 0;                 // element index of (0, 0) in data
+  size_t ldb = 0;                   // elements between rows k and k+1
+  const float* scales = nullptr;    // i8/i4: f32 scales
+  bool scale_per_column = true;     // scales[n] (quantized over K) or scales[k] (over N), relative to (0, 0)
+  double value(size_t k, size_t n) const;  // element (k, n) in the compute type's value
+};
+
+// One contraction C[M, N] = Σ_k A[M, K] · B[K, N] in the compute type T (double or float):
+// A row-major with row stride lda; the k of term t is k_first + t·k_step, t < terms.
+// Each C element: c = +0, then c = fma(a_ik, b_kj, c) for t ascending (the sequential order).
+struct ContractionShape {
+  size_t m = 0, n = 0;
+  size_t k_first = 0, k_step = 1, terms = 0;
+  size_t lda = 0;
+};
+
+// `threads`: how many TBB workers may split the output tiles (<= 1: the calling thread).
+void contract_f64(const ContractionShape& shape, const double* a, const BSource& b, double* c,
+                  int threads, bool force_scalar);
+void contract_f32(const ContractionShape& shape, const float* a, const BSource& b, float* c,
+                  int threads, bool force_scalar);
+
+// Loads panel rows t0 … t0+rows−1 (k = k_first + t·k_step) and columns j0 … j0+cols−1 of B
+// into dst (row stride ld, zero-padded to ld), converted to T. kernels_int.cpp owns the int cases.
+void load_b_panel(const BSource& b, const ContractionShape& shape, size_t t0, size_t rows,
+                  size_t j0, size_t cols, double* dst, size_t ld);
+void load_b_panel(const BSource& b, const ContractionShape& shape, size_t t0, size_t rows,
+                  size_t j0, size_t cols, float* dst, size_t ld);
+
+// Integer weights (docs/semantics.md, "Integer weights"). `values` row-major over `shape`;
+// scales: one per index of every axis but `over` (row-major over the remaining axes).
+struct QuantizedWeights {
+  int bits = 8;
+  std::vector<int64_t> shape;
+  int64_t over = 0;                // normalized, 0 <= over < rank
+  std::vector<uint8_t> q;          // i8: one per byte; i4: two per byte, low nibble first
+  std::vector<float> scales;
+  int64_t q_at(size_t index) const;
+  // f32(q·s) of element `index` (row-major).
+  float value(size_t index) const;
+  size_t scale_index(size_t index) const;
+};
+QuantizedWeights quantize(const std::vector<double>& values, const std::vector<int64_t>& shape,
+                          int bits, int64_t over, bool pow2);
+
+}  // namespace presk::exec::native

@@ -1,0 +1,188 @@
+// presk's transcendentals, written once over an "ops" policy M so that the scalar path
+// (M = ScalarOps<T>, which defines the bits) and every SIMD target (M = a Highway policy)
+// run the identical sequence of IEEE operations: every fma explicit, every constant the same
+// double/float literal, every branch a select. No include guard on purpose: the scalar file
+// includes it once and the Highway files once per target, inside that target's namespace.
+//
+// Policy M provides: T (double|float), V, VI (same-width signed int), Mask; set, add, sub, mul,
+// div, fma(a,b,c)=a*b+c rounded once, sqrt, lt, gt, eq, is_nan, select(mask, yes, no), bits,
+// from_bits, iset, iadd, isub, iand, shl<n>, sar<n>, to_real (exact for small integers),
+// abs, copysign(magnitude, sign). Definitions and measured errors: docs/semantics.md.
+
+// Per-type constants of the algorithms.
+template <typename T> struct MathConst;
+template <> struct MathConst<double> {
+  static constexpr int kMantissa = 52, kBias = 1023, kExpDegree = 13, kLogTerms = 11;
+  static constexpr double kShifter = 0x1.8p52;  // adding it rounds to an integer, ties to even
+  static constexpr double kLn2Hi = 0x1.62e42fee00000p-1, kLn2Lo = 0x1.a39ef35793c76p-33;
+  static constexpr double kExpHi = 710.0, kExpLo = -746.0, kExpm1Lo = -40.0;
+  static constexpr double kMinNormal = 0x1p-1022, kSubnormalScale = 0x1p54;
+  static constexpr int kSubnormalShift = 54;
+  static constexpr int64_t kOneMinusSqrtHalf = 0x3ff0000000000000LL - 0x3fe6a09e667f3bcdLL;
+  static constexpr int64_t kSqrtHalfBits = 0x3fe6a09e667f3bcdLL;
+  static constexpr int64_t kMantissaMask = 0x000fffffffffffffLL;
+};
+template <> struct MathConst<float> {
+  static constexpr int kMantissa = 23, kBias = 127, kExpDegree = 8, kLogTerms = 5;
+  static constexpr float kShifter = 0x1.8p23f;
+  static constexpr float kLn2Hi = 0x1.62e4p-1f, kLn2Lo = 0x1.7f7d1cp-20f;  // hi: 15 bits, k·hi exact
+  static constexpr float kExpHi = 89.0f, kExpLo = -104.0f, kExpm1Lo = -18.0f;
+  static constexpr float kMinNormal = 0x1p-126f, kSubnormalScale = 0x1p24f;
+  static constexpr int kSubnormalShift = 24;
+  static constexpr int32_t kOneMinusSqrtHalf = 0x3f800000 - 0x3f3504f3;
+  static constexpr int32_t kSqrtHalfBits = 0x3f3504f3;
+  static constexpr int32_t kMantissaMask = 0x007fffff;
+};
+
+// 1/n! rounded to T (n = 0 … 16).
+template <typename T>
+constexpr T inverse_factorial(int n) {
+  double value = 1.0;
+  for (int i = 2; i <= n; ++i) value /= i;  // exact enough: rounded once more to T below
+  return static_cast<T>(value);
+}
+
+// Cody–Waite reduction: x = k·ln2 + r, |r| <= ln2/2; returns r and the integer k (as VI).
+template <class M>
+inline typename M::V reduce_ln2(typename M::V x, typename M::VI& k) {
+  using C = MathConst<typename M::T>;
+  using V = typename M::V;
+  const V shifter = M::set(C::kShifter);
+  V t = M::add(M::mul(x, M::set(static_cast<typename M::T>(1.4426950408889634))), shifter);
+  V kf = M::sub(t, shifter);
+  k = M::isub(M::bits(t), M::bits(shifter));
+  V r = M::fma(M::sub(M::set(0), kf), M::set(C::kLn2Hi), x);
+  return M::fma(M::sub(M::set(0), kf), M::set(C::kLn2Lo), r);
+}
+
+// 2^k for k in the normal exponent range.
+template <class M>
+inline typename M::V pow2_of(typename M::VI k) {
+  using C = MathConst<typename M::T>;
+  return M::from_bits(M::template shl<C::kMantissa>(M::iadd(k, M::iset(C::kBias))));
+}
+
+// exp: Taylor polynomial of degree kExpDegree on r (Horner, fma), scaled by 2^k in two exact
+// halves so that subnormal results are rounded once.
+template <class M>
+inline typename M::V exp_impl(typename M::V x) {
+  using C = MathConst<typename M::T>;
+  using V = typename M::V;
+  V xc = M::select(M::gt(x, M::set(C::kExpHi)), M::set(C::kExpHi), x);
+  xc = M::select(M::lt(xc, M::set(C::kExpLo)), M::set(C::kExpLo), xc);
+  typename M::VI k;
+  V r = reduce_ln2<M>(xc, k);
+  V p = M::set(inverse_factorial<typename M::T>(C::kExpDegree));
+  for (int n = C::kExpDegree - 1; n >= 0; --n) p = M::fma(p, r, M::set(inverse_factorial<typename M::T>(n)));
+  typename M::VI k1 = M::template sar<1>(k);
+  V y = M::mul(M::mul(p, pow2_of<M>(k1)), pow2_of<M>(M::isub(k, k1)));
+  return M::select(M::is_nan(x), x, y);
+}
+
+// expm1 for x <= 0 (tanh's helper): 2^k·q + (2^k − 1) with q = expm1(r), one rounding.
+template <class M>
+inline typename M::V expm1_nonpositive(typename M::V x) {
+  using C = MathConst<typename M::T>;
+  using V = typename M::V;
+  V xc = M::select(M::lt(x, M::set(C::kExpm1Lo)), M::set(C::kExpm1Lo), x);
+  typename M::VI k;
+  V r = reduce_ln2<M>(xc, k);
+  V p = M::set(inverse_factorial<typename M::T>(C::kExpDegree));
+  for (int n = C::kExpDegree - 1; n >= 2; --n) p = M::fma(p, r, M::set(inverse_factorial<typename M::T>(n)));
+  V q = M::fma(M::mul(r, r), p, r);
+  V u = pow2_of<M>(k);
+  return M::fma(u, q, M::sub(u, M::set(1)));
+}
+
+// tanh(x) = sign(x) · (−t / (t + 2)), t = expm1(−2|x|).
+template <class M>
+inline typename M::V tanh_impl(typename M::V x) {
+  using V = typename M::V;
+  V t = expm1_nonpositive<M>(M::mul(M::set(-2), M::abs(x)));
+  V y = M::copysign(M::div(M::sub(M::set(0), t), M::add(t, M::set(2))), x);
+  return M::select(M::is_nan(x), x, y);
+}
+
+// log: x = 2^e·m, m in [√½, √2); f = m − 1, s = f/(2+f), z = s²;
+// log(x) = e·ln2_hi + (f − (hf² − s·(hf² + R(z)) − e·ln2_lo)), R(z) = Σ_{i>=1} 2/(2i+1)·zⁱ (fdlibm's form).
+template <class M>
+inline typename M::V log_impl(typename M::V x) {
+  using T = typename M::T;
+  using C = MathConst<T>;
+  using V = typename M::V;
+  auto tiny = M::lt(x, M::set(C::kMinNormal));
+  V xs = M::select(tiny, M::mul(x, M::set(C::kSubnormalScale)), x);
+  typename M::VI ix = M::iadd(M::bits(xs), M::iset(C::kOneMinusSqrtHalf));
+  typename M::VI e = M::isub(M::template sar<C::kMantissa>(ix), M::iset(C::kBias));
+  V m = M::from_bits(M::iadd(M::iand(ix, M::iset(C::kMantissaMask)), M::iset(C::kSqrtHalfBits)));
+  V dk = M::sub(M::to_real(e), M::select(tiny, M::set(static_cast<T>(C::kSubnormalShift)), M::set(0)));
+  V f = M::sub(m, M::set(1));
+  V s = M::div(f, M::add(M::set(2), f));
+  V z = M::mul(s, s);
+  V r = M::set(static_cast<T>(2.0 / (2 * C::kLogTerms + 1)));
+  for (int i = C::kLogTerms - 1; i >= 1; --i) r = M::fma(r, z, M::set(static_cast<T>(2.0 / (2 * i + 1))));
+  r = M::mul(r, z);
+  V hfsq = M::mul(M::mul(M::set(static_cast<T>(0.5)), f), f);
+  V y = M::add(M::mul(s, M::add(hfsq, r)), M::mul(dk, M::set(C::kLn2Lo)));
+  y = M::add(M::add(M::sub(y, hfsq), f), M::mul(dk, M::set(C::kLn2Hi)));
+  const T inf = std::numeric_limits<T>::infinity();
+  y = M::select(M::eq(x, M::set(0)), M::set(-inf), y);
+  y = M::select(M::lt(x, M::set(0)), M::set(std::numeric_limits<T>::quiet_NaN()), y);
+  y = M::select(M::eq(x, M::set(inf)), x, y);
+  return M::select(M::is_nan(x), x, y);
+}
+
+// gelu_tanh(x) = x/2·(1 + tanh(u)) = x·σ(2u), 2u = 2√(2/π)·(x + 0.044715·x³), with
+// e = exp(−|2u|): x / (1 + e) where 2u >= 0, (x·e) / (1 + e) where 2u < 0 (no overflow).
+template <class M>
+inline typename M::V gelu_tanh_impl(typename M::V x) {
+  using T = typename M::T;
+  using V = typename M::V;
+  V a = M::mul(M::set(static_cast<T>(0.044715)), M::mul(x, x));
+  V two_u = M::mul(M::fma(a, x, x), M::set(static_cast<T>(1.5957691216057308)));
+  V e = exp_impl<M>(M::sub(M::set(0), M::abs(two_u)));
+  V numerator = M::select(M::lt(two_u, M::set(0)), M::mul(x, e), x);
+  return M::div(numerator, M::add(M::set(1), e));
+}
+
+// rsqrt(x) = 1 / sqrt(x): two correctly rounded steps.
+template <class M>
+inline typename M::V rsqrt_impl(typename M::V x) {
+  return M::div(M::set(1), M::sqrt(x));
+}
+
+// gelu_erf in binary64: gelu(x) = x/2 · erfc(y), y = −x/√2, a = min(|x|, 56.5)/√2.
+//   a < 1.25:  erf(a) = 2/√π·e^{−a²}·Σ_{n<26} 2ⁿa^{2n+1}/(2n+1)!!  (positive terms, no cancellation)
+//   a >= 1.25: erfc(a) = e^{−a²}/√π / (a + ½/(a + 1/(a + 3/2/(…)))), 150 levels from the bottom
+//   erfc(y) = 1 − erf(a) or erfc(a) for y >= 0; 1 + erf(a) or 2 − erfc(a) for y < 0.
+// e^{−a²} uses a² = x²/2 = hi + lo (fma) and e^{−hi}·(1 − lo).
+template <class M>
+inline typename M::V gelu_erf_impl(typename M::V x) {
+  using V = typename M::V;
+  static_assert(std::is_same_v<typename M::T, double>, "gelu_erf is defined in binary64");
+  const V split = M::set(1.25);
+  V y = M::mul(x, M::set(-0.70710678118654752));
+  V ax = M::abs(x);
+  ax = M::select(M::lt(ax, M::set(56.5)), ax, M::set(56.5));  // also maps NaN (selected away)
+  V ay = M::mul(ax, M::set(0.70710678118654752));
+  V xx = M::mul(ax, ax);
+  V hi = M::mul(xx, M::set(0.5));  // a² = x²/2 = hi + lo, exactly but for underflow
+  V lo = M::mul(M::fma(ax, ax, M::sub(M::set(0), xx)), M::set(0.5));
+  V e = exp_impl<M>(M::sub(M::set(0), hi));
+  e = M::fma(M::sub(M::set(0), lo), e, e);
+  auto small = M::lt(ay, split);
+  V ys = M::select(small, ay, split);
+  V t = M::mul(M::set(2), M::mul(ys, ys));
+  V acc = M::set(1);
+  for (int n = 25; n >= 1; --n) acc = M::fma(M::mul(acc, t), M::set(1.0 / (2 * n + 1)), M::set(1));
+  V erf_small = M::mul(M::mul(M::set(1.1283791670955126), e), M::mul(ys, acc));
+  V yc = M::select(small, split, ay);
+  V f = yc;
+  for (int n = 150; n >= 1; --n) f = M::add(yc, M::div(M::set(0.5 * n), f));
+  V erfc_large = M::div(M::mul(e, M::set(0.56418958354775629)), f);
+  V erfc_pos = M::select(small, M::sub(M::set(1), erf_small), erfc_large);
+  V erfc_neg = M::select(small, M::add(M::set(1), erf_small), M::sub(M::set(2), erfc_large));
+  V erfc = M::select(M::lt(y, M::set(0)), erfc_neg, erfc_pos);
+  V g = M::mul(M::mul(M::set(0.5), x), erfc);  // x = −∞: −∞·0 = NaN, as the formula says
+  return M::select(M::is_nan(x), x, g);
+}

@@ -1,0 +1,45 @@
+// The executor's op implementations, by family; each computes one let at a site of type
+// `site` from operand values (docs/semantics.md says what each computes and in which order).
+#pragma once
+
+#include <vector>
+
+#include "exec/native/executor.h"
+#include "exec/native/value.h"
+
+namespace presk::exec::native {
+
+struct OpContext {
+  const Realization& realization;
+  const ExecuteOptions& options;
+  RealType site;  // the let's realized type (for real lets)
+};
+
+Value run_literal(const ir::Let& let, const OpContext& ctx);
+Value run_iota(const ir::Let& let);
+Value run_elementwise(const ir::Let& let, const std::vector<const Value*>& operands, const OpContext& ctx);
+Value run_reduction(const ir::Let& let, const Value& operand, const OpContext& ctx);
+Value run_normalization(const ir::Let& let, const Value& operand, const OpContext& ctx);
+Value run_cross_entropy(const ir::Let& let, const Value& logits, const Value& targets, const OpContext& ctx);
+Value run_contract(const ir::Let& let, const Value& a, const Value& b, const OpContext& ctx);
+Value run_layout(const ir::Let& let, const std::vector<const Value*>& operands, const OpContext& ctx);
+Value run_embed(const ir::Let& let, const Value& table, const Value& index, const OpContext& ctx);
+
+// Σ of terms t[offsets[0]], t[offsets[1]], … under the realization's order (sequential and
+// blocked: s = t0, s += t1, …; interleaved n: term m into partial m mod n, then the tree).
+template <typename C>
+C ordered_sum(const C* base, const std::vector<size_t>& offsets, const Order& order);
+
+// Combines partial sums p[0..n) by the stated tree: while more than one, p[r] = p[2r] + p[2r+1]
+// (an odd last one carried up unchanged).
+template <typename C>
+C combine_partials(std::vector<C> partials);
+
+// y = fn(y) elementwise by the type family's kernel (C = double: f64; float: f32), in chunks.
+void apply_unary(UnaryFn fn, std::vector<double>& values, const OpContext& ctx);
+void apply_unary(UnaryFn fn, std::vector<float>& values, const OpContext& ctx);
+
+// Splits [0, n) into chunks run on up to `threads` workers (elementwise kernels).
+void parallel_chunks(size_t n, int threads, const std::function<void(size_t, size_t)>& f);
+
+}  // namespace presk::exec::native

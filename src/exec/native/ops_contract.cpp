@@ -1,0 +1,168 @@
+// contract: an einsum of two operands as batched matrix products C[b] = A[b] · B[b] in the
+// site's compute type, by the f64 or f32 family's kernel. Letters in A, B and the output are
+// batch axes, in A and the output M axes, in B and the output N axes, in A and B only the
+// contracted K axes, summed in row-major order of the K letters as A lists them. B is read in
+// place (a parameter at rest, integer weights dequantized in the kernel's load) when its
+// layout is already [batch, K, N]; otherwise it is first loaded and permuted.
+#include <algorithm>
+
+#include "exec/native/ops.h"
+#include "support/diagnostics.h"
+
+namespace presk::exec::native {
+namespace {
+
+struct Spec {
+  std::string a, b, out;
+  std::string batch, m, n, k;
+};
+
+Spec parse_spec(const std::string& text) {
+  Spec s;
+  const size_t comma = text.find(','), arrow = text.find("->");
+  if (comma == std::string::npos || arrow == std::string::npos || arrow < comma) {
+    user_error("E0623") << "contract spec `" << text << "` is not of the form `ab,bc->ac`";
+  }
+  s.a = text.substr(0, comma);
+  s.b = text.substr(comma + 1, arrow - comma - 1);
+  s.out = text.substr(arrow + 2);
+  auto has = [](const std::string& letters, char c) { return letters.find(c) != std::string::npos; };
+  for (char c : s.out) {
+    if (has(s.a, c) && has(s.b, c)) s.batch += c;
+    else if (has(s.a, c)) s.m += c;
+    else if (has(s.b, c)) s.n += c;
+  }
+  for (char c : s.a) {
+    if (has(s.b, c) && !has(s.out, c)) s.k += c;
+    if (!has(s.b, c) && !has(s.out, c)) user_error("E0623") << "contract `" << text << "`: `" << c << "` is summed over one operand only";
+  }
+  for (char c : s.b) {
+    if (!has(s.a, c) && !has(s.out, c)) user_error("E0623") << "contract `" << text << "`: `" << c << "` is summed over one operand only";
+  }
+  return s;
+}
+
+int64_t extent_of(char c, const std::string& letters, const std::vector<int64_t>& shape) {
+  return shape[letters.find(c)];
+}
+
+size_t product(const std::string& letters, const std::string& in, const std::vector<int64_t>& shape) {
+  size_t p = 1;
+  for (char c : letters) p *= static_cast<size_t>(extent_of(c, in, shape));
+  return p;
+}
+
+// x (axes named by `from`) rearranged into the axis order `to` (a permutation of `from`).
+template <typename C>
+std::vector<C> permute(const std::vector<C>& x, const std::string& from, const std::vector<int64_t>& shape,
+                       const std::string& to) {
+  if (from == to) return x;
+  const std::vector<size_t> strides = strides_of(shape);
+  std::vector<int64_t> to_shape;
+  std::vector<size_t> to_strides;
+  for (char c : to) {
+    to_shape.push_back(extent_of(c, from, shape));
+    to_strides.push_back(strides[from.find(c)]);
+  }
+  std::vector<C> out(x.size());
+  std::vector<int64_t> index(to.size(), 0);
+  size_t position = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i] = x[position];
+    for (size_t a = to.size(); a-- > 0;) {
+      position += to_strides[a];
+      if (++index[a] < to_shape[a]) break;
+      position -= to_strides[a] * static_cast<size_t>(to_shape[a]);
+      index[a] = 0;
+    }
+  }
+  return out;
+}
+
+// B in place when its storage can enter a site of this type by the kernel's load, and its
+// axes are already [batch, K, N] (integer weights: no batch, one K and one N axis).
+bool b_in_place(const Value& b, const Spec& s, RealType site, BSource& source, size_t k_extent) {
+  if (s.b != s.batch + s.k + s.n) return false;
+  if (b.kind == Value::Kind::real) {
+    if (site == RealType::bf16 && b.type != RealType::bf16) return false;
+    const Storage& st = *b.storage;
+    source.kind = b.type == RealType::f64 ? BSource::Kind::f64 : b.type == RealType::f32 ? BSource::Kind::f32 : BSource::Kind::bf16;
+    source.data = b.type == RealType::f64 ? static_cast<const void*>(st.f64.data())
+                  : b.type == RealType::f32 ? static_cast<const void*>(st.f32.data()) : static_cast<const void*>(st.bf16.data());
+    source.first = b.offset;
+    return true;
+  }
+  if (b.kind != Value::Kind::quantized || site == RealType::bf16 || !s.batch.empty() || s.k.size() != 1 || s.n.size() != 1) return false;
+  const QuantizedWeights& q = *b.storage->quant;
+  const int64_t rank = static_cast<int64_t>(q.shape.size());
+  if (q.over != rank - 2 && q.over != rank - 1) return false;
+  source.kind = q.bits == 8 ? BSource::Kind::i8 : BSource::Kind::i4;
+  source.data = q.q.data();
+  source.first = b.offset;
+  source.scale_per_column = q.over == rank - 2;
+  source.scales = q.scales.data() + q.scale_index(b.offset);
+  (void)k_extent;
+  return true;
+}
+
+template <typename C>
+void contract_one(const ContractionShape& shape, const C* a, const BSource& b, C* c, const OpContext& ctx) {
+  if constexpr (std::is_same_v<C, double>) {
+    contract_f64(shape, a, b, c, ctx.options.threads, ctx.options.force_scalar);
+  } else {
+    contract_f32(shape, a, b, c, ctx.options.threads, ctx.options.force_scalar);
+  }
+}
+
+// C[M, N] of one batch under the realization's order (interleaved: n strided chains, then the tree).
+template <typename C>
+void contract_ordered(size_t m, size_t n, size_t k, const C* a, const BSource& b, C* c, const OpContext& ctx) {
+  const Order& order = ctx.realization.order;
+  const size_t partials = order.kind == OrderKind::interleaved ? static_cast<size_t>(order.partials) : 1;
+  if (partials <= 1) return contract_one<C>({m, n, 0, 1, k, k}, a, b, c, ctx);
+  std::vector<std::vector<C>> p(std::min(partials, std::max<size_t>(k, 1)), std::vector<C>(m * n));
+  for (size_t r = 0; r < p.size(); ++r) {
+    contract_one<C>({m, n, r, partials, (k - r + partials - 1) / partials, k}, a, b, p[r].data(), ctx);
+  }
+  std::vector<C> lane(p.size());
+  for (size_t i = 0; i < m * n; ++i) {
+    for (size_t r = 0; r < p.size(); ++r) lane[r] = p[r][i];
+    c[i] = combine_partials(lane);
+  }
+}
+
+template <typename C>
+Value contract(const ir::Let& let, const Value& av, const Value& bv, const OpContext& ctx) {
+  const Spec s = parse_spec(let.attrs.spec);
+  const size_t batches = product(s.batch, s.a, av.shape), m = product(s.m, s.a, av.shape);
+  const size_t n = product(s.n, s.b, bv.shape), k = product(s.k, s.a, av.shape);
+  const std::vector<C> a = permute(load_as<C>(av, ctx.site), s.a, av.shape, s.batch + s.m + s.k);
+  BSource source;
+  source.ldb = n;
+  std::vector<C> b_loaded;
+  if (!b_in_place(bv, s, ctx.site, source, k)) {
+    b_loaded = permute(load_as<C>(bv, ctx.site), s.b, bv.shape, s.batch + s.k + s.n);
+    source.kind = std::is_same_v<C, double> ? BSource::Kind::f64 : BSource::Kind::f32;
+    source.data = b_loaded.data();
+    source.first = 0;
+  }
+  std::vector<C> c(batches * m * n);
+  for (size_t batch = 0; batch < batches; ++batch) {
+    BSource b = source;
+    b.first += batch * k * n;
+    contract_ordered<C>(m, n, k, a.data() + batch * m * k, b, c.data() + batch * m * n, ctx);
+  }
+  std::vector<int64_t> bmn_shape;
+  for (char ch : s.batch + s.m) bmn_shape.push_back(extent_of(ch, s.a, av.shape));
+  for (char ch : s.n) bmn_shape.push_back(extent_of(ch, s.b, bv.shape));
+  return store_as<C>(permute(c, s.batch + s.m + s.n, bmn_shape, s.out), let.type.shape, ctx.site);
+}
+
+}  // namespace
+
+Value run_contract(const ir::Let& let, const Value& a, const Value& b, const OpContext& ctx) {
+  if (ctx.site == RealType::f64) return contract<double>(let, a, b, ctx);
+  return contract<float>(let, a, b, ctx);
+}
+
+}  // namespace presk::exec::native

@@ -1,0 +1,135 @@
+// Layout ops and embed: values move, no arithmetic. The moved elements keep their storage
+// type; a real result then enters its site's type (widened exactly or rounded once).
+// causal_mask writes −∞ where j > i.
+#include <cmath>
+#include <limits>
+
+#include "exec/native/ops.h"
+#include "support/diagnostics.h"
+
+namespace presk::exec::native {
+namespace {
+
+// For each element of `shape` (row-major), base + Σ index[a]·strides[a].
+std::vector<size_t> strided_indices(const std::vector<int64_t>& shape, const std::vector<size_t>& strides, size_t base) {
+  std::vector<size_t> out(element_count(shape));
+  std::vector<int64_t> index(shape.size(), 0);
+  size_t position = base;
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i] = position;
+    for (size_t a = shape.size(); a-- > 0;) {
+      position += strides[a];
+      if (++index[a] < shape[a]) break;
+      position -= strides[a] * static_cast<size_t>(shape[a]);
+      index[a] = 0;
+    }
+  }
+  return out;
+}
+
+Value transpose(const ir::Let& let, const Value& v) {
+  const std::vector<size_t> in = strides_of(v.shape);
+  std::vector<size_t> strides;
+  for (int64_t axis : let.attrs.axes) strides.push_back(in[static_cast<size_t>(axis)]);
+  return gather(v, strided_indices(let.type.shape, strides, 0), let.type.shape);
+}
+
+Value slice(const ir::Let& let, const Value& v) {
+  const std::vector<size_t> strides = strides_of(v.shape);
+  size_t base = 0;
+  for (size_t i = 0; i < let.attrs.axes.size(); ++i) {
+    base += static_cast<size_t>(let.attrs.starts[i]) * strides[static_cast<size_t>(let.attrs.axes[i])];
+  }
+  return gather(v, strided_indices(let.type.shape, strides, base), let.type.shape);
+}
+
+Value broadcast(const ir::Let& let, const Value& v) {
+  const std::vector<int64_t>& to = let.type.shape;
+  const std::vector<size_t> in = strides_of(v.shape);
+  std::vector<size_t> strides(to.size(), 0);
+  const size_t offset = to.size() - v.shape.size();
+  for (size_t a = 0; a < v.shape.size(); ++a) strides[offset + a] = v.shape[a] == 1 ? 0 : in[a];
+  return gather(v, strided_indices(to, strides, 0), to);
+}
+
+// Concatenation along `axis`: operands converted to the result's type first (a common type).
+Value concat(const ir::Let& let, const std::vector<const Value*>& operands, const OpContext& ctx) {
+  const size_t axis = static_cast<size_t>(let.attrs.axes.at(0));
+  const std::vector<int64_t>& shape = let.type.shape;
+  size_t outer = 1;
+  for (size_t a = 0; a < axis; ++a) outer *= static_cast<size_t>(shape[a]);
+  std::vector<Value> parts;
+  for (const Value* v : operands) parts.push_back(v->kind == Value::Kind::real || v->kind == Value::Kind::quantized ? convert_real(*v, ctx.site) : *v);
+  // Index list into a virtual concatenation: gather from each part in turn, row by row.
+  auto storage = std::make_shared<Storage>();
+  Value out{parts[0].kind, parts[0].type, shape, storage, 0};
+  std::vector<std::pair<size_t, size_t>> picks;  // (part, index)
+  for (size_t o = 0; o < outer; ++o) {
+    for (size_t p = 0; p < parts.size(); ++p) {
+      const size_t row = parts[p].count() / std::max<size_t>(outer, 1);
+      for (size_t i = 0; i < row; ++i) picks.emplace_back(p, o * row + i);
+    }
+  }
+  for (const auto& [p, i] : picks) {
+    const Value& v = parts[p];
+    const Storage& s = *v.storage;
+    if (v.kind == Value::Kind::integer) storage->ints.push_back(s.ints[v.offset + i]);
+    else if (v.kind == Value::Kind::boolean) storage->bools.push_back(s.bools[v.offset + i]);
+    else if (v.type == RealType::f64) storage->f64.push_back(s.f64[v.offset + i]);
+    else if (v.type == RealType::f32) storage->f32.push_back(s.f32[v.offset + i]);
+    else storage->bf16.push_back(s.bf16[v.offset + i]);
+  }
+  return out;
+}
+
+template <typename C>
+Value causal_mask(const ir::Let& let, const Value& v, const OpContext& ctx) {
+  std::vector<C> x = load_as<C>(v, ctx.site);
+  const size_t rank = v.shape.size();
+  const size_t rows = static_cast<size_t>(v.shape[rank - 2]), cols = static_cast<size_t>(v.shape[rank - 1]);
+  for (size_t matrix = 0; matrix < x.size(); matrix += rows * cols) {
+    for (size_t i = 0; i < rows; ++i) {
+      for (size_t j = i + 1; j < cols; ++j) x[matrix + i * cols + j] = -std::numeric_limits<C>::infinity();
+    }
+  }
+  return store_as<C>(std::move(x), let.type.shape, ctx.site);
+}
+
+Value into_site(const Value& v, const OpContext& ctx) {
+  return v.kind == Value::Kind::real || v.kind == Value::Kind::quantized ? convert_real(v, ctx.site) : v;
+}
+
+}  // namespace
+
+Value run_layout(const ir::Let& let, const std::vector<const Value*>& operands, const OpContext& ctx) {
+  const Value& v = *operands.at(0);
+  switch (let.op) {
+    case ir::Op::reshape: return into_site(reshaped(v, let.type.shape), ctx);
+    case ir::Op::transpose: return into_site(transpose(let, v), ctx);
+    case ir::Op::slice: return into_site(slice(let, v), ctx);
+    case ir::Op::broadcast: return into_site(broadcast(let, v), ctx);
+    case ir::Op::concat: return concat(let, operands, ctx);
+    case ir::Op::causal_mask:
+      if (ctx.site == RealType::f64) return causal_mask<double>(let, v, ctx);
+      return causal_mask<float>(let, v, ctx);
+    default: break;
+  }
+  user_error("E0623") << "the native executor has no layout op `" << ir::op_name(let.op) << "`";
+}
+
+Value run_embed(const ir::Let& let, const Value& table, const Value& index, const OpContext& ctx) {
+  const std::vector<int64_t> rows = load_integers(index);
+  const size_t row_size = table.count() / static_cast<size_t>(std::max<int64_t>(table.shape[0], 1));
+  std::vector<size_t> indices;
+  indices.reserve(rows.size() * row_size);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i] < 0 || rows[i] >= table.shape[0]) {
+      user_error("E0624") << "embed index " << rows[i] << " at position " << i << " is outside the table's "
+                          << table.shape[0] << " rows";
+    }
+    for (size_t t = 0; t < row_size; ++t) indices.push_back(static_cast<size_t>(rows[i]) * row_size + t);
+  }
+  return into_site(gather(table, indices, let.type.shape), ctx);
+}
+
+}  // namespace presk::exec::native

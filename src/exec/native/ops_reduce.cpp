@@ -1,0 +1,142 @@
+// Reductions (sum, mean, reduce_max), normalizations (softmax, log_softmax) and
+// cross_entropy. A bf16 site accumulates in f32 and rounds once when it stores; f32 and f64
+// sites accumulate in their own type. Every sum follows the realization's order.
+#include <cmath>
+
+#include "exec/native/ops.h"
+#include "support/diagnostics.h"
+
+namespace presk::exec::native {
+namespace {
+
+// Offsets of the reduced elements (row-major over the reduced axes) and the base offset of
+// each output element (row-major over the kept axes), into a row-major `shape`.
+struct ReductionPlan {
+  std::vector<size_t> terms;
+  std::vector<size_t> bases;
+};
+
+std::vector<size_t> offsets_over(const std::vector<int64_t>& shape, const std::vector<bool>& take) {
+  const std::vector<size_t> strides = strides_of(shape);
+  std::vector<size_t> offsets = {0};
+  for (size_t a = 0; a < shape.size(); ++a) {
+    if (!take[a]) continue;
+    std::vector<size_t> next;
+    next.reserve(offsets.size() * static_cast<size_t>(shape[a]));
+    for (size_t base : offsets) {
+      for (int64_t i = 0; i < shape[a]; ++i) next.push_back(base + static_cast<size_t>(i) * strides[a]);
+    }
+    offsets = std::move(next);
+  }
+  return offsets;
+}
+
+ReductionPlan plan_reduction(const std::vector<int64_t>& shape, const std::vector<int64_t>& axes) {
+  std::vector<bool> reduced(shape.size(), false);
+  for (int64_t axis : axes) reduced[static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(shape.size()) : axis)] = true;
+  std::vector<bool> kept(shape.size());
+  for (size_t a = 0; a < shape.size(); ++a) kept[a] = !reduced[a];
+  return {offsets_over(shape, reduced), offsets_over(shape, kept)};
+}
+
+// The maximum of the terms in order, as a fold of maxNum (NaN terms are skipped; all NaN: NaN).
+template <typename C>
+C max_fold(const C* base, const std::vector<size_t>& offsets) {
+  C m = base[offsets[0]];
+  for (size_t t = 1; t < offsets.size(); ++t) {
+    const C x = base[offsets[t]];
+    if (m != m || x > m || (x == m && !std::signbit(x))) m = x != x ? m : x;
+  }
+  return m;
+}
+
+template <typename C>
+Value reduce(const ir::Let& let, const Value& operand, const OpContext& ctx) {
+  const std::vector<C> x = load_as<C>(operand, ctx.site);
+  const ReductionPlan plan = plan_reduction(operand.shape, let.attrs.axes);
+  std::vector<C> out(plan.bases.size());
+  const C count = static_cast<C>(plan.terms.size());
+  parallel_chunks(out.size(), ctx.options.threads, [&](size_t begin, size_t end) {
+    for (size_t o = begin; o < end; ++o) {
+      const C* base = x.data() + plan.bases[o];
+      if (let.op == ir::Op::reduce_max) {
+        out[o] = max_fold(base, plan.terms);
+      } else {
+        const C s = ordered_sum(base, plan.terms, ctx.realization.order);
+        out[o] = let.op == ir::Op::mean ? s / count : s;  // mean: one division by the count
+      }
+    }
+  });
+  return store_as<C>(std::move(out), let.type.shape, ctx.site);
+}
+
+// softmax along one axis: m = max, d = x − m, e = exp(d), s = Σ e (ordered);
+// softmax = e / s, log_softmax = d − log(s).
+template <typename C>
+Value normalize(const ir::Let& let, const Value& operand, const OpContext& ctx) {
+  std::vector<C> d = load_as<C>(operand, ctx.site);
+  const ReductionPlan plan = plan_reduction(operand.shape, let.attrs.axes);
+  for (size_t base : plan.bases) {
+    const C m = max_fold(d.data() + base, plan.terms);
+    for (size_t t : plan.terms) d[base + t] = d[base + t] - m;
+  }
+  std::vector<C> e = d;
+  apply_unary(UnaryFn::exp, e, ctx);
+  std::vector<C> sums(plan.bases.size());
+  for (size_t o = 0; o < plan.bases.size(); ++o) sums[o] = ordered_sum(e.data() + plan.bases[o], plan.terms, ctx.realization.order);
+  if (let.op == ir::Op::log_softmax) apply_unary(UnaryFn::log, sums, ctx);
+  for (size_t o = 0; o < plan.bases.size(); ++o) {
+    for (size_t t : plan.terms) {
+      const size_t i = plan.bases[o] + t;
+      e[i] = let.op == ir::Op::softmax ? e[i] / sums[o] : d[i] - sums[o];
+    }
+  }
+  return store_as<C>(std::move(e), let.type.shape, ctx.site);
+}
+
+// Mean over positions of log(Σ exp(x − m)) − (x_target − m); both sums ordered.
+template <typename C>
+Value cross_entropy(const ir::Let& let, const Value& logits, const Value& targets, const OpContext& ctx) {
+  std::vector<C> d = load_as<C>(logits, ctx.site);
+  const std::vector<int64_t> target = load_integers(targets);
+  const int64_t classes = logits.shape.back();
+  const ReductionPlan plan = plan_reduction(logits.shape, {static_cast<int64_t>(logits.shape.size()) - 1});
+  std::vector<C> shifted_target(plan.bases.size());
+  for (size_t o = 0; o < plan.bases.size(); ++o) {
+    if (target[o] < 0 || target[o] >= classes) {
+      user_error("E0624") << "cross_entropy target " << target[o] << " at position " << o << " is outside [0, "
+                          << classes << ")";
+    }
+    const C m = max_fold(d.data() + plan.bases[o], plan.terms);
+    for (size_t t : plan.terms) d[plan.bases[o] + t] = d[plan.bases[o] + t] - m;
+    shifted_target[o] = d[plan.bases[o] + static_cast<size_t>(target[o])];
+  }
+  apply_unary(UnaryFn::exp, d, ctx);
+  std::vector<C> losses(plan.bases.size());
+  for (size_t o = 0; o < plan.bases.size(); ++o) losses[o] = ordered_sum(d.data() + plan.bases[o], plan.terms, ctx.realization.order);
+  apply_unary(UnaryFn::log, losses, ctx);
+  std::vector<size_t> all(losses.size());
+  for (size_t o = 0; o < losses.size(); ++o) losses[o] = losses[o] - shifted_target[o], all[o] = o;
+  const C total = ordered_sum(losses.data(), all, ctx.realization.order);
+  const C mean = total / static_cast<C>(losses.size());
+  return store_as<C>(std::vector<C>(element_count(let.type.shape), mean), let.type.shape, ctx.site);
+}
+
+}  // namespace
+
+Value run_reduction(const ir::Let& let, const Value& operand, const OpContext& ctx) {
+  if (ctx.site == RealType::f64) return reduce<double>(let, operand, ctx);
+  return reduce<float>(let, operand, ctx);
+}
+
+Value run_normalization(const ir::Let& let, const Value& operand, const OpContext& ctx) {
+  if (ctx.site == RealType::f64) return normalize<double>(let, operand, ctx);
+  return normalize<float>(let, operand, ctx);
+}
+
+Value run_cross_entropy(const ir::Let& let, const Value& logits, const Value& targets, const OpContext& ctx) {
+  if (ctx.site == RealType::f64) return cross_entropy<double>(let, logits, targets, ctx);
+  return cross_entropy<float>(let, logits, targets, ctx);
+}
+
+}  // namespace presk::exec::native

@@ -1,0 +1,168 @@
+// Values of the executor: loading into a site's compute type and storing into its type.
+#include "exec/native/value.h"
+
+#include "support/diagnostics.h"
+
+namespace presk::exec::native {
+
+size_t element_count(const std::vector<int64_t>& shape) {
+  size_t count = 1;
+  for (int64_t extent : shape) count *= static_cast<size_t>(extent);
+  return count;
+}
+
+std::vector<size_t> strides_of(const std::vector<int64_t>& shape) {
+  std::vector<size_t> strides(shape.size(), 1);
+  for (size_t a = shape.size(); a-- > 1;) strides[a - 1] = strides[a] * static_cast<size_t>(shape[a]);
+  return strides;
+}
+
+size_t Value::count() const { return element_count(shape); }
+
+double element(const Value& v, size_t index) {
+  const Storage& s = *v.storage;
+  const size_t i = v.offset + index;
+  switch (v.kind) {
+    case Value::Kind::integer: return static_cast<double>(s.ints[i]);
+    case Value::Kind::boolean: return s.bools[i];
+    case Value::Kind::quantized: return s.quant->value(i);
+    case Value::Kind::real: break;
+  }
+  switch (v.type) {
+    case RealType::f64: return s.f64[i];
+    case RealType::f32: return s.f32[i];
+    case RealType::bf16: return from_bf16(s.bf16[i]);
+  }
+  return 0;
+}
+
+std::vector<double> load_f64(const Value& v) {
+  const size_t n = v.count();
+  std::vector<double> out(n);
+  const Storage& s = *v.storage;
+  if (v.kind == Value::Kind::real && v.type == RealType::f64) {
+    std::copy(s.f64.begin() + v.offset, s.f64.begin() + v.offset + n, out.begin());
+  } else if (v.kind == Value::Kind::real && v.type == RealType::f32) {
+    for (size_t i = 0; i < n; ++i) out[i] = s.f32[v.offset + i];
+  } else {
+    for (size_t i = 0; i < n; ++i) out[i] = element(v, i);
+  }
+  return out;
+}
+
+std::vector<float> load_f32(const Value& v, RealType site) {
+  internal_assert(site != RealType::f64);
+  const size_t n = v.count();
+  std::vector<float> out(n);
+  const Storage& s = *v.storage;
+  const bool to_bf16 = site == RealType::bf16;
+  if (v.kind == Value::Kind::real && v.type == RealType::f64) {
+    // Rounded once into the site's type (f64 -> bf16 never via f32).
+    for (size_t i = 0; i < n; ++i) {
+      const double x = s.f64[v.offset + i];
+      out[i] = to_bf16 ? from_bf16(native::to_bf16(x)) : static_cast<float>(x);
+    }
+    return out;
+  }
+  if (v.kind == Value::Kind::real && v.type == RealType::bf16) {
+    for (size_t i = 0; i < n; ++i) out[i] = from_bf16(s.bf16[v.offset + i]);
+    return out;
+  }
+  if (v.kind == Value::Kind::real && v.type == RealType::f32) {
+    std::copy(s.f32.begin() + v.offset, s.f32.begin() + v.offset + n, out.begin());
+  } else {
+    // Integers convert (RNE), booleans are 0/1, integer weights are f32(q·s).
+    for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(element(v, i));
+  }
+  if (to_bf16) {
+    for (float& x : out) x = round_bf16(x);
+  }
+  return out;
+}
+
+Value store_f64(std::vector<double> data, std::vector<int64_t> shape) {
+  auto storage = std::make_shared<Storage>();
+  storage->f64 = std::move(data);
+  return Value{Value::Kind::real, RealType::f64, std::move(shape), std::move(storage), 0};
+}
+
+Value store_f32(std::vector<float> data, std::vector<int64_t> shape, RealType site) {
+  auto storage = std::make_shared<Storage>();
+  if (site == RealType::bf16) {
+    storage->bf16.resize(data.size());
+    for (size_t i = 0; i < data.size(); ++i) storage->bf16[i] = to_bf16(data[i]);
+  } else {
+    internal_assert(site == RealType::f32);
+    storage->f32 = std::move(data);
+  }
+  return Value{Value::Kind::real, site, std::move(shape), std::move(storage), 0};
+}
+
+Value make_integers(std::vector<int64_t> data, std::vector<int64_t> shape) {
+  auto storage = std::make_shared<Storage>();
+  storage->ints = std::move(data);
+  return Value{Value::Kind::integer, RealType::f64, std::move(shape), std::move(storage), 0};
+}
+
+Value make_booleans(std::vector<uint8_t> data, std::vector<int64_t> shape) {
+  auto storage = std::make_shared<Storage>();
+  storage->bools = std::move(data);
+  return Value{Value::Kind::boolean, RealType::f64, std::move(shape), std::move(storage), 0};
+}
+
+std::vector<int64_t> load_integers(const Value& v) {
+  internal_assert(v.kind == Value::Kind::integer || v.kind == Value::Kind::boolean);
+  std::vector<int64_t> out(v.count());
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i] = v.kind == Value::Kind::integer ? v.storage->ints[v.offset + i] : v.storage->bools[v.offset + i];
+  }
+  return out;
+}
+
+std::vector<uint8_t> load_booleans(const Value& v) {
+  internal_assert(v.kind == Value::Kind::boolean);
+  return std::vector<uint8_t>(v.storage->bools.begin() + v.offset, v.storage->bools.begin() + v.offset + v.count());
+}
+
+namespace {
+
+template <typename E>
+std::vector<E> pick(const std::vector<E>& from, size_t offset, const std::vector<size_t>& indices) {
+  std::vector<E> out(indices.size());
+  for (size_t i = 0; i < indices.size(); ++i) out[i] = from[offset + indices[i]];
+  return out;
+}
+
+}  // namespace
+
+Value gather(const Value& v, const std::vector<size_t>& indices, std::vector<int64_t> shape) {
+  if (v.kind == Value::Kind::quantized) return gather(convert_real(v, RealType::f32), indices, std::move(shape));
+  auto storage = std::make_shared<Storage>();
+  const Storage& s = *v.storage;
+  if (v.kind == Value::Kind::integer) {
+    storage->ints = pick(s.ints, v.offset, indices);
+  } else if (v.kind == Value::Kind::boolean) {
+    storage->bools = pick(s.bools, v.offset, indices);
+  } else if (v.type == RealType::f64) {
+    storage->f64 = pick(s.f64, v.offset, indices);
+  } else if (v.type == RealType::f32) {
+    storage->f32 = pick(s.f32, v.offset, indices);
+  } else {
+    storage->bf16 = pick(s.bf16, v.offset, indices);
+  }
+  return Value{v.kind, v.type, std::move(shape), std::move(storage), 0};
+}
+
+Value convert_real(const Value& v, RealType site) {
+  if (v.kind == Value::Kind::real && v.type == site) return v;
+  if (site == RealType::f64) return store_f64(load_f64(v), v.shape);
+  return store_f32(load_f32(v, site), v.shape, site);
+}
+
+Value reshaped(const Value& v, std::vector<int64_t> shape) {
+  Value out = v;
+  out.shape = std::move(shape);
+  return out;
+}
+
+}  // namespace presk::exec::native

@@ -1,0 +1,175 @@
+// Bits are a function of (program, realization, inputs): every example under ten
+// realizations gives identical bits on the scalar path and the SIMD path, on 1 and 2 threads.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "exec/native/executor.h"
+#include "exec/reference/interpreter.h"
+#include "exec/reference/parameters.h"
+#include "ir/sites.h"
+#include "lang/frontend.h"
+
+namespace presk::exec::native {
+namespace {
+
+struct Example {
+  const char* file;
+  const char* entry;
+};
+
+const Example kExamples[] = {
+    {"mlp.psk", "loss"},         {"mlp.psk", "logits"},       {"layernorm.psk", "normalize"},
+    {"rmsnorm.psk", "normalize"}, {"softmax.psk", "probabilities"}, {"softmax.psk", "log_probabilities"},
+    {"softmax.psk", "by_hand"},  {"mse.psk", "mse"},          {"gpt_tiny.psk", "loss"},
+    {"gpt_tiny.psk", "logits"},  {"gpt.psk", "loss"},
+};
+
+// Binds every `dim` the source declares to a small extent.
+ir::Program compile_example(const std::string& file, const std::string& entry) {
+  auto source = lang::read_source(std::string(PRESK_SOURCE_DIR) + "/examples/" + file);
+  lang::FrontendOptions options;
+  options.entry = entry;
+  std::regex dim_line(R"(^dim\s+([A-Za-z_]\w*))");
+  std::istringstream lines(source->text);
+  int extent = 5;
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch match;
+    if (std::regex_search(line, match, dim_line)) options.dims.push_back({match[1], extent++});
+  }
+  return lang::compile(source, options);
+}
+
+// The realizations every example runs under.
+std::vector<Realization> realizations_for(const ir::Program& program) {
+  std::vector<Realization> all = {uniform_realization(RealType::f64), uniform_realization(RealType::f32),
+                                  uniform_realization(RealType::bf16)};
+  Realization blocked = uniform_realization(RealType::f32);
+  blocked.order = {OrderKind::blocked, 64, 1};
+  Realization interleaved = uniform_realization(RealType::f32);
+  interleaved.order = {OrderKind::interleaved, 0, 8};
+  Realization interleaved_f64 = interleaved;
+  interleaved_f64.default_type = RealType::f64;
+  Realization mixed = uniform_realization(RealType::f32);
+  int n = 0;
+  for (const ir::Site& site : ir::site_table(program)) {
+    const bool typable = site.type.kind == ir::ElemKind::Real && site.op != ir::Op::param &&
+                         site.op != ir::Op::call && site.op != ir::Op::fold;
+    if (typable && n % 3 != 2) mixed.sites[site.name] = n % 3 == 0 ? RealType::f64 : RealType::bf16;
+    n += typable;
+  }
+  Realization int8 = uniform_realization(RealType::f32), int4 = int8, int8_f64 = int8;
+  int8_f64.default_type = RealType::f64;
+  for (size_t i = 0; i < program.params.size(); ++i) {
+    const ir::Param& param = program.params[i];
+    if (param.type.kind != ir::ElemKind::Real) continue;
+    if (i % 2 == 1) mixed.params[param.path] = RealType::bf16;
+    if (param.type.rank() >= 2) {
+      int8.quant[param.path] = {8, -2, QuantScheme::absmax};
+      int8_f64.quant[param.path] = {8, -1, QuantScheme::absmax};
+      int4.quant[param.path] = {4, -2, QuantScheme::pow2};
+    }
+  }
+  for (Realization r : {blocked, interleaved, interleaved_f64, mixed, int8, int4, int8_f64}) all.push_back(r);
+  for (const Realization& r : all) validate_realization(r, program);
+  return all;
+}
+
+// The token range of integer inputs, as the reference draws them (2 where nothing bounds them).
+int64_t token_range(const ir::Program& program) {
+  try {
+    return reference::default_token_range(program);
+  } catch (const UserError&) {
+    return 2;
+  }
+}
+
+std::vector<Tensor> inputs_for(const ir::Program& program, const std::string& entry) {
+  const ir::Function* function = program.find_function(entry);
+  std::vector<Tensor> inputs;
+  for (const reference::HostTensor& host : reference::synthesize_inputs(*function, 7, token_range(program))) {
+    if (host.type.kind == ir::ElemKind::Real) {
+      Tensor t(ElementType::f64, host.type.shape);
+      for (size_t i = 0; i < host.reals.size(); ++i) t.set(i, host.reals[i]);
+      inputs.push_back(std::move(t));
+    } else {
+      Tensor t(host.type.kind == ir::ElemKind::Int ? ElementType::i64 : ElementType::boolean, host.type.shape);
+      for (size_t i = 0; i < host.integers.size(); ++i) t.set_integer(i, host.integers[i]);
+      inputs.push_back(std::move(t));
+    }
+  }
+  return inputs;
+}
+
+bool same_bits(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].type() != b[i].type() || a[i].shape() != b[i].shape() || a[i].byte_size() != b[i].byte_size()) return false;
+    if (std::memcmp(a[i].data(), b[i].data(), a[i].byte_size()) != 0) return false;
+  }
+  return true;
+}
+
+void PrintTo(const Example& example, std::ostream* out) { *out << example.file << ":" << example.entry; }
+
+class Bits : public ::testing::TestWithParam<Example> {};
+
+TEST_P(Bits, ScalarSimdAndThreadsAgree) {
+  const Example example = GetParam();
+  const ir::Program program = compile_example(example.file, example.entry);
+  const reference::ParameterStore store = reference::synthesize_parameters(program, 3, 1);
+  const std::vector<Tensor> inputs = inputs_for(program, example.entry);
+  int index = 0;
+  for (const Realization& realization : realizations_for(program)) {
+    SCOPED_TRACE("realization " + std::to_string(index++) + ": " + realization_to_json(realization).dump());
+    const PreparedParameters params =
+        prepare_parameters(program, realization, [&](const std::string& path) { return store.find(path); });
+    const std::vector<Tensor> defining = execute(program, example.entry, realization, inputs, params, {1, true});
+    for (ExecuteOptions options : {ExecuteOptions{1, false}, ExecuteOptions{2, false}, ExecuteOptions{2, true}}) {
+      const std::vector<Tensor> other = execute(program, example.entry, realization, inputs, params, options);
+      EXPECT_TRUE(same_bits(defining, other)) << "threads " << options.threads << " scalar " << options.force_scalar;
+    }
+    for (const Tensor& t : defining) {
+      for (uint64_t i = 0; i < t.element_count(); ++i) ASSERT_TRUE(std::isfinite(t.get(i))) << "element " << i;
+    }
+  }
+}
+
+// The f64 realization against the exact reference (MPFR, 256 bits) on the same parameters and
+// inputs; f32 and bf16 within a tolerance that scales with their unit roundoff.
+TEST_P(Bits, AgreesWithTheExactReference) {
+  const Example example = GetParam();
+  const ir::Program program = compile_example(example.file, example.entry);
+  const reference::ParameterStore store = reference::synthesize_parameters(program, 3, 1);
+  const ir::Function* function = program.find_function(example.entry);
+  const std::vector<reference::HostTensor> hosts = reference::synthesize_inputs(*function, 7, token_range(program));
+  reference::MpfrArith arith(256);
+  std::vector<reference::Value<reference::MpfrArith>> arguments;
+  for (const reference::HostTensor& host : hosts) arguments.push_back(reference::to_value(arith, host));
+  const auto exact = reference::run_function(program, *function, store, arguments, reference::RunOptions{});
+  const std::vector<Tensor> inputs = inputs_for(program, example.entry);
+  for (RealType type : {RealType::f64, RealType::f32, RealType::bf16}) {
+    const Realization realization = uniform_realization(type);
+    const PreparedParameters params =
+        prepare_parameters(program, realization, [&](const std::string& path) { return store.find(path); });
+    const std::vector<Tensor> out = execute(program, example.entry, realization, inputs, params, {2, false});
+    // A per-example bound: 2^10 unit roundoffs (bf16: 2^4) of the magnitude of the result (plus 1).
+    const double tolerance = (type == RealType::bf16 ? 16 : 1024) * real_unit_roundoff(type);
+    for (uint64_t i = 0; i < out[0].element_count(); ++i) {
+      const double r = arith.to_double(exact[0].real(static_cast<int64_t>(i)));
+      EXPECT_NEAR(out[0].get(i), r, tolerance * (1 + std::fabs(r))) << real_type_name(type) << " element " << i;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, Bits, ::testing::ValuesIn(kExamples), [](const auto& info) {
+  std::string name = std::string(info.param.file) + "_" + info.param.entry;
+  for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return name;
+});
+
+}  // namespace
+}  // namespace presk::exec::native

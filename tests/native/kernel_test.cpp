@@ -1,0 +1,100 @@
+// The contraction kernels: for every path (panel, small-M streaming), B storage (f64, f32,
+// bf16, int8, int4), strided k (interleaved partials) and thread count, the SIMD result has
+// the bits of the scalar fma chain c = fma(a_k, b_k, c), k ascending from +0.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "exec/native/kernels.h"
+#include "exec/native/numeric.h"
+
+namespace presk::exec::native {
+namespace {
+
+struct Weights {
+  std::vector<double> f64;
+  std::vector<float> f32;
+  std::vector<uint16_t> bf16;
+  QuantizedWeights q8, q4;
+};
+
+Weights make_weights(size_t k, size_t n) {
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  Weights w;
+  for (size_t i = 0; i < k * n; ++i) w.f64.push_back(normal(rng));
+  for (double x : w.f64) w.f32.push_back(static_cast<float>(x)), w.bf16.push_back(to_bf16(x));
+  w.q8 = quantize(w.f64, {static_cast<int64_t>(k), static_cast<int64_t>(n)}, 8, 0, false);
+  w.q4 = quantize(w.f64, {static_cast<int64_t>(k), static_cast<int64_t>(n)}, 4, 1, true);
+  return w;
+}
+
+BSource source(const Weights& w, BSource::Kind kind, size_t n) {
+  BSource b;
+  b.kind = kind;
+  b.ldb = n;
+  switch (kind) {
+    case BSource::Kind::f64: b.data = w.f64.data(); break;
+    case BSource::Kind::f32: b.data = w.f32.data(); break;
+    case BSource::Kind::bf16: b.data = w.bf16.data(); break;
+    case BSource::Kind::i8: b.data = w.q8.q.data(), b.scales = w.q8.scales.data(); break;
+    case BSource::Kind::i4: b.data = w.q4.q.data(), b.scales = w.q4.scales.data(), b.scale_per_column = false; break;
+  }
+  return b;
+}
+
+TEST(Contraction, SimdAndThreadsMatchTheScalarChain) {
+  const size_t k = 300, n = 200;
+  const Weights w = make_weights(k, n);
+  std::mt19937 rng(9);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (size_t m : {1, 3, 4, 9, 70}) {
+    std::vector<float> a(m * k);
+    std::vector<double> a64(m * k);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = normal(rng), a64[i] = a[i];
+    for (auto kind : {BSource::Kind::f64, BSource::Kind::f32, BSource::Kind::bf16, BSource::Kind::i8, BSource::Kind::i4}) {
+      const BSource b = source(w, kind, n);
+      for (size_t step : {1, 8}) {
+        const ContractionShape shape{m, n, step == 1 ? 0u : 3u, step, step == 1 ? k : (k - 3 + step - 1) / step, k};
+        std::vector<float> defining(m * n), simd(m * n);
+        contract_f32(shape, a.data(), b, defining.data(), 1, true);
+        // The definition itself: one element by the plain loop.
+        float c = 0.0f;
+        for (size_t t = 0; t < shape.terms; ++t) {
+          const size_t kk = shape.k_first + t * step;
+          c = std::fma(a[(m - 1) * k + kk], static_cast<float>(b.value(kk, n - 1)), c);
+        }
+        EXPECT_EQ(std::memcmp(&c, &defining[m * n - 1], 4), 0);
+        for (int threads : {1, 2}) {
+          contract_f32(shape, a.data(), b, simd.data(), threads, false);
+          EXPECT_EQ(std::memcmp(defining.data(), simd.data(), 4 * m * n), 0)
+              << "f32 m=" << m << " kind=" << static_cast<int>(kind) << " step=" << step << " threads=" << threads;
+        }
+        std::vector<double> d_defining(m * n), d_simd(m * n);
+        contract_f64(shape, a64.data(), b, d_defining.data(), 1, true);
+        contract_f64(shape, a64.data(), b, d_simd.data(), 2, false);
+        EXPECT_EQ(std::memcmp(d_defining.data(), d_simd.data(), 8 * m * n), 0) << "f64 m=" << m;
+      }
+    }
+  }
+}
+
+TEST(Quantize, ScalesAndZeroChannels) {
+  // Two columns (over = 0: one scale per column): one all zero, one with max |w| = 2.54.
+  const QuantizedWeights q = quantize({0.0, 2.54, 0.0, -1.27, 0.0, 0.01}, {3, 2}, 8, 0, false);
+  ASSERT_EQ(q.scales.size(), 2u);
+  EXPECT_EQ(q.scales[0], 0.0f);
+  EXPECT_EQ(q.scales[1], static_cast<float>(2.54 / 127));
+  EXPECT_EQ(q.q_at(1), 127);
+  EXPECT_EQ(q.q_at(3), -64);  // −1.27 / 0.02 = −63.5 → ties to even
+  EXPECT_EQ(q.value(1), 127.0f * q.scales[1]);
+  const QuantizedWeights p = quantize({3.0, -1.0}, {2}, 4, 0, true);  // pow2: 3/7 → 0.5
+  EXPECT_EQ(p.scales[0], 0.5f);
+  EXPECT_EQ(p.q_at(0), 6);
+  EXPECT_EQ(p.q_at(1), -2);
+}
+
+}  // namespace
+}  // namespace presk::exec::native
