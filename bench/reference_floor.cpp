@@ -1,9 +1,13 @@
 // Times the exact reference interpreter on the loss of examples/gpt.psk (one synthesized
 // window) at 128 and 256 bits, MPFR and ball, and prints each beside the arithmetic floor:
 // the number of MPFR operations the program performs (counted from the IR) times their cost
-// measured in this run on normal(0, 1) operands, divided by the thread count.
+// measured in this run on normal(0, 1) operands (thread CPU time), divided by the thread count.
+// Beside wall-clock seconds it prints CPU seconds (all threads of the run against one thread's
+// floor), which other processes on a shared machine disturb far less.
 //   reference_floor [PROGRAM] [T] [THREADS]     (defaults: examples/gpt.psk 256 2)
 #include <mpfr.h>
+
+#include <time.h>
 
 #include <chrono>
 #include <cstdio>
@@ -86,7 +90,8 @@ double measure(Cost kind, long bits) {
   mpfr_init2(r, bits);
   mpfr_set_zero(r, 1);
   int repeats = kind >= Cost::Exp ? 2 : 200;
-  auto start = std::chrono::steady_clock::now();
+  timespec begin{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &begin);
   for (int k = 0; k < repeats; ++k) {
     for (int i = 0; i + 1 < kCount; ++i) {
       switch (kind) {
@@ -102,24 +107,36 @@ double measure(Cost kind, long bits) {
       }
     }
   }
-  double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+  timespec end{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &end);
+  double ns = 1e9 * static_cast<double>(end.tv_sec - begin.tv_sec) + static_cast<double>(end.tv_nsec - begin.tv_nsec);
   for (auto& v : x) mpfr_clear(v);
   mpfr_clear(r);
   return ns / (static_cast<double>(repeats) * (kCount - 1));
 }
 
+// CPU seconds this process has used (all threads): robust to other processes on the machine.
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
 template <class A>
 double time_run(const ir::Program& program, const reference::ParameterStore& params,
-                const std::vector<reference::HostTensor>& inputs, long bits, int threads, std::string& value) {
+                const std::vector<reference::HostTensor>& inputs, long bits, int threads,
+                std::string& value, double& cpu) {
   A arith(bits);
   std::vector<reference::Value<A>> arguments;
   for (const auto& input : inputs) arguments.push_back(reference::to_value(arith, input));
   reference::RunOptions options;
   options.bits = bits;
   options.threads = threads;
+  double cpu_start = process_cpu_seconds();
   auto start = std::chrono::steady_clock::now();
   auto out = reference::run_function<A>(program, reference::find_entry(program, "loss"), params, arguments, options);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  cpu = process_cpu_seconds() - cpu_start;
   value = arith.to_decimal(out[0].real(0), 12);
   if constexpr (A::kIsBall) value += " ± " + arith.radius_decimal(out[0].real(0));
   return seconds;
@@ -142,16 +159,21 @@ int main(int argc, char** argv) {
                                              reference::default_token_range(program));
   std::printf("%s loss, T=%lld, %d threads; operation counts:", path.c_str(), static_cast<long long>(t), threads);
   for (auto& [kind, n] : counts) std::printf(" %s %.3g", kCostNames[static_cast<int>(kind)], n);
-  std::printf("\n%-6s %-5s %10s %10s %7s  %s\n", "bits", "arith", "floor s", "run s", "ratio", "loss");
+  std::printf("\n%-6s %-5s %9s %9s %7s %9s %9s %7s  %s\n", "bits", "arith", "floor s", "run s",
+              "ratio", "floor cpu", "run cpu", "ratio", "loss");
   for (long bits : {128L, 256L}) {
-    double floor = 0;
-    for (auto& [kind, n] : counts) floor += n * measure(kind, bits) * 1e-9;
-    floor /= threads;
-    std::string value;
-    double mpfr = time_run<reference::MpfrArith>(program, params, inputs, bits, threads, value);
-    std::printf("%-6ld %-5s %10.3f %10.3f %7.2f  %s\n", bits, "mpfr", floor, mpfr, mpfr / floor, value.c_str());
-    double ball = time_run<reference::BallArith>(program, params, inputs, bits, threads, value);
-    std::printf("%-6ld %-5s %10.3f %10.3f %7.2f  %s\n", bits, "ball", floor, ball, ball / floor, value.c_str());
+    double floor_cpu = 0;  // one thread's CPU seconds for every operation
+    for (auto& [kind, n] : counts) floor_cpu += n * measure(kind, bits) * 1e-9;
+    double floor = floor_cpu / threads;
+    for (const char* arith : {"mpfr", "ball"}) {
+      std::string value;
+      double cpu = 0;
+      double run = arith[0] == 'm'
+          ? time_run<reference::MpfrArith>(program, params, inputs, bits, threads, value, cpu)
+          : time_run<reference::BallArith>(program, params, inputs, bits, threads, value, cpu);
+      std::printf("%-6ld %-5s %9.3f %9.3f %7.2f %9.3f %9.3f %7.2f  %s\n", bits, arith, floor, run,
+                  run / floor, floor_cpu, cpu, cpu / floor_cpu, value.c_str());
+    }
   }
   return 0;
 }

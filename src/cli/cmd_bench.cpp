@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/pipeline.h"
 #include "exec/native/executor.h"
 #include "exec/reference/parameters.h"
 #include "lang/frontend.h"
@@ -25,47 +26,12 @@ struct BenchOptions {
   std::string realize;
   int runs = 10;
   bool scalar = false;
-  std::vector<std::string> consts;  // "K=V"
-  std::vector<std::string> dims;    // "N=V"
+  BindingOptions bindings;
   int64_t token_range = 0;          // 0: the reference's default
 };
 
-std::vector<lang::Binding> bindings(const std::vector<std::string>& texts, const char* option, const char* code) {
-  std::vector<lang::Binding> out;
-  for (const std::string& text : texts) {
-    const size_t equals = text.find('=');
-    char* end = nullptr;
-    const std::string value = equals == std::string::npos ? "" : text.substr(equals + 1);
-    const long long number = value.empty() ? 0 : std::strtoll(value.c_str(), &end, 10);
-    if (equals == 0 || equals == std::string::npos || value.empty() || *end != '\0') {
-      user_error(code).hint(std::string("write ") + option + " NAME=INTEGER") << option << " `" << text << "` is not NAME=INTEGER";
-    }
-    out.push_back({text.substr(0, equals), static_cast<int64_t>(number)});
-  }
-  return out;
-}
-
-std::vector<Tensor> tensors_of(const std::vector<reference::HostTensor>& hosts) {
-  std::vector<Tensor> out;
-  for (const reference::HostTensor& host : hosts) {
-    if (host.type.kind == ir::ElemKind::Real) {
-      Tensor t(ElementType::f64, host.type.shape);
-      for (size_t i = 0; i < host.reals.size(); ++i) t.set(i, host.reals[i]);
-      out.push_back(std::move(t));
-    } else {
-      Tensor t(host.type.kind == ir::ElemKind::Int ? ElementType::i64 : ElementType::boolean, host.type.shape);
-      for (size_t i = 0; i < host.integers.size(); ++i) t.set_integer(i, host.integers[i]);
-      out.push_back(std::move(t));
-    }
-  }
-  return out;
-}
-
 int run_bench(const BenchOptions& options, const GlobalOptions& global) {
-  lang::FrontendOptions frontend;
-  frontend.consts = bindings(options.consts, "--const", "E0004");
-  frontend.dims = bindings(options.dims, "--dim", "E0005");
-  frontend.entry = options.entry;
+  const lang::FrontendOptions frontend = frontend_options(options.bindings, options.entry);
   const ir::Program program = lang::compile(lang::read_source(options.program_path), frontend);
   const ir::Function* entry = program.find_function(options.entry);
   if (!entry) user_error("E0621") << "the program has no entry `" << options.entry << "`";
@@ -76,7 +42,7 @@ int run_bench(const BenchOptions& options, const GlobalOptions& global) {
   for (const ir::Type& type : entry->argument_types) integer_input |= type.kind == ir::ElemKind::Int;
   int64_t token_range = options.token_range;
   if (token_range == 0 && integer_input) token_range = reference::default_token_range(program);
-  const std::vector<Tensor> inputs = tensors_of(reference::synthesize_inputs(*entry, global.seed, token_range));
+  const std::vector<Tensor> inputs = to_tensors(reference::synthesize_inputs(*entry, global.seed, token_range));
   const exec::native::PreparedParameters parameters = exec::native::prepare_parameters(
       program, realization, [&](const std::string& path) { return store.find(path); });
   const exec::native::ExecuteOptions run_options{threads, options.scalar};
@@ -115,8 +81,7 @@ Registration registration("bench", 45, [](CLI::App& app, GlobalOptions& global) 
   command->add_option("--realize", options->realize, "f64, f32, bf16, or @realization.json")->required();
   command->add_option("-n,--runs", options->runs, "Timed runs after one warm-up")->capture_default_str();
   command->add_flag("--scalar", options->scalar, "Use the scalar kernels (they define the bits)");
-  command->add_option("--const", options->consts, "Override a const: --const D=32");
-  command->add_option("--dim", options->dims, "Bind a dim: --dim T=256");
+  add_binding_options(*command, options->bindings);
   command->add_option("--token-range", options->token_range, "Draw integer inputs from [0, V)");
   add_threads_option(*command, global);
   add_seed_option(*command, global);

@@ -1,13 +1,16 @@
-// `presk dump --stage ast|ir|sites PROGRAM`: stops the pipeline after the named stage and
+// `presk dump --stage ast|ir|sites|vjp PROGRAM`: stops the pipeline after the named stage and
 // prints what it holds (docs/ir.md). PROGRAM is a .psk source, or for `ir` and `sites` a
 // .pir file of printed IR, which is parsed and verified (so round trips can be tested).
-// The stages vjp, sensitivity and kernel are listed and refused until they exist.
+// `vjp` prints the IR with each function's generated `.vjp` (docs/ad.md). The stages
+// sensitivity and kernel are listed and refused until they exist.
 #include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "ad/vjp.h"
 #include "cli/command.h"
+#include "cli/pipeline.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/program_json.h"
@@ -23,47 +26,11 @@ struct DumpOptions {
   std::string stage;
   std::string program_path;
   std::string entry;
-  std::vector<std::string> consts;  // "K=V", as given
-  std::vector<std::string> dims;    // "N=V", as given
+  BindingOptions bindings;
 };
 
 const std::vector<std::string> kStages = {"ast", "ir", "sites", "vjp", "sensitivity", "kernel"};
-const std::vector<std::string> kComing = {"vjp", "sensitivity", "kernel"};
-
-bool is_identifier(const std::string& text) {
-  if (text.empty() || !(std::isalpha(static_cast<unsigned char>(text[0])) || text[0] == '_')) {
-    return false;
-  }
-  for (char c : text) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
-  }
-  return true;
-}
-
-// "NAME=INTEGER" → Binding; anything else is `code` (E0004 for --const, E0005 for --dim).
-std::vector<lang::Binding> parse_bindings(const std::vector<std::string>& texts,
-                                          const std::string& option, const char* code) {
-  std::vector<lang::Binding> bindings;
-  for (const std::string& text : texts) {
-    size_t equals = text.find('=');
-    std::string name = text.substr(0, equals);
-    std::string value = equals == std::string::npos ? "" : text.substr(equals + 1);
-    size_t used = 0;
-    long long number = 0;
-    try {
-      number = std::stoll(value, &used, 10);
-    } catch (const std::exception&) {
-      used = std::string::npos;
-    }
-    if (!is_identifier(name) || value.empty() || used != value.size()) {
-      user_error(code).hint("write " + option + " NAME=INTEGER, e.g. " + option +
-                            (option == "--dim" ? " T=256" : " D=32"))
-          << option << " `" << text << "` is not NAME=INTEGER (an integer within ±2^63)";
-    }
-    bindings.push_back({name, static_cast<int64_t>(number)});
-  }
-  return bindings;
-}
+const std::vector<std::string> kComing = {"sensitivity", "kernel"};
 
 bool is_printed_ir(const std::string& path) {
   return path.size() > 4 && path.compare(path.size() - 4, 4, ".pir") == 0;
@@ -73,7 +40,7 @@ bool is_printed_ir(const std::string& path) {
 void check_usage(const DumpOptions& options, const GlobalOptions& global) {
   for (const std::string& stage : kComing) {
     if (options.stage == stage) {
-      user_error("E0449").hint("available now: --stage ast, ir or sites")
+      user_error("E0449").hint("available now: --stage ast, ir, sites or vjp")
           << "`presk dump --stage " << stage << "` is not implemented yet";
     }
   }
@@ -81,7 +48,8 @@ void check_usage(const DumpOptions& options, const GlobalOptions& global) {
     user_error("E0448").hint("the AST exists only for a .psk source, and only as text")
         << "`--stage ast` " << (global.json ? "has no JSON form" : "cannot read printed IR (.pir)");
   }
-  bool bound = !options.consts.empty() || !options.dims.empty() || !options.entry.empty();
+  bool bound = !options.bindings.consts.empty() || !options.bindings.dims.empty() ||
+               !options.entry.empty();
   if (is_printed_ir(options.program_path) && bound) {
     user_error("E0447").hint(
         "printed IR is already bound and lowered; drop --const, --dim and --entry")
@@ -103,19 +71,18 @@ int run_dump(const DumpOptions& options, const GlobalOptions& global) {
   lang::FrontendOptions frontend;
   try {
     check_usage(options, global);
-    frontend.consts = parse_bindings(options.consts, "--const", "E0004");
-    frontend.dims = parse_bindings(options.dims, "--dim", "E0005");
+    frontend = frontend_options(options.bindings, options.entry);
   } catch (const UserError& error) {
     std::cerr << error.what() << std::endl;
     return 2;
   }
-  frontend.entry = options.entry;
   if (options.stage == "ast") {
     std::cout << lang::dump_ast(lang::read_source(options.program_path));
     return 0;
   }
   ir::Program program = load_program(options, frontend);
-  if (options.stage == "ir") {
+  if (options.stage == "vjp") program = ad::add_vjps(program);
+  if (options.stage == "ir" || options.stage == "vjp") {
     std::cout << (global.json ? ir::program_json(program).dump(2) + "\n"
                               : ir::print_program(program));
   } else {
@@ -130,19 +97,14 @@ Registration registration("dump", 10, [](CLI::App& app, GlobalOptions& global) {
   CLI::App* command = app.add_subcommand(
       "dump", "Print a stage of the pipeline: the AST, the IR, or the site table");
   command
-      ->add_option("--stage", options->stage, "ast | ir | sites (coming: vjp, sensitivity, kernel)")
+      ->add_option("--stage", options->stage, "ast | ir | sites | vjp (coming: sensitivity, kernel)")
       ->required()
       ->check(CLI::IsMember(kStages));
   command
       ->add_option("program", options->program_path,
-                   "A .psk program, or printed IR (.pir) for --stage ir|sites")
+                   "A .psk program, or printed IR (.pir) for --stage ir|sites|vjp")
       ->required();
-  command->add_option("--const", options->consts, "Override a const: --const D=32 (repeatable)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  command->add_option("--dim", options->dims, "Bind a dim: --dim T=256 (repeatable)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  add_binding_options(*command, options->bindings);
   command->add_option("--entry", options->entry, "Only this entry and what it calls");
   add_json_option(*command, global);
   return [options, &global] { return run_dump(*options, global); };

@@ -1,16 +1,22 @@
 // `presk run PROGRAM --entry E --exact`: compiles the program, takes its parameters from
-// --weights or synthesizes them from the seed, synthesizes the entry's data arguments, runs
-// the exact reference interpreter (MPFR, or Arb balls with --arith ball) and prints each
-// output to --digits significant digits, or every element as decimal strings with --json.
-// The --const K=V / --dim N=V parser is local to this file, as is cmd_dump.cpp's (same codes);
-// a shared helper in src/cli would replace both.
+// --weights or synthesizes them from the seed, reads the entry's data arguments from --data
+// or synthesizes them, runs the exact reference interpreter (MPFR, or Arb balls with
+// --arith ball) on --samples N samples from --offset K, and prints each output to --digits
+// significant digits, or every element as decimal strings with --json, and with --out
+// writes them to a safetensors file. With --realize R the native executor runs the entry
+// under realization R instead (cli/run_native.cpp), and with --exact too, beside its gap to
+// the exact value.
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/pipeline.h"
+#include "cli/run_native.h"
 #include "exec/reference/interpreter.h"
+#include "exec/reference/output_file.h"
 #include "exec/reference/weights.h"
 #include "lang/frontend.h"
 #include "support/diagnostics.h"
@@ -19,43 +25,17 @@ namespace presk::cli {
 namespace {
 
 struct RunCommandOptions {
-  std::string program_path;
-  std::string entry;
+  RunInputOptions input;
   bool exact = false;
   long bits = 256;
   std::string arith = "mpfr";
-  std::vector<std::string> consts;  // "K=V"
-  std::vector<std::string> dims;    // "N=V"
-  std::string weights;
-  std::string data;
-  int64_t offset = 0;
+  std::string out;      // --out F.safetensors
   int digits = 10;
-  int64_t token_range = 0;  // 0: default_token_range
+  std::string realize;  // --realize R: the native executor under R
+  bool scalar = false;  // --scalar: the native executor's defining scalar kernels
 };
 
 constexpr int64_t kShownElements = 64;  // elements a table prints per output
-
-// "NAME=INTEGER" → Binding; anything else is `code` (E0004 for --const, E0005 for --dim, the
-// codes `presk dump` uses for the same mistake).
-std::vector<lang::Binding> parse_bindings(const std::vector<std::string>& texts,
-                                          const char* option, const char* code) {
-  std::vector<lang::Binding> bindings;
-  for (const std::string& text : texts) {
-    size_t equals = text.find('=');
-    std::string value = equals == std::string::npos ? "" : text.substr(equals + 1);
-    char* end = nullptr;
-    long long number = value.empty() ? 0 : std::strtoll(value.c_str(), &end, 10);
-    if (equals == 0 || equals == std::string::npos || value.empty() || *end != '\0') {
-      user_error(code).hint(std::string("write ") + option + " NAME=INTEGER, e.g. " + option + " T=16")
-          << option << " `" << text << "` is not NAME=INTEGER";
-    }
-    bindings.push_back({text.substr(0, equals), static_cast<int64_t>(number)});
-  }
-  return bindings;
-}
-
-// Digits that identify a `bits`-bit binary number: ⌈bits·log₁₀2⌉ + 1.
-int exact_digits(long bits) { return static_cast<int>(std::ceil(bits * 0.30102999566398120)) + 1; }
 
 std::string index_text(int64_t flat, const std::vector<int64_t>& shape) {
   std::string text;
@@ -101,7 +81,7 @@ template <class A>
 nlohmann::json outputs_json(const A& arith, const ir::Function& entry,
                             const std::vector<reference::Value<A>>& outputs) {
   nlohmann::json list = nlohmann::json::array();
-  int digits = exact_digits(arith.bits());
+  int digits = reference::exact_digits(arith.bits());
   for (size_t k = 0; k < outputs.size(); ++k) {
     const reference::Value<A>& value = outputs[k];
     nlohmann::json values = nlohmann::json::array(), radii = nlohmann::json::array();
@@ -119,98 +99,104 @@ nlohmann::json outputs_json(const A& arith, const ir::Function& entry,
   return list;
 }
 
-struct Prepared {
-  ir::Program program;
-  const ir::Function* entry = nullptr;
-  reference::ParameterStore parameters;
-  std::vector<reference::HostTensor> inputs;
-};
-
-Prepared prepare(const RunCommandOptions& options, const GlobalOptions& global) {
-  lang::FrontendOptions frontend;
-  frontend.consts = parse_bindings(options.consts, "--const", "E0004");
-  frontend.dims = parse_bindings(options.dims, "--dim", "E0005");
-  frontend.entry = options.entry;
-  Prepared prepared;
-  prepared.program = lang::compile(lang::read_source(options.program_path), frontend);
-  prepared.entry = &reference::find_entry(prepared.program, options.entry);
-  prepared.parameters = options.weights.empty()
-      ? reference::synthesize_parameters(prepared.program, global.seed, global.threads)
-      : reference::load_weights(prepared.program, options.weights);
-  bool has_integer_input = false;
-  for (const ir::Type& type : prepared.entry->argument_types) {
-    has_integer_input |= type.kind == ir::ElemKind::Int;
+// The JSON report: one sample's outputs as before; with --samples, one entry per sample.
+template <class A>
+nlohmann::json report_json(const A& arith, const PreparedRun& prepared, const RunCommandOptions& options,
+                           const GlobalOptions& global,
+                           const std::vector<std::vector<reference::Value<A>>>& samples, double seconds) {
+  nlohmann::json report = {{"entry", prepared.entry->name}, {"arith", A::kName},
+                           {"bits", options.bits},          {"seed", global.seed},
+                           {"threads", global.threads},     {"weights", options.input.weights},
+                           {"offset", prepared.first},      {"seconds", seconds}};
+  if (options.input.samples == 0) {
+    report["outputs"] = outputs_json(arith, *prepared.entry, samples[0]);
+    return report;
   }
-  int64_t token_range = options.token_range;
-  if (token_range == 0 && has_integer_input && options.data.empty()) token_range = reference::default_token_range(prepared.program);
-  prepared.inputs = options.data.empty()
-      ? reference::synthesize_inputs(*prepared.entry, global.seed, token_range)
-      : reference::load_inputs(*prepared.entry, options.data, options.offset);
-  return prepared;
+  nlohmann::json list = nlohmann::json::array();
+  for (size_t k = 0; k < samples.size(); ++k) {
+    list.push_back({{"sample", prepared.first + static_cast<int64_t>(k)},
+                    {"outputs", outputs_json(arith, *prepared.entry, samples[k])}});
+  }
+  report["samples"] = std::move(list);
+  return report;
 }
 
 template <class A>
-int run_in(const Prepared& prepared, const RunCommandOptions& options, const GlobalOptions& global) {
+void write_out(const A& arith, const PreparedRun& prepared, const RunCommandOptions& options,
+               const GlobalOptions& global, const std::vector<std::vector<reference::Value<A>>>& samples) {
+  reference::RunRecord record{options.input.program_path, prepared.entry->name, A::kName, options.bits,
+                              global.seed, prepared.first, options.input.samples > 0, options.input.weights,
+                              options.input.data};
+  reference::write_outputs(options.out, arith, *prepared.entry, samples, record);
+}
+
+template <class A>
+int run_in(const PreparedRun& prepared, const RunCommandOptions& options, const GlobalOptions& global) {
   A arith(options.bits);
   reference::RunOptions run_options;
   run_options.bits = options.bits;
   run_options.threads = global.threads;
-  std::vector<reference::Value<A>> arguments;
-  for (const reference::HostTensor& input : prepared.inputs) arguments.push_back(reference::to_value(arith, input));
+  reference::SampleArguments<A> arguments_of = [&](const A& a, int64_t k) {
+    std::vector<reference::Value<A>> arguments;
+    for (const reference::HostTensor& input : prepared.inputs(k, global.seed)) {
+      arguments.push_back(reference::to_value(a, input));
+    }
+    return arguments;
+  };
   auto start = std::chrono::steady_clock::now();
-  std::vector<reference::Value<A>> outputs = reference::run_function<A>(
-      prepared.program, *prepared.entry, prepared.parameters, arguments, run_options);
+  std::vector<std::vector<reference::Value<A>>> samples = reference::run_samples<A>(
+      prepared.program, *prepared.entry, prepared.parameters, prepared.count, arguments_of, run_options);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!options.out.empty()) write_out(arith, prepared, options, global, samples);
   if (global.json) {
-    nlohmann::json report = {{"entry", prepared.entry->name}, {"arith", A::kName},
-                             {"bits", options.bits},          {"seed", global.seed},
-                             {"threads", global.threads},     {"weights", options.weights},
-                             {"seconds", seconds},            {"outputs", outputs_json(arith, *prepared.entry, outputs)}};
-    std::cout << report.dump(2) << '\n';
+    std::cout << report_json(arith, prepared, options, global, samples, seconds).dump(2) << '\n';
     return 0;
   }
   std::cout << "# exact " << A::kName << " at " << options.bits << " bits, seed " << global.seed
             << ", " << global.threads << " thread" << (global.threads == 1 ? "" : "s") << ", "
-            << (options.weights.empty() ? "synthesized parameters" : options.weights) << ", "
-            << seconds << " s\n";
-  print_table(arith, *prepared.entry, outputs, options.digits);
+            << (options.input.weights.empty() ? "synthesized parameters" : options.input.weights) << ", "
+            << seconds << " s" << (options.out.empty() ? "" : ", written to " + options.out) << '\n';
+  for (size_t k = 0; k < samples.size(); ++k) {
+    if (options.input.samples > 0) std::cout << "# sample " << prepared.first + static_cast<int64_t>(k) << '\n';
+    print_table(arith, *prepared.entry, samples[k], options.digits);
+  }
   return 0;
 }
 
 int run_command(const RunCommandOptions& options, const GlobalOptions& global) {
-  if (!options.exact) {
-    user_error("E0540").hint("add --exact (the native executor is not part of this build yet)")
-        << "presk run needs --exact: only the reference interpreter can run this entry";
+  if (!options.exact && options.realize.empty()) {
+    user_error("E0540").hint("add --exact (the reference interpreter) or --realize f32 (native)")
+        << "presk run needs --exact, --realize R, or both (native beside its gap to exact)";
   }
   reference::Arithmetic arithmetic =
       options.arith == "ball" ? reference::Arithmetic::Ball : reference::Arithmetic::Mpfr;
-  Prepared prepared = prepare(options, global);
+  PreparedRun prepared = prepare_run(options.input, global);
+  if (!options.realize.empty()) {
+    NativeRunOptions native{options.realize, options.scalar, options.exact, options.bits,
+                            options.digits, options.out};
+    return run_native(prepared, native, global);
+  }
   if (arithmetic == reference::Arithmetic::Ball) return run_in<reference::BallArith>(prepared, options, global);
   return run_in<reference::MpfrArith>(prepared, options, global);
 }
 
 Registration registration("run", 20, [](CLI::App& app, GlobalOptions& global) {
   auto options = std::make_shared<RunCommandOptions>();
-  CLI::App* command = app.add_subcommand("run", "Run an entry of a program (--exact: the reference interpreter)");
-  command->add_option("program", options->program_path, "The .psk program")->required();
-  command->add_option("--entry", options->entry, "The entry to run")->required();
+  CLI::App* command = app.add_subcommand(
+      "run", "Run an entry: --exact (the reference interpreter), --realize R (native), or both");
+  add_run_input_options(*command, options->input);
   command->add_flag("--exact", options->exact, "Run the exact reference interpreter");
+  command->add_option("--realize", options->realize,
+                      "Run natively under a realization: f64, f32, bf16 or @file.json");
+  command->add_flag("--scalar", options->scalar, "Native: the scalar kernels (they define the bits)");
   command->add_option("--bits", options->bits, "Working precision in bits (MPFR, or Arb's)")
       ->capture_default_str();
   command->add_option("--arith", options->arith, "mpfr: correctly rounded; ball: Arb enclosures")
       ->check(CLI::IsMember({"mpfr", "ball"}))->capture_default_str();
-  command->add_option("--const", options->consts, "Override a const: --const D=32");
-  command->add_option("--dim", options->dims, "Bind a dim: --dim T=256");
-  command->add_option("--weights", options->weights, "Parameters from a safetensors file");
-  command->add_option("--data", options->data,
-                      "Data arguments from a safetensors file (one tensor per argument, by name)");
-  command->add_option("--offset", options->offset, "The sample of --data to run (its leading axis)")
-      ->check(CLI::NonNegativeNumber);
+  command->add_option("--out", options->out,
+                      "Write the outputs to a safetensors file (F64, exact decimals in __metadata__)");
   command->add_option("--digits", options->digits, "Significant digits printed")
       ->check(CLI::Range(1, 100000))->capture_default_str();
-  command->add_option("--token-range", options->token_range,
-                      "Synthesized Z inputs lie in [0, V) (default: rows of the embedded table)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 62));
   add_threads_option(*command, global);
   add_seed_option(*command, global);
   add_json_option(*command, global);

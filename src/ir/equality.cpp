@@ -24,6 +24,7 @@ std::string let_difference(const Let& a, const Let& b) {
   if (!same_type(a.type, b.type)) return "types differ";
   if (a.operands != b.operands) return "operands differ";
   if (!(a.attrs == b.attrs)) return "attrs differ";
+  if (a.adjoint_of != b.adjoint_of) return "adjoint sites differ";
   return {};
 }
 
@@ -37,6 +38,7 @@ std::string signature_difference(const Function& a, const Function& b) {
     if (!same_type(a.argument_types[i], b.argument_types[i])) return "argument types differ";
   }
   if (a.results != b.results) return "results differ";
+  if (!same_names(a.result_names, b.result_names)) return "result names differ";
   if (a.lets.size() != b.lets.size()) return "let counts differ";
   return {};
 }

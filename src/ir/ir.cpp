@@ -42,13 +42,31 @@ const char* elem_kind_name(ElemKind kind) {
 }
 
 int64_t Type::element_count() const {
+  if (is_tuple()) {
+    int64_t total = 0;
+    for (const Type& element : elements) total += element.element_count();
+    return total;
+  }
   int64_t count = 1;
   for (int64_t extent : shape) count *= extent;
   return count;
 }
 
+Type tuple_type(std::vector<Type> elements) {
+  Type type;
+  type.elements = std::move(elements);
+  return type;
+}
+
 std::string type_to_string(const Type& type) {
   std::ostringstream out;
+  if (type.is_tuple()) {
+    out << '(';
+    for (size_t i = 0; i < type.elements.size(); ++i)
+      out << (i ? ", " : "") << type_to_string(type.elements[i]);
+    out << ')';
+    return out.str();
+  }
   out << elem_kind_name(type.kind);
   if (!type.shape.empty()) {
     out << '[';

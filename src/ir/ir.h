@@ -32,6 +32,12 @@ struct OpInfo {
 // Facts of every op, indexed by Op.
 const OpInfo& op_info(Op op);
 inline const char* op_name(Op op) { return op_info(op).name; }
+// Ops whose attrs.callee names a function: call, fold, fold_trace, fold_vjp.
+inline bool is_calling(Op op) {
+  return op == Op::call || op == Op::fold || op == Op::fold_trace || op == Op::fold_vjp;
+}
+// Ops that run their callee once per layer of a stack: fold, fold_trace, fold_vjp.
+inline bool is_folding(Op op) { return is_calling(op) && op != Op::call; }
 std::optional<Op> op_from_name(std::string_view name);
 int op_count();
 
@@ -41,15 +47,22 @@ const char* elem_kind_name(ElemKind kind);  // "R", "Z", "B"
 
 // A value's type: element kind and a static shape; `axes` names each axis where the
 // source named it (empty string where not), so reductions and dumps can say "axis D".
+// A *tuple* type (`elements` non-empty; kind R and shape empty) is the type of a `call` of
+// a function with several results and of `fold_trace`/`fold_vjp`; only `get` reads it.
 struct Type {
   ElemKind kind = ElemKind::Real;
   std::vector<int64_t> shape;      // empty: a scalar
   std::vector<std::string> axes;   // same length as shape, or empty when no axis is named
+  std::vector<Type> elements = {};  // a tuple's element types; empty for a tensor
 
-  int64_t element_count() const;   // product of shape (1 for a scalar)
+  int64_t element_count() const;   // product of shape (1 for a scalar); a tuple: the sum
   int rank() const { return static_cast<int>(shape.size()); }
-  bool operator==(const Type& other) const { return kind == other.kind && shape == other.shape; }
+  bool is_tuple() const { return !elements.empty(); }
+  bool operator==(const Type& other) const {
+    return kind == other.kind && shape == other.shape && elements == other.elements;
+  }
 };
+Type tuple_type(std::vector<Type> elements);
 std::string type_to_string(const Type& type);  // "R[256, 64]", "Z[257]", "R"
 
 // An operand: one of the function's arguments or an earlier let.
@@ -84,6 +97,8 @@ struct Let {
   std::vector<ValueRef> operands;
   Attrs attrs;
   Span span;  // where in the source it came from (unknown for generated lets)
+  // In a `F.vjp`: the site of F whose adjoint ∂L/∂v this let holds (docs/ad.md).
+  std::optional<uint32_t> adjoint_of = std::nullopt;
 };
 
 // How a fresh parameter is synthesized from a seed.
@@ -117,6 +132,9 @@ struct Function {
   std::vector<Type> argument_types;
   std::vector<Let> lets;
   std::vector<ValueRef> results;  // usually one
+  // Empty, or one name per result: a `.vjp` names each cotangent it returns, `$i` for
+  // argument i, a parameter path (relative to the function's context) for a parameter.
+  std::vector<std::string> result_names;
   Span span;
 
   const Type& type_of(ValueRef value) const;

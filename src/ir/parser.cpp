@@ -121,6 +121,7 @@ class Parser {
     type.axes.push_back(std::move(name));
   }
   Type parse_type() {
+    if (current_.kind == TokenKind::LParen) return parse_tuple_type();
     Type type;
     type.kind = parse_kind();
     if (current_.kind != TokenKind::LBracket) return type;
@@ -135,6 +136,22 @@ class Parser {
     for (const std::string& axis : type.axes) named = named || !axis.empty();
     if (!named) type.axes.clear();
     return type;
+  }
+
+  // A tuple type `(T, T, …)` of at least two tensor types.
+  Type parse_tuple_type() {
+    Span span = here();
+    advance();
+    std::vector<Type> elements;
+    while (current_.kind != TokenKind::RParen) {
+      if (!elements.empty()) expect(TokenKind::Comma, "`,` or `)` in a tuple type");
+      if (current_.kind == TokenKind::LParen) user_error("E0404", here()) << "a tuple inside a tuple";
+      elements.push_back(parse_type());
+      if (elements.size() > 1024) user_error("E0402", here()) << "a tuple of more than 1024 types";
+    }
+    advance();
+    if (elements.size() < 2) user_error("E0404", span) << "a tuple type has at least two elements";
+    return tuple_type(std::move(elements));
   }
 
   // ---- program items ----
@@ -217,13 +234,21 @@ class Parser {
     for (const std::string& name : function.argument_names) named = named || !name.empty();
     if (!named) function.argument_names.clear();
   }
-  std::vector<Type> parse_result_types() {
+  // The result types, and the result names where they are given (`"g" : R[8]`).
+  std::vector<Type> parse_result_types(Function& function) {
     expect(TokenKind::Arrow, "`->` and the result types");
     if (current_.kind != TokenKind::LParen) return {parse_type()};
     advance();
     std::vector<Type> types;
     while (current_.kind != TokenKind::RParen) {
       if (!types.empty()) expect(TokenKind::Comma, "`,` or `)`");
+      if (current_.kind == TokenKind::String) {
+        if (function.result_names.size() != types.size())
+          user_error("E0411", here()) << "either every result is named or none is";
+        function.result_names.push_back(parse_name("a result name"));
+        expect(TokenKind::Colon, "`:` and the result's type");
+      }
+      if (current_.kind == TokenKind::LParen) user_error("E0404", here()) << "a tuple-valued result";
       types.push_back(parse_type());
       if (types.size() > 1024) user_error("E0402", here()) << "more than 1024 results";
     }
@@ -254,7 +279,9 @@ class Parser {
     }
     parse_arguments(function);
     Span signature = here();
-    std::vector<Type> result_types = parse_result_types();
+    std::vector<Type> result_types = parse_result_types(function);
+    if (!function.result_names.empty() && function.result_names.size() != result_types.size())
+      user_error("E0411", signature) << "either every result is named or none is";
     expect(TokenKind::LBrace, "`{`");
     while (!at_keyword("return")) function.lets.push_back(parse_let(function));
     advance();
@@ -306,6 +333,12 @@ class Parser {
     parse_attrs(let);
     expect(TokenKind::Colon, "`:` and the let's type");
     let.type = parse_type();
+    if (at_keyword("adjoint")) {
+      advance();
+      if (current_.kind != TokenKind::LetRef) expected("the forward site `%n` after `adjoint`");
+      let.adjoint_of = reference_index();
+      advance();
+    }
     let.span = lexer_.span(begin, previous_end_);
     return let;
   }
@@ -321,7 +354,7 @@ class Parser {
       if (current_.kind != TokenKind::String) expected("a quoted string");
       (let.op == Op::literal ? let.attrs.literal : let.attrs.path) = current_.text;
       advance();
-    } else if (let.op == Op::call || let.op == Op::fold) {
+    } else if (is_calling(let.op)) {
       expect(TokenKind::At, "`@` and the callee");
       let.attrs.callee = parse_name("a callee name");
     }

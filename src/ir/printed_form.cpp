@@ -45,6 +45,13 @@ std::string name_text(const std::string& name) {
 
 std::string type_text(const Type& type) {
   std::ostringstream out;
+  if (type.is_tuple()) {
+    out << '(';
+    for (size_t i = 0; i < type.elements.size(); ++i)
+      out << (i ? ", " : "") << type_text(type.elements[i]);
+    out << ')';
+    return out.str();
+  }
   out << elem_kind_name(type.kind);
   if (type.shape.empty()) return out.str();
   out << '[';

@@ -27,7 +27,7 @@ bool refers(const Function& function, ValueRef value) {
 void print_primary(std::ostream& out, const Let& let) {
   if (let.op == Op::literal) out << ' ' << quote_string(let.attrs.literal);
   if (let.op == Op::param) out << ' ' << quote_string(let.attrs.path);
-  if (let.op == Op::call || let.op == Op::fold) out << " @" << name_text(let.attrs.callee);
+  if (is_calling(let.op)) out << " @" << name_text(let.attrs.callee);
 }
 
 // Every attribute field that is set and not printed as the primary, as key=value.
@@ -35,7 +35,7 @@ void print_attrs(std::ostream& out, const Let& let) {
   const Attrs& a = let.attrs;
   bool primary_literal = let.op == Op::literal;
   bool primary_path = let.op == Op::param;
-  bool primary_callee = let.op == Op::call || let.op == Op::fold;
+  bool primary_callee = is_calling(let.op);
   auto list = [&](const char* key, const std::vector<int64_t>& values) {
     if (values.empty()) return;
     out << ' ' << key << '=';
@@ -62,7 +62,9 @@ void print_let(std::ostream& out, const Let& let, uint32_t index) {
     out << ')';
   }
   print_attrs(out, let);
-  out << " : " << type_text(let.type) << '\n';
+  out << " : " << type_text(let.type);
+  if (let.adjoint_of) out << " adjoint %" << *let.adjoint_of;
+  out << '\n';
 }
 
 void print_signature(std::ostream& out, const Function& function) {
@@ -77,12 +79,14 @@ void print_signature(std::ostream& out, const Function& function) {
     out << " : " << type_text(function.argument_types[i]);
   }
   out << ") -> ";
-  bool one = function.results.size() == 1;
+  bool one = function.results.size() == 1 && function.result_names.empty();
   if (!one) out << '(';
+  bool named = function.result_names.size() == function.results.size();
   for (size_t i = 0; i < function.results.size(); ++i) {
     ValueRef result = function.results[i];
-    out << (i ? ", " : "")
-        << (refers(function, result) ? type_text(function.type_of(result)) : std::string("?"));
+    out << (i ? ", " : "");
+    if (named) out << quote_string(function.result_names[i]) << " : ";
+    out << (refers(function, result) ? type_text(function.type_of(result)) : std::string("?"));
   }
   if (!one) out << ')';
   out << " {\n";

@@ -249,15 +249,9 @@ InferredType signature_mismatch(const Function& callee, size_t i, const Type& gi
               describe(callee.argument_types[i]) + ", given " + describe(given));
 }
 
-// call: arguments match the callee's; fold: the callee maps its one type to itself.
-InferredType control_rule(Op op, const std::vector<Type>& operands,
-                          const TypeRuleContext& context) {
-  if (!context.callee) return fail(std::string(op_name(op)) + " needs its resolved callee");
-  const Function& callee = *context.callee;
-  if (callee.results.size() != 1) {
-    return fail("callee `" + callee.name + "` returns " + std::to_string(callee.results.size()) +
-                " values; a call takes exactly one");
-  }
+// The arguments given to `callee` match its signature, or the mismatch.
+std::optional<InferredType> check_signature(const Function& callee,
+                                            const std::vector<Type>& operands) {
   if (operands.size() != callee.argument_types.size()) {
     return fail("`" + callee.name + "` takes " + std::to_string(callee.argument_types.size()) +
                 " arguments, given " + std::to_string(operands.size()));
@@ -266,16 +260,88 @@ InferredType control_rule(Op op, const std::vector<Type>& operands,
     if (!(operands[i] == callee.argument_types[i]))
       return signature_mismatch(callee, i, operands[i]);
   }
-  ValueRef returned = callee.results[0];
-  size_t defined =
-      returned.kind == ValueRef::Kind::Argument ? callee.argument_types.size() : callee.lets.size();
-  if (returned.index >= defined)
-    return fail("callee `" + callee.name + "` returns nothing defined");
-  const Type& result = callee.type_of(returned);
-  if (op == Op::fold && !(result == callee.argument_types[0])) {
+  return std::nullopt;
+}
+
+// The types of the callee's results, or nullopt when one refers to nothing.
+std::optional<std::vector<Type>> result_types(const Function& callee) {
+  std::vector<Type> types;
+  for (ValueRef returned : callee.results) {
+    size_t defined = returned.kind == ValueRef::Kind::Argument ? callee.argument_types.size()
+                                                               : callee.lets.size();
+    if (returned.index >= defined) return std::nullopt;
+    types.push_back(callee.type_of(returned));
+    types.back().axes.clear();
+  }
+  return types;
+}
+
+// `type` with a leading stack axis of `layers`.
+Type stacked(const Type& type, int64_t layers) {
+  Type out = type;
+  out.axes.clear();
+  out.shape.insert(out.shape.begin(), layers);
+  return out;
+}
+
+// fold_trace: a fold that also stacks each layer's input; the layer count is the declared
+// tuple's (the verifier checks it against the stack).
+InferredType fold_trace_rule(const Type& result, const TypeRuleContext& context) {
+  const Type* declared = context.declared;
+  if (!declared || declared->elements.size() != 2 || declared->elements[1].rank() < 1)
+    return fail("fold_trace declares a tuple (result, stacked inputs)");
+  return InferredType{tuple_type({result, stacked(result, declared->elements[1].shape[0])}), {}};
+}
+
+// fold_vjp(stacked inputs [L, x…], cotangent x…) with a callee (x, x) → (x, p…) gives
+// (x, [L, p]…).
+InferredType fold_vjp_rule(const Function& callee, const std::vector<Type>& results,
+                           const std::vector<Type>& operands) {
+  const Type& inputs = operands[0];
+  if (inputs.rank() < 1) return fail("fold_vjp's first operand has no layer axis");
+  Type layer_input{inputs.kind, {inputs.shape.begin() + 1, inputs.shape.end()}, {}, {}};
+  if (auto wrong = check_signature(callee, {layer_input, operands[1]})) return *wrong;
+  if (!(results[0] == operands[1]))
+    return fail("fold_vjp's callee `" + callee.name + "` must return the input's cotangent first");
+  std::vector<Type> elements{results[0]};
+  for (size_t i = 1; i < results.size(); ++i) elements.push_back(stacked(results[i], inputs.shape[0]));
+  return InferredType{tuple_type(std::move(elements)), {}};
+}
+
+// get: element attrs.axes[0] of a tuple.
+InferredType get_rule(const Type& tuple, const Attrs& attrs) {
+  if (!tuple.is_tuple()) return fail("get reads a tuple, given " + describe(tuple));
+  if (attrs.axes.size() != 1 || attrs.axes[0] < 0 ||
+      attrs.axes[0] >= static_cast<int64_t>(tuple.elements.size()))
+    return fail("get's index axes=[i] must name one of " +
+                std::to_string(tuple.elements.size()) + " elements");
+  Type element = tuple.elements[static_cast<size_t>(attrs.axes[0])];
+  element.axes.clear();
+  return InferredType{std::move(element), {}};
+}
+
+// call: arguments match the callee's, one result or a tuple of several; fold (and
+// fold_trace): the callee maps its one type to itself; fold_vjp: fold_vjp_rule.
+InferredType control_rule(Op op, const std::vector<Type>& operands, const Attrs& attrs,
+                          const TypeRuleContext& context) {
+  if (op == Op::get) return get_rule(operands[0], attrs);
+  if (!context.callee) return fail(std::string(op_name(op)) + " needs its resolved callee");
+  const Function& callee = *context.callee;
+  std::optional<std::vector<Type>> results = result_types(callee);
+  if (!results || results->empty()) return fail("callee `" + callee.name + "` returns nothing defined");
+  if (op == Op::fold_vjp) return fold_vjp_rule(callee, *results, operands);
+  if (op != Op::call && results->size() != 1) {
+    return fail("callee `" + callee.name + "` returns " + std::to_string(results->size()) +
+                " values; a fold takes exactly one");
+  }
+  if (auto wrong = check_signature(callee, operands)) return *wrong;
+  const Type& result = (*results)[0];
+  if (op != Op::call && !(result == callee.argument_types[0])) {
     return fail("fold's callee `" + callee.name + "` must map its argument type " +
                 describe(callee.argument_types[0]) + " to itself, returns " + describe(result));
   }
+  if (op == Op::fold_trace) return fold_trace_rule(result, context);
+  if (results->size() > 1) return InferredType{tuple_type(std::move(*results)), {}};
   return give(result.kind, result.shape);
 }
 
@@ -318,7 +384,7 @@ InferredType infer_result_type(Op op, const std::vector<Type>& operands, const A
     case OpFamily::Loss:
       return cross_entropy_rule(operands[0], operands[1]);
     case OpFamily::Control:
-      return control_rule(op, operands, context);
+      return control_rule(op, operands, attrs, context);
   }
   return fail("unknown op family");
 }

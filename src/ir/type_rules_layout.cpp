@@ -217,6 +217,8 @@ uint8_t attr_fields_read(Op op) {
       return field(AttrField::Axes) | field(AttrField::Starts) | field(AttrField::Stops);
     case Op::call:
     case Op::fold:
+    case Op::fold_trace:
+    case Op::fold_vjp:
       return field(AttrField::Callee) | field(AttrField::Path);
     case Op::iota:
     case Op::sum:
@@ -226,6 +228,7 @@ uint8_t attr_fields_read(Op op) {
     case Op::log_softmax:
     case Op::transpose:
     case Op::concat:
+    case Op::get:
       return field(AttrField::Axes);
     default:
       return 0;

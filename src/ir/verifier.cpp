@@ -158,6 +158,8 @@ class FunctionChecker {
                     " arguments but types " + std::to_string(f.argument_types.size()));
     }
     for (size_t i = 0; i < f.argument_types.size(); ++i) {
+      if (f.argument_types[i].is_tuple())
+        violation("E0476", f.span, "argument $" + std::to_string(i) + " of `" + f.name + "` is a tuple");
       std::string problem = type_problem(f.argument_types[i]);
       if (!problem.empty()) {
         violation("E0470", f.span,
@@ -173,8 +175,47 @@ class FunctionChecker {
       if (!defined(result, static_cast<uint32_t>(f.lets.size()))) {
         violation("E0464", f.span,
                   "`" + f.name + "` returns " + value_ref_text(result) + ", which is not defined");
+      } else if (f.type_of(result).is_tuple()) {
+        violation("E0476", f.span, "`" + f.name + "` returns the tuple " + value_ref_text(result));
       }
     }
+    if (!f.result_names.empty() && f.result_names.size() != f.results.size()) {
+      violation("E0471", f.span,
+                "`" + f.name + "` names " + std::to_string(f.result_names.size()) +
+                    " results but returns " + std::to_string(f.results.size()));
+    }
+  }
+
+  // A tuple is read by `get` only, and `get` reads only a tuple; an argument is never one.
+  bool check_tuple_use(uint32_t index, const std::string& site) {
+    const Let& let = function_.lets[index];
+    for (ValueRef operand : let.operands) {
+      bool tuple = function_.type_of(operand).is_tuple();
+      if (tuple != (let.op == Op::get)) {
+        violation("E0476", let.span,
+                  site + " (" + op_name(let.op) + ") " +
+                      (tuple ? "reads the tuple " + value_ref_text(operand) + "; only get may"
+                             : "reads " + value_ref_text(operand) + ", which is not a tuple"));
+        return false;
+      }
+    }
+    return check_adjoint_site(index, site);
+  }
+
+  // adjoint_of: only in a `F.vjp`, naming a site of F.
+  bool check_adjoint_site(uint32_t index, const std::string& site) {
+    const Let& let = function_.lets[index];
+    if (!let.adjoint_of) return true;
+    const std::string& name = function_.name;
+    const Function* forward =
+        name.size() > 4 && name.ends_with(".vjp")
+            ? program_.find_function(std::string_view(name).substr(0, name.size() - 4))
+            : nullptr;
+    if (forward != nullptr && *let.adjoint_of < forward->lets.size()) return true;
+    violation("E0477", let.span,
+              site + " is marked the adjoint of %" + std::to_string(*let.adjoint_of) +
+                  ", which is no site of the function `" + name + "` differentiates");
+    return false;
   }
 
   // The callee of a call or fold, when it exists and comes before this function.
@@ -227,7 +268,8 @@ class FunctionChecker {
     if (let.op == Op::param) return;  // checked per context in verifier_contexts.cpp
     TypeRuleContext context;
     context.declared = &let.type;
-    if (let.op == Op::call || let.op == Op::fold) {
+    if (!check_tuple_use(index, site)) return;
+    if (is_calling(let.op)) {
       context.callee = resolve_callee(let, site);
       if (!context.callee) return;
     }
@@ -241,7 +283,7 @@ class FunctionChecker {
       bool arity = op_info(let.op).arity >= 0 &&
                    let.operands.size() != static_cast<size_t>(op_info(let.op).arity);
       const char* code = arity                ? "E0451"
-                         : let.op == Op::fold ? "E0463"
+                         : is_folding(let.op) ? "E0463"
                                               : rule_code(op_info(let.op).family);
       violation(code, let.span, site + " (" + op_name(let.op) + "): " + inferred.error);
     } else if (!(*inferred.type == let.type)) {

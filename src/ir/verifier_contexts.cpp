@@ -33,11 +33,11 @@ bool collect_contexts(const Program& program, ContextSets& contexts, ViolationRe
   for (size_t i = program.functions.size(); i-- > 0;) {
     for (const CallContext& outer : contexts[i]) {
       for (const Let& let : program.functions[i].lets) {
-        if (let.op != Op::call && let.op != Op::fold) continue;
+        if (!is_calling(let.op)) continue;
         auto callee = index.find(let.attrs.callee);
         if (callee == index.end() || callee->second >= i) continue;  // reported already
         CallContext inner{join_path(outer.path, let.attrs.path),
-                          outer.depth + (let.op == Op::fold ? 1 : 0)};
+                          outer.depth + (is_folding(let.op) ? 1 : 0)};
         total += contexts[callee->second].insert(std::move(inner)).second;
         if (total > kMaxContexts) {
           reporter.report("E0472", let.span,
@@ -123,10 +123,23 @@ class ParameterReadChecker {
                            "`, which holds no stacked parameter");
       return false;
     }
-    return true;
+    return check_layer_count(f, i, layers);
   }
 
  private:
+  // fold_trace and fold_vjp state the layer count in their types: it must be the stack's.
+  bool check_layer_count(const Function& f, uint32_t i, int64_t layers) {
+    const Let& let = f.lets[i];
+    int64_t stated = layers;
+    if (let.op == Op::fold_trace) stated = let.type.elements.at(1).shape.at(0);
+    if (let.op == Op::fold_vjp) stated = f.type_of(let.operands.at(0)).shape.at(0);
+    if (stated == layers) return true;
+    reporter_.report("E0469", let.span,
+                     f.site_name(i) + " states " + std::to_string(stated) +
+                         " layers, but its stack has " + std::to_string(layers));
+    return false;
+  }
+
   bool check_type(const Function& f, uint32_t i, const Param& param) {
     const Let& let = f.lets[i];
     TypeRuleContext rule{nullptr, nullptr, &param};
@@ -150,7 +163,7 @@ class ParameterReadChecker {
 // first failure.
 void check_let_in_contexts(ParameterReadChecker& checker, const Function& f, uint32_t i, Op op,
                            const std::set<CallContext>& contexts) {
-  if (f.lets[i].op != op) return;
+  if (f.lets[i].op != op && !(op == Op::fold && is_folding(f.lets[i].op))) return;
   if (op == Op::param && contexts.empty()) checker.check_unreached_read(f, i);
   for (const CallContext& context : contexts) {
     bool fine =

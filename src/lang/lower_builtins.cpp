@@ -127,7 +127,9 @@ Value reduce(FunctionLowerer& lowerer, const Args& args, ir::Op op) {
   for (int64_t a : attrs.axes) type.shape[a] = 1;
   Value reduced = lowerer.emit(op, type, {x}, std::move(attrs), args.call.loc);
   if (axis) return reduced;
-  return lowerer.emit(ir::Op::reshape, ir::Type{type.kind, {}, {}}, {reduced}, {}, args.call.loc);
+  ir::Type scalar;
+  scalar.kind = type.kind;
+  return lowerer.emit(ir::Op::reshape, scalar, {reduced}, {}, args.call.loc);
 }
 
 // softmax(x, axis: V) and log_softmax: along one axis, the last by default.

@@ -73,7 +73,9 @@ Value FunctionLowerer::convert(Value value, ir::ElemKind kind, Loc loc) {
 Value FunctionLowerer::literal(std::string text, ir::ElemKind kind, Loc loc) {
   ir::Attrs attrs;
   attrs.literal = std::move(text);
-  return emit(ir::Op::literal, ir::Type{kind, {}, {}}, {}, std::move(attrs), loc);
+  ir::Type scalar;
+  scalar.kind = kind;
+  return emit(ir::Op::literal, scalar, {}, std::move(attrs), loc);
 }
 
 Value FunctionLowerer::lower_expr(const Expr& expr, std::optional<ir::ElemKind> literal_kind) {

@@ -78,6 +78,7 @@ TEST(RoundTrip, EveryOp) {
         op == Op::add || op == Op::sub || op == Op::mul || op == Op::rsqrt || op == Op::gelu_tanh) {
       continue;  // in sample_program
     }
+    if (op == Op::get || op == Op::fold_trace || op == Op::fold_vjp) continue;  // tests/ad/golden
     EXPECT_NE(text.find(std::string(" = ") + op_name(op)), std::string::npos) << op_name(op);
   }
 }

@@ -11,13 +11,13 @@
 namespace presk::testing {
 
 inline ir::Type real_type(std::vector<int64_t> shape = {}) {
-  return ir::Type{ir::ElemKind::Real, std::move(shape), {}};
+  return ir::Type{ir::ElemKind::Real, std::move(shape), {}, {}};
 }
 inline ir::Type int_type(std::vector<int64_t> shape = {}) {
-  return ir::Type{ir::ElemKind::Int, std::move(shape), {}};
+  return ir::Type{ir::ElemKind::Int, std::move(shape), {}, {}};
 }
 inline ir::Type bool_type(std::vector<int64_t> shape = {}) {
-  return ir::Type{ir::ElemKind::Bool, std::move(shape), {}};
+  return ir::Type{ir::ElemKind::Bool, std::move(shape), {}, {}};
 }
 
 class FunctionBuilder {

@@ -26,7 +26,7 @@ inline reference::HostTensor real_input(std::vector<int64_t> shape, std::vector<
 inline reference::HostTensor int_input(std::vector<int64_t> shape, std::vector<int64_t> values,
                                        ir::ElemKind kind = ir::ElemKind::Int) {
   reference::HostTensor host;
-  host.type = ir::Type{kind, std::move(shape), {}};
+  host.type = ir::Type{kind, std::move(shape), {}, {}};
   host.integers = std::move(values);
   return host;
 }

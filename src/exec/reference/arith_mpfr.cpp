@@ -5,6 +5,7 @@
 #include <new>
 #include <utility>
 
+#include "exec/reference/exact_fma.h"
 #include "support/diagnostics.h"
 
 namespace presk::reference {
@@ -48,11 +49,10 @@ bool MpfrArith::set_decimal(Number* r, const std::string& text) const {
   return end != nullptr && end != text.c_str() && *end == '\0';
 }
 
+// The chain of mpfr_fma, computed by the limb kernel (exact_fma.h) with identical bits.
 void MpfrArith::dot_accumulate(Number* r, const Number* x, int64_t x_stride, const Number* y,
                                int64_t y_stride, int64_t count) const {
-  for (int64_t i = 0; i < count; ++i) {
-    mpfr_fma(r, x + i * x_stride, y + i * y_stride, r, MPFR_RNDN);
-  }
+  fma_chain(r, x, x_stride, y, y_stride, count);
 }
 
 int MpfrArith::compare(const Number* x, const Number* y) const {

@@ -4,6 +4,7 @@
 // in the op family files (ops.h).
 #include "exec/reference/interpreter.h"
 
+#include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
@@ -66,6 +67,8 @@ class Evaluator {
   Value<A> run_call(const ir::Let& let, const CallContext& context,
                     const std::vector<const Value<A>*>& operands);
   Value<A> run_fold(const ir::Let& let, const CallContext& context, const Value<A>& initial);
+  Value<A> run_stacked_fold(const ir::Let& let, const CallContext& context,
+                            const std::vector<const Value<A>*>& operands);
   int64_t stack_extent(const std::string& stack_path, size_t depth, const ir::Let& let) const;
   void report(const SiteContext& site, const Value<A>& value, const ir::Type& type);
   const std::vector<int64_t>& last_uses_of(const ir::Function& function);
@@ -128,10 +131,13 @@ Value<A> Evaluator<A>::evaluate(const ir::Function& function, uint32_t index,
     case ir::Op::param: value = read_param(let, context); break;
     case ir::Op::call: value = run_call(let, context, operands); break;
     case ir::Op::fold: value = run_fold(let, context, *operands.at(0)); break;
+    case ir::Op::get: value = copy_value(arith_, operands.at(0)->elements.at(let.attrs.axes.at(0))); break;
+    case ir::Op::fold_trace:
+    case ir::Op::fold_vjp: value = run_stacked_fold(let, context, operands); break;
     default: value = compute(let, operands, want_terms ? &terms : nullptr); break;
   }
   internal_assert(value.kind == let.type.kind && value.shape == let.type.shape);
-  if (observer_ != nullptr) {
+  if (observer_ != nullptr && !let.type.is_tuple()) {
     if (want_terms) observer_->on_terms(site, terms);
     report(site, value, let.type);
   }
@@ -185,8 +191,10 @@ Value<A> Evaluator<A>::run_call(const ir::Let& let, const CallContext& context,
   internal_assert(callee != nullptr);
   CallContext inner{join_path(context.module_path, let.attrs.path), context.layers};
   std::vector<Value<A>> results = call(*callee, inner, operands);
-  internal_assert(results.size() == 1);
-  return std::move(results[0]);
+  if (results.size() == 1) return std::move(results[0]);
+  Value<A> tuple;  // a callee with several results (a .vjp): the let is their tuple
+  tuple.elements = std::move(results);
+  return tuple;
 }
 
 // The number of layers of the stack at `stack_path`: the extent of axis `depth` of any of its
@@ -222,6 +230,22 @@ Value<A> Evaluator<A>::run_fold(const ir::Let& let, const CallContext& context,
   return carry ? std::move(*carry) : copy_value(arith_, initial);
 }
 
+// fold_trace, fold_vjp (ops_adjoint.cpp): the callee per layer of the stack, as in run_fold.
+template <class A>
+Value<A> Evaluator<A>::run_stacked_fold(const ir::Let& let, const CallContext& context,
+                                        const std::vector<const Value<A>*>& operands) {
+  const ir::Function* callee = program_.find_function(let.attrs.callee);
+  internal_assert(callee != nullptr);
+  std::string stack_path = join_path(context.module_path, let.attrs.path);
+  LayerRunner<A> run_layer = [&](int64_t l, const std::vector<const Value<A>*>& arguments) {
+    CallContext inner{stack_path, context.layers};
+    inner.layers.push_back(l);
+    return call(*callee, inner, arguments);
+  };
+  int64_t layers = stack_extent(stack_path, context.layers.size(), let);
+  return eval_stacked_fold(arith_, let, layers, operands, run_layer);
+}
+
 template <class A>
 void Evaluator<A>::report(const SiteContext& site, const Value<A>& value, const ir::Type& type) {
   ValueView view{type, value.size()};
@@ -245,7 +269,9 @@ void check_arguments(const ir::Function& function, size_t count,
   for (size_t i = 0; i < count; ++i) {
     const ir::Type& type = function.argument_types[i];
     if (shape_of(i) != type.shape || kind_of(i) != type.kind) {
-      ir::Type given{kind_of(i), shape_of(i), {}};
+      ir::Type given;
+      given.kind = kind_of(i);
+      given.shape = shape_of(i);
       user_error("E0502") << "argument `" << function.argument_names[i] << "` of `"
                           << function.name << "` is " << ir::type_to_string(type) << ", but "
                           << ir::type_to_string(given) << " was given";
@@ -291,6 +317,33 @@ std::vector<Value<A>> run_function(const ir::Program& program, const ir::Functio
 }
 
 template <class A>
+std::vector<std::vector<Value<A>>> run_samples(const ir::Program& program,
+                                               const ir::Function& function,
+                                               const ParameterStore& parameters, int64_t count,
+                                               const SampleArguments<A>& arguments_of,
+                                               const RunOptions& options) {
+  internal_assert(count >= 0);
+  A arith(std::clamp(options.bits, kMinBits, kMaxBits));  // run_function reports a bad --bits
+  std::vector<std::vector<Value<A>>> results(static_cast<size_t>(count));
+  int threads = std::max(1, options.threads);
+  if (count < threads || threads == 1 || options.observer != nullptr) {
+    for (int64_t k = 0; k < count; ++k) {
+      results[k] = run_function<A>(program, function, parameters, arguments_of(arith, k), options);
+    }
+    return results;
+  }
+  RunOptions one = options;  // each sample on the one thread that runs it
+  one.threads = 1;
+  tbb::task_arena arena(threads);
+  arena.execute([&] {
+    tbb::parallel_for(int64_t{0}, count, [&](int64_t k) {
+      results[k] = run_function<A>(program, function, parameters, arguments_of(arith, k), one);
+    });
+  });
+  return results;
+}
+
+template <class A>
 Value<A> copy_value(const A& arith, const Value<A>& value) {
   if (!value.is_real()) {
     Value<A> copy = Value<A>::make_integer(value.kind, value.shape);
@@ -310,6 +363,12 @@ template std::vector<Value<BallArith>> run_function(const ir::Program&, const ir
                                                     const ParameterStore&,
                                                     const std::vector<Value<BallArith>>&,
                                                     const RunOptions&);
+template std::vector<std::vector<Value<MpfrArith>>> run_samples(
+    const ir::Program&, const ir::Function&, const ParameterStore&, int64_t,
+    const SampleArguments<MpfrArith>&, const RunOptions&);
+template std::vector<std::vector<Value<BallArith>>> run_samples(
+    const ir::Program&, const ir::Function&, const ParameterStore&, int64_t,
+    const SampleArguments<BallArith>&, const RunOptions&);
 template Value<MpfrArith> copy_value(const MpfrArith&, const Value<MpfrArith>&);
 template Value<BallArith> copy_value(const BallArith&, const Value<BallArith>&);
 

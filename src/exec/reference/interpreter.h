@@ -4,6 +4,7 @@
 // measurement presk makes. docs/reference.md says what it computes.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,23 @@ std::vector<Value<A>> run_function(const ir::Program& program, const ir::Functio
                                    const ParameterStore& parameters,
                                    const std::vector<Value<A>>& arguments,
                                    const RunOptions& options);
+
+// The arguments of sample k of a multi-sample run (k = 0, 1, …; the caller adds any offset).
+template <class A>
+using SampleArguments = std::function<std::vector<Value<A>>(const A& arith, int64_t sample)>;
+
+// Runs `function` on `count` samples, sample k on arguments_of(arith, k), and returns each
+// sample's results. With count ≥ options.threads (and no observer) the samples run in
+// parallel, each entirely on one thread; otherwise one after another, each over the threads
+// (output elements in parallel). Either way every result is bit-identical for any thread
+// count. Arguments are made when their sample starts and freed when it ends. With an
+// observer attached the samples run one after another (its calls stay in program order).
+template <class A>
+std::vector<std::vector<Value<A>>> run_samples(const ir::Program& program,
+                                               const ir::Function& function,
+                                               const ParameterStore& parameters, int64_t count,
+                                               const SampleArguments<A>& arguments_of,
+                                               const RunOptions& options);
 
 // A copy of a value (the interpreter itself never copies one; tests and tools may).
 template <class A>

@@ -7,6 +7,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -40,6 +41,15 @@ Value<A> eval_contract(const A& arith, const ir::Let& let, const Value<A>& x, co
                        std::vector<TermStatistics>* terms);
 // reshape, transpose, slice, concat, broadcast, causal_mask, embed (ops_layout.cpp).
 template <class A> Value<A> eval_layout(const A& arith, const ir::Let& let, Operands<A> in);
+
+// fold_trace and fold_vjp (ops_adjoint.cpp, docs/ad.md): `run_layer(l, arguments)` runs the
+// callee in layer l's context; the result is the let's tuple.
+template <class A>
+using LayerRunner =
+    std::function<std::vector<Value<A>>(int64_t layer, const std::vector<const Value<A>*>& arguments)>;
+template <class A>
+Value<A> eval_stacked_fold(const A& arith, const ir::Let& let, int64_t layers,
+                           const std::vector<const Value<A>*>& operands, const LayerRunner<A>& run_layer);
 
 // Maps a flat index of `out` to the flat index of an operand broadcast to it (numpy rules:
 // shapes right-aligned, a size-1 or missing axis repeats).

@@ -60,7 +60,47 @@ void gelu_erf(const A& a, const ActivationConstants<A>& c, N* r, const N* x, N* 
   a.scale_2exp(r, t, -1);          // exact
 }
 
-// One real unary op; `t` is scratch.
+// gelu_tanh_grad(x) = ½(1 + t) + ½x(1 − t²)·√(2/π)(1 + 3·0.044715x²), t = tanh(√(2/π)(x +
+// 0.044715x³)): the derivative of gelu_tanh (src/ad/), rounded at each step; t[0..2] scratch.
+template <class A, class N>
+void gelu_tanh_grad(const A& a, const ActivationConstants<A>& c, N* r, const N* x, N* t) {
+  a.mul(&t[0], x, x);                       // x²
+  a.mul(&t[1], c.cubic(), &t[0]);           // 0.044715x²
+  a.mul(&t[2], x, &t[1]);
+  a.add(&t[2], x, &t[2]);
+  a.mul(&t[2], c.sqrt_2_over_pi(), &t[2]);
+  a.tanh(&t[2], &t[2]);                     // t
+  a.add(r, &t[1], &t[1]);
+  a.add(&t[1], r, &t[1]);
+  a.add(&t[1], c.one(), &t[1]);             // 1 + 3·0.044715x²
+  a.mul(&t[1], c.sqrt_2_over_pi(), &t[1]);
+  a.mul(&t[1], x, &t[1]);
+  a.mul(&t[0], &t[2], &t[2]);
+  a.sub(&t[0], c.one(), &t[0]);             // 1 − t²
+  a.mul(&t[1], &t[1], &t[0]);
+  a.add(&t[2], c.one(), &t[2]);
+  a.add(r, &t[2], &t[1]);
+  a.scale_2exp(r, r, -1);                   // exact
+}
+
+// gelu_erf_grad(x) = ½(1 + erf(x/√2)) + x·e^(−x²/2)/√(2π): the derivative of gelu_erf,
+// rounded at each step (1/√(2π) = √(2/π)/2); t[0..1] scratch.
+template <class A, class N>
+void gelu_erf_grad(const A& a, const ActivationConstants<A>& c, N* r, const N* x, N* t) {
+  a.div(&t[0], x, c.sqrt_2());
+  a.erf(&t[0], &t[0]);
+  a.add(&t[0], c.one(), &t[0]);             // 1 + erf(x/√2)
+  a.mul(&t[1], x, x);
+  a.scale_2exp(&t[1], &t[1], -1);
+  a.neg(&t[1], &t[1]);
+  a.exp(&t[1], &t[1]);                      // e^(−x²/2)
+  a.mul(&t[1], c.sqrt_2_over_pi(), &t[1]);
+  a.mul(&t[1], x, &t[1]);                   // 2x·φ(x)
+  a.add(r, &t[0], &t[1]);
+  a.scale_2exp(r, r, -1);                   // exact
+}
+
+// One real unary op; `t` is scratch (three numbers).
 template <class A, class N>
 void real_unary(const A& a, const ActivationConstants<A>& c, Op op, N* r, const N* x, N* t) {
   switch (op) {
@@ -74,6 +114,8 @@ void real_unary(const A& a, const ActivationConstants<A>& c, Op op, N* r, const 
     case Op::relu: a.max(r, x, c.zero()); return;
     case Op::gelu_tanh: gelu_tanh(a, c, r, x, t); return;
     case Op::gelu_erf: gelu_erf(a, c, r, x, t); return;
+    case Op::gelu_tanh_grad: gelu_tanh_grad(a, c, r, x, t); return;
+    case Op::gelu_erf_grad: gelu_erf_grad(a, c, r, x, t); return;
     case Op::dropout: a.set(r, x); return;    // outside training: the identity
     case Op::convert: a.set(r, x); return;
     default: internal_assert(false && "not a real unary op");
@@ -150,7 +192,7 @@ Value<A> unary(const A& a, const ir::Let& let, const Value<A>& x) {
   }
   ActivationConstants<A> constants(a);
   parallel_chunks(out.size(), 64, [&](int64_t begin, int64_t end) {
-    typename A::Buffer scratch = a.allocate(1);
+    typename A::Buffer scratch = a.allocate(3);
     for (int64_t i = begin; i < end; ++i) {
       real_unary(a, constants, let.op, out.real(i), x.real(i), scratch.data());
     }

@@ -21,6 +21,7 @@ struct Value {
   Shape shape;
   typename A::Buffer reals;      // kind == Real: element_count(shape) numbers
   std::vector<int64_t> integers;  // kind == Int or Bool
+  std::vector<Value> elements = {};  // a tuple-typed let's values (ir.h); empty otherwise
 
   int64_t size() const { return element_count(shape); }
   bool is_real() const { return kind == ir::ElemKind::Real; }

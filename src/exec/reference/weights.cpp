@@ -1,6 +1,8 @@
 // The weights loader of weights.h.
 #include "exec/reference/weights.h"
 
+#include <algorithm>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -72,9 +74,9 @@ ParameterStore load_weights(const ir::Program& program, const std::string& path)
 
 namespace {
 
-// The tensor of data argument k, checked; its first element's index in the file.
-uint64_t check_input(const ir::Function& entry, size_t k, const SafetensorsEntry& tensor,
-                     const std::string& path, int64_t offset) {
+// Checks the tensor of data argument k (E0516, E0515); returns the samples it holds.
+int64_t check_input(const ir::Function& entry, size_t k, const SafetensorsEntry& tensor,
+                    const std::string& path) {
   const ir::Type& type = entry.argument_types[k];
   const std::string& name = entry.argument_names[k];
   bool is_float = facts(tensor.type).is_float;
@@ -89,40 +91,81 @@ uint64_t check_input(const ir::Function& entry, size_t k, const SafetensorsEntry
     samples = sample_shape.front();
     sample_shape.erase(sample_shape.begin());
   }
-  if (sample_shape != type.shape || offset < 0 || offset >= samples) {
-    user_error("E0515").hint("store the argument with its shape, or [samples, ...shape] and pick one with --offset")
+  if (sample_shape != type.shape) {
+    user_error("E0515").hint("store the argument with its shape, or [samples, ...shape] and pick samples with --offset/--samples")
         << "tensor `" << name << "` in " << path << " has shape " << shape_text(tensor.shape)
-        << "; argument `" << name << "` is " << ir::type_to_string(type)
-        << (offset > 0 ? ", sample " + std::to_string(offset) + " requested" : std::string());
+        << "; argument `" << name << "` is " << ir::type_to_string(type);
   }
-  return static_cast<uint64_t>(offset * type.element_count());
+  return samples;
 }
 
 }  // namespace
 
-std::vector<HostTensor> load_inputs(const ir::Function& entry, const std::string& path,
-                                    int64_t offset) {
-  SafetensorsFile file = SafetensorsFile::open(path);
-  std::vector<HostTensor> inputs;
+struct DataFile::State {
+  const ir::Function& entry;
+  std::string path;
+  SafetensorsFile file;
+  std::vector<const SafetensorsEntry*> tensors;  // per argument
+  std::vector<int64_t> samples;                  // per argument
+};
+
+DataFile::DataFile(const ir::Function& entry, const std::string& path)
+    : state_(new State{entry, path, SafetensorsFile::open(path), {}, {}}) {
   for (size_t k = 0; k < entry.argument_types.size(); ++k) {
-    const SafetensorsEntry* tensor = file.find(entry.argument_names[k]);
+    const SafetensorsEntry* tensor = state_->file.find(entry.argument_names[k]);
     if (tensor == nullptr) {
       user_error("E0514").hint("name each tensor of the data file after its argument")
           << path << " has no tensor `" << entry.argument_names[k] << "` for argument "
           << k << " of `" << entry.name << "`";
     }
-    uint64_t first = check_input(entry, k, *tensor, path, offset);
+    state_->samples.push_back(check_input(entry, k, *tensor, path));
+    state_->tensors.push_back(tensor);
+  }
+}
+
+DataFile::~DataFile() = default;
+DataFile::DataFile(DataFile&&) noexcept = default;
+
+int64_t DataFile::samples() const {
+  int64_t fewest = std::numeric_limits<int64_t>::max();
+  for (int64_t n : state_->samples) fewest = std::min(fewest, n);
+  return fewest;  // no data arguments: any sample
+}
+
+void DataFile::require(int64_t offset, int64_t count) const {
+  for (size_t k = 0; k < state_->tensors.size(); ++k) {
+    if (offset >= 0 && count >= 0 && offset + count <= state_->samples[k]) continue;
+    const std::string& name = state_->entry.argument_names[k];
+    user_error("E0515").hint("the file holds samples [0, " + std::to_string(state_->samples[k]) +
+                             "); lower --offset or --samples")
+        << "tensor `" << name << "` in " << state_->path << " has shape "
+        << shape_text(state_->tensors[k]->shape) << "; samples [" << offset << ", "
+        << offset + count << ") were requested";
+  }
+}
+
+std::vector<HostTensor> DataFile::sample(int64_t index) const {
+  std::vector<HostTensor> inputs;
+  for (size_t k = 0; k < state_->tensors.size(); ++k) {
     HostTensor host;
-    host.type = entry.argument_types[k];
+    host.type = state_->entry.argument_types[k];
     auto count = static_cast<uint64_t>(host.type.element_count());
+    uint64_t first = static_cast<uint64_t>(index) * count;
     for (uint64_t i = 0; i < count; ++i) {
-      double value = file.value(*tensor, first + i);
+      double value = state_->file.value(*state_->tensors[k], first + i);
       if (host.type.kind == ir::ElemKind::Real) host.reals.push_back(value);
       else host.integers.push_back(static_cast<int64_t>(value));
     }
     inputs.push_back(std::move(host));
   }
   return inputs;
+}
+
+std::vector<HostTensor> load_inputs(const ir::Function& entry, const std::string& path,
+                                    int64_t offset) {
+  DataFile file(entry, path);
+  file.require(offset, 1);
+  return file.sample(offset);
 }
 
 }  // namespace presk::reference

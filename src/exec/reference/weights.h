@@ -4,6 +4,7 @@
 // Anything else is refused with every mismatch named at once, never read at shifted offsets.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "exec/reference/parameters.h"
@@ -15,10 +16,33 @@ namespace presk::reference {
 // (plus the file's own codes, E01xx, from support/safetensors.h).
 ParameterStore load_weights(const ir::Program& program, const std::string& path);
 
-// The data arguments of `entry` from a safetensors file holding one tensor per argument, named
-// by the argument, of its type's shape, or with one more leading axis of samples, of which
-// sample `offset` is taken. R arguments need a float dtype, Z and B an integer or BOOL one.
-// E0514 missing tensor, E0515 shape differs (or offset beyond the samples), E0516 dtype.
+// The data arguments of `entry` from a safetensors file (`--data`) holding one tensor per
+// argument, named by the argument, of its type's shape (one sample) or with one more leading
+// axis of samples. R arguments need a float dtype, Z and B an integer or BOOL one. The file
+// is opened and its layout checked once; samples are then read on demand, from any thread.
+// E0514 missing tensor, E0515 shape differs (or a sample beyond the file's), E0516 dtype.
+class DataFile {
+ public:
+  DataFile(const ir::Function& entry, const std::string& path);
+  ~DataFile();
+  DataFile(DataFile&&) noexcept;
+  DataFile(const DataFile&) = delete;
+  DataFile& operator=(const DataFile&) = delete;
+
+  // Samples the file holds: the smallest leading extent over its tensors (1 for a tensor
+  // stored without a sample axis).
+  int64_t samples() const;
+  // E0515 naming the first tensor with fewer than offset + count samples.
+  void require(int64_t offset, int64_t count) const;
+  // The arguments of sample `index` (require()d before).
+  std::vector<HostTensor> sample(int64_t index) const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// The arguments of sample `offset` of a --data file (DataFile in one call).
 std::vector<HostTensor> load_inputs(const ir::Function& entry, const std::string& path,
                                     int64_t offset);
 

@@ -1,0 +1,21 @@
+// Reverse-mode differentiation as a source transformation (docs/ad.md): for each function F
+// of a program, `F.vjp` in the same IR, taking F's arguments and a cotangent of its result
+// and returning the cotangents of F's real arguments and of every parameter F reads.
+#pragma once
+
+#include <string>
+
+#include "ir/ir.h"
+
+namespace presk::ad {
+
+// "F.vjp".
+std::string vjp_name(const std::string& function);
+
+// The program with `F.vjp` inserted right after each function F that has something to
+// differentiate (a real result, and a real argument or a parameter read). A cotangent that
+// reaches an op without an adjoint rule is a user error (E0800) naming the op and the site.
+// The result verifies (ir/verifier.h) whenever the program does.
+ir::Program add_vjps(const ir::Program& program);
+
+}  // namespace presk::ad

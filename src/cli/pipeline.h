@@ -1,0 +1,65 @@
+// The steps that several commands share between the command line and the stage libraries:
+// --const/--dim bindings, and moving host tensors between the reference and the native executor.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "exec/reference/parameters.h"
+#include "exec/reference/value.h"
+#include "exec/reference/weights.h"
+#include "lang/frontend.h"
+#include "support/tensor.h"
+
+namespace presk::cli {
+
+// The program-shaping options of a command: --const K=V and --dim N=V, repeatable.
+struct BindingOptions {
+  std::vector<std::string> consts;  // "K=V", as given
+  std::vector<std::string> dims;    // "N=V", as given
+};
+void add_binding_options(CLI::App& command, BindingOptions& options);
+
+// "NAME=INTEGER" → Binding; anything else is `code` (E0004 for --const, E0005 for --dim).
+std::vector<lang::Binding> parse_bindings(const std::vector<std::string>& texts,
+                                          const std::string& option, const char* code);
+
+// The front end's options for `bindings` and `entry` (empty: every entry).
+lang::FrontendOptions frontend_options(const BindingOptions& bindings, const std::string& entry);
+
+// Host tensors (binary64 reals, int64 integers) as support tensors of type f64, i64 or bool.
+std::vector<Tensor> to_tensors(const std::vector<reference::HostTensor>& hosts);
+
+// What a run needs before any executor starts: the program, its entry, the parameters
+// (--weights, or synthesized from the seed), and where each sample's data comes from.
+struct RunInputOptions {
+  std::string program_path;
+  std::string entry;
+  BindingOptions bindings;
+  std::string weights;      // --weights F.safetensors; empty: synthesized from --seed
+  std::string data;         // --data F.safetensors; empty: synthesized from --seed
+  int64_t offset = 0;       // --offset K: the first sample
+  int64_t samples = 0;      // --samples N; 0: not given (one sample, no sample axis)
+  int64_t token_range = 0;  // --token-range V; 0: reference::default_token_range
+};
+void add_run_input_options(CLI::App& command, RunInputOptions& options);
+
+struct PreparedRun {
+  ir::Program program;
+  const ir::Function* entry = nullptr;
+  reference::ParameterStore parameters;
+  std::optional<reference::DataFile> data;  // --data, checked; else inputs are synthesized
+  int64_t token_range = 0;
+  int64_t first = 0;  // --offset
+  int64_t count = 1;  // samples run
+
+  // The data arguments of sample k of the run (sample first + k of the data or the seed).
+  std::vector<reference::HostTensor> inputs(int64_t k, uint64_t seed) const;
+};
+PreparedRun prepare_run(const RunInputOptions& options, const GlobalOptions& global);
+
+}  // namespace presk::cli
