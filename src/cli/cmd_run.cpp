@@ -5,7 +5,7 @@
 // significant digits, or every element as decimal strings with --json, and with --out
 // writes them to a safetensors file. With --realize R the native executor runs the entry
 // under realization R instead (cli/run_native.cpp), and with --exact too, beside its gap to
-// the exact value.
+// the exact value; with --grad the entry's vjp instead (cli/run_gradient.cpp).
 #include <chrono>
 #include <cmath>
 #include <iostream>
@@ -14,6 +14,7 @@
 
 #include "cli/command.h"
 #include "cli/pipeline.h"
+#include "cli/run_gradient.h"
 #include "cli/run_native.h"
 #include "exec/reference/interpreter.h"
 #include "exec/reference/output_file.h"
@@ -33,6 +34,7 @@ struct RunCommandOptions {
   int digits = 10;
   std::string realize;  // --realize R: the native executor under R
   bool scalar = false;  // --scalar: the native executor's defining scalar kernels
+  bool grad = false;    // --grad: the entry's vjp (cli/run_gradient.cpp)
 };
 
 constexpr int64_t kShownElements = 64;  // elements a table prints per output
@@ -170,7 +172,14 @@ int run_command(const RunCommandOptions& options, const GlobalOptions& global) {
   }
   reference::Arithmetic arithmetic =
       options.arith == "ball" ? reference::Arithmetic::Ball : reference::Arithmetic::Mpfr;
+  if (options.grad && (!options.realize.empty() || arithmetic == reference::Arithmetic::Ball)) {
+    user_error("E0541").hint("drop --realize and --arith ball: --grad runs the vjp on MPFR")
+        << "--grad runs only on the exact reference in MPFR (--exact)";
+  }
   PreparedRun prepared = prepare_run(options.input, global);
+  if (options.grad) {
+    return run_gradient(prepared, {options.bits, options.digits, options.out}, global);
+  }
   if (!options.realize.empty()) {
     NativeRunOptions native{options.realize, options.scalar, options.exact, options.bits,
                             options.digits, options.out};
@@ -188,6 +197,8 @@ Registration registration("run", 20, [](CLI::App& app, GlobalOptions& global) {
   command->add_flag("--exact", options->exact, "Run the exact reference interpreter");
   command->add_option("--realize", options->realize,
                       "Run natively under a realization: f64, f32, bf16 or @file.json");
+  command->add_flag("--grad", options->grad,
+                    "With --exact: run the entry's vjp (cotangent of ones), print the cotangents' 2-norms");
   command->add_flag("--scalar", options->scalar, "Native: the scalar kernels (they define the bits)");
   command->add_option("--bits", options->bits, "Working precision in bits (MPFR, or Arb's)")
       ->capture_default_str();

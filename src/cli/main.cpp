@@ -79,9 +79,9 @@ int main(int argc, char** argv) {
     std::cerr << e.what() << std::endl;
     return 3;
   } catch (const std::bad_alloc&) {
-    std::cerr << "error[E0002]: out of memory\n  hint: use smaller --dim values or fewer "
-                 "--samples"
-              << std::endl;
+    presk::Diagnostic diagnostic{"E0002", "out of memory",
+                                 "use smaller --dim values or fewer --samples", {}};
+    std::cerr << presk::format_diagnostic(diagnostic) << std::endl;
     return 1;
   } catch (const std::exception& e) {
     std::cerr << "internal error (a bug in presk): " << e.what() << std::endl;

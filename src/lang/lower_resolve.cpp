@@ -74,6 +74,10 @@ std::optional<Resolved> FunctionLowerer::resolve_path(const std::vector<std::pai
   for (size_t i = 1; i < segments.size() && current; ++i) {
     current = step(*current, segments[i].first, segments[i].second);
   }
+  // A module or stack of an unknown module type: reported where it was declared.
+  bool is_module = current && (current->kind == Resolved::Kind::Module ||
+                               current->kind == Resolved::Kind::Stack);
+  if (is_module && current->module == nullptr) return std::nullopt;
   return current;
 }
 
@@ -83,6 +87,8 @@ std::optional<Resolved> FunctionLowerer::step(const Resolved& from, const std::s
                              "; it has no member `" + name + "`");
     return std::nullopt;
   }
+  // A parameter of an unknown module type: that error was reported where it was declared.
+  if (from.module == nullptr) return std::nullopt;
   const ModuleInfo& module = *from.module;
   if (const ParamInfo* param = module.find_param(name)) {
     if (from.kind == Resolved::Kind::Stack) {

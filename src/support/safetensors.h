@@ -1,6 +1,6 @@
 // Safetensors files: a validating reader (memory-mapped for large files) and a writer that
 // goes through the atomic writer. Format: an 8-byte little-endian header length N, N bytes
-// of JSON header, then the raw little-endian tensor data; docs/errors/files.md lists every
+// of JSON header, then the raw little-endian tensor data; docs/errors.md lists every
 // way a file is refused.
 #pragma once
 

@@ -1,6 +1,6 @@
 // The corpus: a text (the King James Bible or any file) turned into a character vocabulary
 // and two safetensors files of token windows, train and val. docs/data.md describes the
-// files; docs/errors/data.md the codes E0700-E0749.
+// files; docs/errors.md the codes E0700-E0749.
 #pragma once
 
 #include <array>

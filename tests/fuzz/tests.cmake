@@ -11,7 +11,7 @@ file(GLOB fuzz_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/fuzz/fuzz_*.cpp)
 foreach(source ${fuzz_sources})
   get_filename_component(name ${source} NAME_WE)
   add_test(NAME fuzz.${name}
-    COMMAND ${PROJECT_SOURCE_DIR}/scripts/run-fuzzer ${fuzz_build}/${name}
+    COMMAND ${PROJECT_SOURCE_DIR}/scripts/run-fuzzer ${fuzz_build}/fuzz/${name}
             ${PROJECT_SOURCE_DIR}/tests/fuzz/corpus/${name} ${PRESK_FUZZ_SECONDS})
   set_tests_properties(fuzz.${name} PROPERTIES FIXTURES_REQUIRED fuzzers LABELS fuzz
                        TIMEOUT 900)

@@ -122,7 +122,7 @@ TEST(ErrorPrograms, CoverEveryFrontEndCode) {
     text << in.rdbuf();
     for (const Expectation& e : read_expectations(text.str()).expected) covered.insert(e.code);
   }
-  std::ifstream doc(repo_path("docs/errors/frontend.md"));
+  std::ifstream doc(repo_path("docs/errors.md"));
   std::stringstream text;
   text << doc.rdbuf();
   std::regex row(R"(\| (E\d{4}) \|)");
@@ -130,6 +130,7 @@ TEST(ErrorPrograms, CoverEveryFrontEndCode) {
   int documented = 0;
   for (std::sregex_iterator it(doc_text.begin(), doc_text.end(), row), end; it != end; ++it) {
     std::string code = (*it)[1];
+    if (code < "E0200" || code >= "E0400") continue;  // the front end's range
     documented++;
     if (code == "E0003" || code == "E0207") continue;
     EXPECT_TRUE(covered.count(code)) << code << " is documented but no error program covers it";
