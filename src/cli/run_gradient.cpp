@@ -162,9 +162,9 @@ void print_table(const MpfrArith& arith, const PreparedRun& prepared, const Grad
             << ir::type_to_string(prepared.entry->type_of(prepared.entry->results[0]));
   if (value.shape.empty()) std::cout << " = " << arith.to_decimal(value.real(0), digits) << '\n';
   else std::cout << ", ‖·‖₂ = " << norm2_text(arith, value, digits) << '\n';
-  size_t width = 4;
-  for (const Cotangent& cotangent : gradient.cotangents) width = std::max(width, cotangent.name.size() + 2);
-  std::cout << "cotangent" << std::string(width > 9 ? width - 9 : 1, ' ') << "  shape      ‖·‖₂\n";
+  size_t width = 9;  // "cotangent"
+  for (const Cotangent& cotangent : gradient.cotangents) width = std::max(width, cotangent.name.size() + 1);
+  std::cout << "cotangent" << std::string(width - 9, ' ') << "  shape      ‖·‖₂\n";
   for (const Cotangent& cotangent : gradient.cotangents) {
     std::string name = (cotangent.argument ? "$" : "") + cotangent.name;
     std::string shape = shape_text(cotangent.value.shape);

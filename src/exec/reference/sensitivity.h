@@ -1,0 +1,32 @@
+// The sensitivity hook of the reference (issue 6, item 5): runs an entry's generated vjp with an
+// observer that, for each let marked `adjoint %n` (the complete adjoint of forward site %n,
+// docs/ad.md), adds the 1-norm ‖∂L/∂v‖₁ of its value into that site's total, over every call
+// and every layer, and keeps no adjoint. The entry's result site gets the seed's 1-norm.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "exec/reference/interpreter.h"
+
+namespace presk::reference {
+
+struct Sensitivity {
+  // Every let of every function that has a vjp in the program, by site name
+  // ("LayerNorm.apply/%7"): Σ ‖∂L/∂v‖₁ in binary64, or nullopt where no marked adjoint of the
+  // site was reached (unknown, never 0: a site whose adjoint is the same value as another's,
+  // such as an operand of `add`, is not marked and is unknown too).
+  std::map<std::string, std::optional<double>> sites;
+  // Per parameter path the vjp returns: ‖θ̄‖₁ of its cotangent (summed over its layers).
+  std::map<std::string, double> parameters;
+};
+
+// Runs `entry.vjp` of `program` (which must hold the vjps: ad::add_vjps) on `arguments` (the
+// entry's) with a cotangent of ones, on MPFR at options.bits (options.observer is replaced).
+Sensitivity sensitivity(const ir::Program& program, const std::string& entry,
+                        const ParameterStore& parameters, std::vector<Value<MpfrArith>> arguments,
+                        RunOptions options);
+
+}  // namespace presk::reference
