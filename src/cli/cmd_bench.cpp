@@ -1,7 +1,7 @@
 // `presk bench PROGRAM --entry E --realize R [-n N] [--json]`: times the native executor on one
 // entry under one realization. Parameters and inputs are synthesized from --seed exactly as the
-// reference does (support/random.h through reference::synthesize_*), converted once under the
-// realization (not timed); one warm-up run, then N timed runs; prints median, min and max ms
+// reference does (support/random.h through reference::synthesize_*), or read from --weights and
+// --data (the sample at --offset), converted once under the realization (not timed); one warm-up run, then N timed runs; prints median, min and max ms
 // and the first element of the first output (the loss of a loss entry).
 #include <algorithm>
 #include <chrono>
@@ -21,38 +21,28 @@ namespace presk::cli {
 namespace {
 
 struct BenchOptions {
-  std::string program_path;
-  std::string entry;
+  RunInputOptions input;  // the program, its entry, bindings, --weights, --data, --offset
   std::string realize;
   int runs = 10;
   bool scalar = false;
-  BindingOptions bindings;
-  int64_t token_range = 0;          // 0: the reference's default
 };
 
 int run_bench(const BenchOptions& options, const GlobalOptions& global) {
-  const lang::FrontendOptions frontend = frontend_options(options.bindings, options.entry);
-  const ir::Program program = lang::compile(lang::read_source(options.program_path), frontend);
-  const ir::Function* entry = program.find_function(options.entry);
-  if (!entry) user_error("E0621") << "the program has no entry `" << options.entry << "`";
+  const PreparedRun prepared = prepare_run(options.input, global);
+  const ir::Program& program = prepared.program;
   const exec::native::Realization realization = exec::native::load_realization(options.realize, program);
-  const int threads = global.threads > 0 ? global.threads : static_cast<int>(std::thread::hardware_concurrency());
-  const reference::ParameterStore store = reference::synthesize_parameters(program, global.seed, threads);
-  bool integer_input = false;
-  for (const ir::Type& type : entry->argument_types) integer_input |= type.kind == ir::ElemKind::Int;
-  int64_t token_range = options.token_range;
-  if (token_range == 0 && integer_input) token_range = reference::default_token_range(program);
-  const std::vector<Tensor> inputs = to_tensors(reference::synthesize_inputs(*entry, global.seed, token_range));
+  const int threads = global.threads;
+  const std::vector<Tensor> inputs = to_tensors(prepared.inputs(0, global.seed));
   const exec::native::PreparedParameters parameters = exec::native::prepare_parameters(
-      program, realization, [&](const std::string& path) { return store.find(path); });
+      program, realization, [&](const std::string& path) { return prepared.parameters.find(path); });
   const exec::native::ExecuteOptions run_options{threads, options.scalar};
   const std::vector<Tensor> outputs =
-      exec::native::execute(program, options.entry, realization, inputs, parameters, run_options);  // warm-up
+      exec::native::execute(program, options.input.entry, realization, inputs, parameters, run_options);  // warm-up
   const double first = outputs.empty() || outputs[0].element_count() == 0 ? 0.0 : outputs[0].get(0);
   std::vector<double> ms;
   for (int r = 0; r < std::max(options.runs, 1); ++r) {
     const auto start = std::chrono::steady_clock::now();
-    exec::native::execute(program, options.entry, realization, inputs, parameters, run_options);
+    exec::native::execute(program, options.input.entry, realization, inputs, parameters, run_options);
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
   std::vector<double> sorted = ms;
@@ -60,13 +50,13 @@ int run_bench(const BenchOptions& options, const GlobalOptions& global) {
   const double median = sorted.size() % 2 ? sorted[sorted.size() / 2]
                                           : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
   if (global.json) {
-    nlohmann::json out = {{"program", options.program_path}, {"entry", options.entry}, {"realize", options.realize},
+    nlohmann::json out = {{"program", options.input.program_path}, {"entry", options.input.entry}, {"realize", options.realize},
                           {"threads", threads}, {"runs", ms.size()}, {"scalar", options.scalar},
                           {"median_ms", median}, {"min_ms", sorted.front()}, {"max_ms", sorted.back()},
                           {"first_output", first}};
     std::cout << out.dump() << "\n";
   } else {
-    std::cout << options.program_path << " --entry " << options.entry << " --realize " << options.realize << " ("
+    std::cout << options.input.program_path << " --entry " << options.input.entry << " --realize " << options.realize << " ("
               << threads << " threads, " << ms.size() << " runs after a warm-up" << (options.scalar ? ", scalar" : "")
               << ")\n  first output element " << std::setprecision(17) << first << std::setprecision(6) << "\n  median " << median << " ms   min " << sorted.front() << " ms   max " << sorted.back() << " ms\n";
   }
@@ -76,13 +66,10 @@ int run_bench(const BenchOptions& options, const GlobalOptions& global) {
 Registration registration("bench", 45, [](CLI::App& app, GlobalOptions& global) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App* command = app.add_subcommand("bench", "Time the native executor on an entry under a realization");
-  command->add_option("program", options->program_path, "The .psk program")->required();
-  command->add_option("--entry", options->entry, "The entry to run")->required();
+  add_run_input_options(*command, options->input);
   command->add_option("--realize", options->realize, "f64, f32, bf16, or @realization.json")->required();
   command->add_option("-n,--runs", options->runs, "Timed runs after one warm-up")->capture_default_str();
   command->add_flag("--scalar", options->scalar, "Use the scalar kernels (they define the bits)");
-  add_binding_options(*command, options->bindings);
-  command->add_option("--token-range", options->token_range, "Draw integer inputs from [0, V)");
   add_threads_option(*command, global);
   add_seed_option(*command, global);
   add_json_option(*command, global);
