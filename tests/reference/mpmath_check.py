@@ -1,8 +1,16 @@
 #!/usr/bin/env python3
 """An independent check of presk's reference interpreter: a plain Python evaluator of the
-conformance examples (mse, layernorm, rmsnorm, softmax, mlp) in mpmath at 100 digits, fed the
-same safetensors inputs as `presk run --exact --bits 400`, must agree with it to at least 60
-significant digits on every output element.
+conformance examples (mse, layernorm, rmsnorm, softmax, mlp, gpt_tiny) in mpmath at 100 digits,
+fed the same safetensors inputs as `presk run --exact --bits 400`, must agree with it to at least
+60 significant digits on every output element.
+
+gpt_tiny (T=4) gets seeded random non-zero values for every parameter, the zero-initialized head
+and the ones/zeros-initialized gains and biases included (stacked block parameters carry a leading
+L axis), and integer tokens as data; both entries, loss and logits, are compared. The evaluator
+follows the language's definitions: gelu is the tanh form x/2·(1+tanh(√(2/π)(x+0.044715x³))),
+layer norm uses eps 1e-5, causal_mask is −∞ above the diagonal, softmax is max-subtracted,
+cross_entropy is the mean over positions of −log_softmax[target], and dropout is the identity
+outside training.
 
 usage: mpmath_check.py PRESK_BINARY REPOSITORY_ROOT
 """
@@ -80,6 +88,64 @@ def mlp_logits(x, hidden_w, hidden_b, out_w, bias, widths):
     return logits
 
 
+def linear(x, w, b, n_in, n_out):
+    """x: rows of width n_in; w: flat [n_in, n_out]; b: flat [n_out] or None."""
+    return [[mpmath.fsum(row[i] * w[i * n_out + j] for i in range(n_in)) + (b[j] if b else 0)
+             for j in range(n_out)] for row in x]
+
+
+def gelu_tanh(x):
+    return x / 2 * (1 + mpmath.tanh(mpmath.sqrt(2 / mpmath.pi) * (x + mpf("0.044715") * x ** 3)))
+
+
+GPT_DIMS = {"V": 11, "D": 8, "H": 2, "L": 2, "F": 32}
+
+
+def gpt_param_shapes(T):
+    V, D, L, F = (GPT_DIMS[k] for k in "VDLF")
+    shapes = {"tok": [V, D], "pos": [T, D]}
+    block = {"ln1.g": [D], "ln1.b": [D]}
+    for name in ("wq", "wk", "wv", "proj"):
+        block["attn.%s.w" % name], block["attn.%s.b" % name] = [D, D], [D]
+    block.update({"ln2.g": [D], "ln2.b": [D], "ff.up.w": [D, F], "ff.up.b": [F],
+                  "ff.down.w": [F, D], "ff.down.b": [D]})
+    shapes.update({"blocks." + k: [L] + v for k, v in block.items()})
+    shapes.update({"ln_f.g": [D], "ln_f.b": [D], "head": [D, V]})
+    return shapes
+
+
+def gpt_logits(P, tokens, T):
+    """P: name -> flat mpf values (shapes of gpt_param_shapes); tokens: T integers."""
+    V, D, H, L, F = (GPT_DIMS[k] for k in "VDHLF")
+    dh = D // H
+    scale = 1 / mpmath.sqrt(mpf(D) / H)
+    tok, pos = rows(P["tok"], D), rows(P["pos"], D)
+    x = [[tok[tokens[i]][d] + pos[i][d] for d in range(D)] for i in range(T)]
+    for l in range(L):
+        def p(name):
+            flat, shape = P["blocks." + name], gpt_param_shapes(T)["blocks." + name]
+            size = len(flat) // shape[0]
+            return flat[l * size:(l + 1) * size]
+        a = rows(layernorm(x, p("ln1.g"), p("ln1.b")), D)
+        q, k, v = (linear(a, p("attn.%s.w" % n), p("attn.%s.b" % n), D, D) for n in ("wq", "wk", "wv"))
+        y = [[mpf(0)] * D for _ in range(T)]
+        for h in range(H):
+            cols = range(h * dh, (h + 1) * dh)
+            for i in range(T):
+                scores = [mpmath.fsum(q[i][c] * k[j][c] for c in cols) * scale for j in range(i + 1)]
+                att = [mpmath.exp(s) for s in log_softmax_row(scores)]  # j > i: −∞, weight 0
+                for c in cols:
+                    y[i][c] = mpmath.fsum(att[j] * v[j][c] for j in range(i + 1))
+        out = linear(y, p("attn.proj.w"), p("attn.proj.b"), D, D)
+        hres = [[x[i][d] + out[i][d] for d in range(D)] for i in range(T)]
+        b2 = rows(layernorm(hres, p("ln2.g"), p("ln2.b")), D)
+        u = [[gelu_tanh(e) for e in row] for row in linear(b2, p("ff.up.w"), p("ff.up.b"), D, F)]
+        f = linear(u, p("ff.down.w"), p("ff.down.b"), F, D)
+        x = [[hres[i][d] + f[i][d] for d in range(D)] for i in range(T)]
+    final = rows(layernorm(x, P["ln_f.g"], P["ln_f.b"]), D)
+    return linear(final, P["head"], None, D, V)
+
+
 def normals(rng, count, sigma=1.0):
     return [rng.gauss(0.0, sigma) for _ in range(count)]
 
@@ -111,6 +177,23 @@ def cases(rng):
     yield ("mlp.psk", "logits", {"B": B}, params, {"x": xm}, lambda: [v for row in logits() for v in row])
     yield ("mlp.psk", "loss", {"B": B}, params, {"x": xm, "labels": labels},
            lambda: [-mpmath.fsum(log_softmax_row(row)[labels[i]] for i, row in enumerate(logits())) / B])
+    T = 4
+    gpt = {}
+    for name, shape in gpt_param_shapes(T).items():
+        count = 1
+        for n in shape:
+            count *= n
+        # Gains around 1, everything else of a size that keeps every nonlinearity in play.
+        values = normals(rng, count, 0.2 if name.endswith(".g") else 0.4)
+        gpt[name] = (shape, [1 + v for v in values] if name.endswith(".g") else values)
+    window = [rng.randrange(GPT_DIMS["V"]) for _ in range(T + 1)]
+    gpt_mpf = lambda: {k: to_mpf(v) for k, (_, v) in gpt.items()}
+    gpt_out = lambda tokens: gpt_logits(gpt_mpf(), tokens, T)
+    yield ("gpt_tiny.psk", "logits", {"T": T}, gpt, {"tokens": window[:T]},
+           lambda: [v for row in gpt_out(window[:T]) for v in row])
+    yield ("gpt_tiny.psk", "loss", {"T": T}, gpt, {"tokens": window},
+           lambda: [-mpmath.fsum(log_softmax_row(row)[window[i + 1]]
+                                 for i, row in enumerate(gpt_out(window[:T]))) / T])
 
 
 def run_presk(binary, root, example, entry, dims, weights, data):
@@ -151,13 +234,16 @@ def main():
     with tempfile.TemporaryDirectory() as folder:
         for example, entry, dims, params, data, expected in cases(rng):
             known = shapes(example, dims)
-            shape = lambda name, values: known.get(name) or [len(values)]
+
+            def tensor(name, value):
+                """value: flat values, or (shape, flat values); integer values are I32."""
+                shape, values = value if isinstance(value, tuple) else (known.get(name) or [len(value)], value)
+                return ("I32" if all(isinstance(v, int) for v in values) else "F64", shape, values)
             weights = os.path.join(folder, "weights.safetensors") if params else None
             if params:
-                write_safetensors(weights, {k: ("F64", shape(k, v), v) for k, v in params.items()})
+                write_safetensors(weights, {k: tensor(k, v) for k, v in params.items()})
             data_path = os.path.join(folder, "data.safetensors")
-            write_safetensors(data_path, {k: ("I32" if k == "labels" else "F64", shape(k, v), v)
-                                          for k, v in data.items()})
+            write_safetensors(data_path, {k: tensor(k, v) for k, v in data.items()})
             got = run_presk(binary, root, example, entry, dims, weights, data_path)
             want = expected()
             digits = agreement_digits(got, want) if len(got) == len(want) else mpf(0)
