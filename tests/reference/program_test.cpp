@@ -150,15 +150,6 @@ TEST(ReferenceProgram, BallsEncloseTheMpfrResultAtTwiceTheBits) {
   }
 }
 
-std::string error_code(const std::function<void()>& body) {
-  try {
-    body();
-  } catch (const UserError& e) {
-    return e.code();
-  }
-  return "none";
-}
-
 TEST(ReferenceErrors, CodedRefusals) {
   ir::Program mlp = mlp_program();
   EXPECT_EQ(error_code([&] { run<MpfrArith>(mlp, mlp_inputs(), {}, {}, "loss"); }), "E0500");

@@ -64,15 +64,6 @@ std::string temporary(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("presk_samples_" + name)).string();
 }
 
-std::string error_code(const std::function<void()>& body) {
-  try {
-    body();
-  } catch (const UserError& e) {
-    return e.code();
-  }
-  return "none";
-}
-
 TEST(ReferenceSamples, DataFileReadsSamplesOfALeadingAxis) {
   ir::Program program = compile_mlp(2);
   const ir::Function& entry = reference::find_entry(program, "loss");
