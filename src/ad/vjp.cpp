@@ -160,11 +160,16 @@ class Generator {
     forward_count_ = out_.lets.size();
   }
 
-  // Marks the let holding the complete adjoint of forward site j, when it is one of its own.
+  // Records that `adjoint` holds the complete adjoint of forward site j: a generated let (one
+  // let may stand for several sites), or the cotangent argument. Emits nothing.
   void mark_adjoint(uint32_t j, ValueRef adjoint) {
-    if (adjoint.kind != ValueRef::Kind::Let || adjoint.index < forward_count_) return;
+    if (adjoint.kind == ValueRef::Kind::Argument) {
+      if (adjoint.index + 1 == out_.argument_types.size()) out_.cotangent_adjoint_of.push_back(j);
+      return;
+    }
+    if (adjoint.index < forward_count_) return;
     ir::Let& let = out_.lets[adjoint.index];
-    if (!let.adjoint_of && let.op != Op::literal) let.adjoint_of = j;
+    if (let.op != Op::literal) let.adjoint_of.push_back(j);
   }
 
   void sweep() {

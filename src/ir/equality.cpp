@@ -38,6 +38,7 @@ std::string signature_difference(const Function& a, const Function& b) {
     if (!same_type(a.argument_types[i], b.argument_types[i])) return "argument types differ";
   }
   if (a.results != b.results) return "results differ";
+  if (a.cotangent_adjoint_of != b.cotangent_adjoint_of) return "cotangent adjoint sites differ";
   if (!same_names(a.result_names, b.result_names)) return "result names differ";
   if (a.lets.size() != b.lets.size()) return "let counts differ";
   return {};

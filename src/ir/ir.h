@@ -97,8 +97,9 @@ struct Let {
   std::vector<ValueRef> operands;
   Attrs attrs;
   Span span;  // where in the source it came from (unknown for generated lets)
-  // In a `F.vjp`: the site of F whose adjoint ∂L/∂v this let holds (docs/ad.md).
-  std::optional<uint32_t> adjoint_of = std::nullopt;
+  // In a `F.vjp`: the sites of F whose complete adjoint ∂L/∂v this let holds (docs/ad.md);
+  // several when they share one value (both operands of an `add`).
+  std::vector<uint32_t> adjoint_of = {};
 };
 
 // How a fresh parameter is synthesized from a seed.
@@ -135,6 +136,9 @@ struct Function {
   // Empty, or one name per result: a `.vjp` names each cotangent it returns, `$i` for
   // argument i, a parameter path (relative to the function's context) for a parameter.
   std::vector<std::string> result_names;
+  // In a `F.vjp`: the sites of F whose complete adjoint is its last argument, the cotangent
+  // (F's result site, and any site whose adjoint passes through unchanged).
+  std::vector<uint32_t> cotangent_adjoint_of = {};
   Span span;
 
   const Type& type_of(ValueRef value) const;

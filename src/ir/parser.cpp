@@ -211,6 +211,17 @@ class Parser {
   }
 
   // ---- functions ----
+  // `adjoint %n` repeated: the forward sites a vjp value is the complete adjoint of.
+  std::vector<uint32_t> parse_adjoint_sites() {
+    std::vector<uint32_t> sites;
+    while (at_keyword("adjoint")) {
+      advance();
+      if (current_.kind != TokenKind::LetRef) expected("the forward site `%n` after `adjoint`");
+      sites.push_back(reference_index());
+      advance();
+    }
+    return sites;
+  }
   void parse_arguments(Function& function) {
     expect(TokenKind::LParen, "`(` and the arguments");
     while (current_.kind != TokenKind::RParen) {
@@ -228,6 +239,8 @@ class Parser {
       expect(TokenKind::Colon, "`:` and the argument's type");
       function.argument_names.push_back(std::move(name));
       function.argument_types.push_back(parse_type());
+      if (!function.cotangent_adjoint_of.empty()) expected("`)` after the cotangent marked `adjoint`");
+      function.cotangent_adjoint_of = parse_adjoint_sites();
     }
     advance();
     bool named = false;
@@ -333,12 +346,7 @@ class Parser {
     parse_attrs(let);
     expect(TokenKind::Colon, "`:` and the let's type");
     let.type = parse_type();
-    if (at_keyword("adjoint")) {
-      advance();
-      if (current_.kind != TokenKind::LetRef) expected("the forward site `%n` after `adjoint`");
-      let.adjoint_of = reference_index();
-      advance();
-    }
+    let.adjoint_of = parse_adjoint_sites();
     let.span = lexer_.span(begin, previous_end_);
     return let;
   }

@@ -51,6 +51,10 @@ void print_attrs(std::ostream& out, const Let& let) {
   if (a.rate != 0) out << " rate=" << real_to_string(a.rate);
 }
 
+void print_adjoint_sites(std::ostream& out, const std::vector<uint32_t>& sites) {
+  for (uint32_t site : sites) out << " adjoint %" << site;
+}
+
 void print_let(std::ostream& out, const Let& let, uint32_t index) {
   out << "  %" << index << " = " << op_name(let.op);
   print_primary(out, let);
@@ -63,7 +67,7 @@ void print_let(std::ostream& out, const Let& let, uint32_t index) {
   }
   print_attrs(out, let);
   out << " : " << type_text(let.type);
-  if (let.adjoint_of) out << " adjoint %" << *let.adjoint_of;
+  print_adjoint_sites(out, let.adjoint_of);
   out << '\n';
 }
 
@@ -77,6 +81,7 @@ void print_signature(std::ostream& out, const Function& function) {
       out << ' ' << name_text(function.argument_names[i]);
     }
     out << " : " << type_text(function.argument_types[i]);
+    if (i + 1 == function.argument_types.size()) print_adjoint_sites(out, function.cotangent_adjoint_of);
   }
   out << ") -> ";
   bool one = function.results.size() == 1 && function.result_names.empty();

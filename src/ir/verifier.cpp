@@ -152,6 +152,7 @@ class FunctionChecker {
   void check_signature() {
     const Function& f = function_;
     if (f.name.empty()) violation("E0475", f.span, "a function has an empty name");
+    check_adjoint_sites(f.cotangent_adjoint_of, f.span, "the cotangent argument of `" + f.name + "`");
     if (!f.argument_names.empty() && f.argument_names.size() != f.argument_types.size()) {
       violation("E0471", f.span,
                 "`" + f.name + "` names " + std::to_string(f.argument_names.size()) +
@@ -202,20 +203,28 @@ class FunctionChecker {
     return check_adjoint_site(index, site);
   }
 
-  // adjoint_of: only in a `F.vjp`, naming a site of F.
+  // adjoint_of: only in a `F.vjp`, naming sites of F.
   bool check_adjoint_site(uint32_t index, const std::string& site) {
     const Let& let = function_.lets[index];
-    if (!let.adjoint_of) return true;
+    return check_adjoint_sites(let.adjoint_of, let.span, site);
+  }
+
+  // Each forward site that `holder` (a let, or the cotangent argument) is marked the adjoint of.
+  bool check_adjoint_sites(const std::vector<uint32_t>& sites, const Span& span, const std::string& holder) {
+    if (sites.empty()) return true;
     const std::string& name = function_.name;
     const Function* forward =
         name.size() > 4 && name.ends_with(".vjp")
             ? program_.find_function(std::string_view(name).substr(0, name.size() - 4))
             : nullptr;
-    if (forward != nullptr && *let.adjoint_of < forward->lets.size()) return true;
-    violation("E0477", let.span,
-              site + " is marked the adjoint of %" + std::to_string(*let.adjoint_of) +
-                  ", which is no site of the function `" + name + "` differentiates");
-    return false;
+    for (uint32_t forward_site : sites) {
+      if (forward != nullptr && forward_site < forward->lets.size()) continue;
+      violation("E0477", span,
+                holder + " is marked the adjoint of %" + std::to_string(forward_site) +
+                    ", which is no site of the function `" + name + "` differentiates");
+      return false;
+    }
+    return true;
   }
 
   // The callee of a call or fold, when it exists and comes before this function.

@@ -19,6 +19,10 @@ double one_norm(const ValueView& value) {
   return total;
 }
 
+std::string forward_name_of(const std::string& vjp) { return vjp.substr(0, vjp.size() - kVjp.size()); }
+
+// Folds each marked let's 1-norm into its sites, and, per fold callee `G.vjp`, the 1-norms of
+// its first result (x̄ₗ, the cotangent the layer below receives) at layers l ≥ 1.
 class AdjointNorms final : public Observer {
  public:
   explicit AdjointNorms(std::map<std::string, std::optional<double>>& sites) : sites_(sites) {}
@@ -26,15 +30,29 @@ class AdjointNorms final : public Observer {
   void on_value(const SiteContext& site, const ValueView& value) override {
     const ir::Function& function = site.function;
     if (!function.name.ends_with(kVjp) || site.let_index >= function.lets.size()) return;
-    const std::optional<uint32_t>& forward = function.lets[site.let_index].adjoint_of;
-    if (!forward) return;
-    std::string forward_name = function.name.substr(0, function.name.size() - kVjp.size());
-    std::optional<double>& total = sites_[forward_name + "/%" + std::to_string(*forward)];
-    total = total.value_or(0) + one_norm(value);
+    const ir::ValueRef first = function.results.empty() ? ir::ValueRef::argument(0) : function.results[0];
+    if (first == ir::ValueRef::let(site.let_index) && !site.layers.empty() && site.layers.back() >= 1) {
+      carried_[function.name] += one_norm(value);
+    }
+    const std::vector<uint32_t>& forward = function.lets[site.let_index].adjoint_of;
+    if (forward.empty()) return;
+    double norm = one_norm(value);
+    std::string prefix = forward_name_of(function.name) + "/%";
+    for (uint32_t j : forward) {
+      std::optional<double>& total = sites_[prefix + std::to_string(j)];
+      total = total.value_or(0) + norm;
+    }
+  }
+
+  // Σ over layers l ≥ 1 of ‖x̄ₗ‖₁ seen in `vjp` (0 when none was).
+  double carried(const std::string& vjp) const {
+    auto found = carried_.find(vjp);
+    return found == carried_.end() ? 0 : found->second;
   }
 
  private:
   std::map<std::string, std::optional<double>>& sites_;
+  std::map<std::string, double> carried_;
 };
 
 // Every let of every function F with an F.vjp, as unknown.
@@ -45,6 +63,45 @@ std::map<std::string, std::optional<double>> unknown_sites(const ir::Program& pr
     for (uint32_t j = 0; j < function.lets.size(); ++j) sites[function.site_name(j)] = std::nullopt;
   }
   return sites;
+}
+
+// Σ‖cotangent‖₁ over every run of `vjp` (the vjp of `callee`): the seed for the entry, the
+// adjoint of each reached call or fold site of `callee` in a caller, and for a fold the x̄ each
+// layer hands the one below. nullopt when no run is known, or when the callee is both called
+// and folded (the layers could not be told apart).
+std::optional<double> cotangent_total(const ir::Program& program, const ir::Function& vjp,
+                                      const std::map<std::string, std::optional<double>>& sites,
+                                      const AdjointNorms& observer, std::optional<double> seed) {
+  std::string callee = forward_name_of(vjp.name);
+  std::optional<double> total = seed;
+  bool called = false, folded = false;
+  for (const ir::Function& caller : program.functions) {
+    if (caller.name.ends_with(kVjp)) continue;
+    for (uint32_t j = 0; j < caller.lets.size(); ++j) {
+      const ir::Let& let = caller.lets[j];
+      if ((let.op != ir::Op::call && let.op != ir::Op::fold) || let.attrs.callee != callee) continue;
+      (let.op == ir::Op::fold ? folded : called) = true;
+      auto found = sites.find(caller.site_name(j));
+      if (found != sites.end() && found->second) total = total.value_or(0) + *found->second;
+    }
+  }
+  if (!folded) return total;
+  if (called || vjp.results.empty() || vjp.results[0].kind != ir::ValueRef::Kind::Let) return std::nullopt;
+  return total ? std::optional<double>(*total + observer.carried(vjp.name)) : std::nullopt;
+}
+
+// The sites whose adjoint is a vjp's cotangent argument, callers before callees.
+void add_cotangent_sites(const ir::Program& program, const std::string& entry, double seed,
+                         std::map<std::string, std::optional<double>>& sites, const AdjointNorms& observer) {
+  for (size_t i = program.functions.size(); i-- > 0;) {
+    const ir::Function& vjp = program.functions[i];
+    if (!vjp.name.ends_with(kVjp) || vjp.cotangent_adjoint_of.empty()) continue;
+    std::string forward = forward_name_of(vjp.name);
+    std::optional<double> own_seed = forward == entry ? std::optional<double>(seed) : std::nullopt;
+    std::optional<double> total = cotangent_total(program, vjp, sites, observer, own_seed);
+    if (!total) continue;
+    for (uint32_t j : vjp.cotangent_adjoint_of) sites[forward + "/%" + std::to_string(j)] = *total;
+  }
 }
 
 }  // namespace
@@ -61,12 +118,10 @@ Sensitivity sensitivity(const ir::Program& program, const std::string& entry,
   arguments.push_back(to_value(arith, ones));
   Sensitivity report;
   report.sites = unknown_sites(program);
-  if (forward.results[0].kind == ir::ValueRef::Kind::Let) {
-    report.sites[forward.site_name(forward.results[0].index)] = static_cast<double>(ones.reals.size());
-  }
   AdjointNorms observer(report.sites);
   options.observer = &observer;
   std::vector<Value<MpfrArith>> cotangents = run_function<MpfrArith>(program, *vjp, parameters, arguments, options);
+  add_cotangent_sites(program, entry, static_cast<double>(ones.reals.size()), report.sites, observer);
   for (size_t r = 0; r < cotangents.size(); ++r) {
     if (vjp->result_names[r].starts_with("$")) continue;
     double total = 0;

@@ -1,7 +1,9 @@
 // The sensitivity hook of the reference (issue 6, item 5): runs an entry's generated vjp with an
 // observer that, for each let marked `adjoint %n` (the complete adjoint of forward site %n,
 // docs/ad.md), adds the 1-norm ‖∂L/∂v‖₁ of its value into that site's total, over every call
-// and every layer, and keeps no adjoint. The entry's result site gets the seed's 1-norm.
+// and every layer, and keeps no adjoint. The sites marked on a vjp's cotangent argument get the
+// total of the cotangents it was run with: the seed for the entry, the caller's adjoint of each
+// call or fold site, and for a fold the x̄ each layer hands the one below.
 #pragma once
 
 #include <map>
@@ -15,9 +17,10 @@ namespace presk::reference {
 
 struct Sensitivity {
   // Every let of every function that has a vjp in the program, by site name
-  // ("LayerNorm.apply/%7"): Σ ‖∂L/∂v‖₁ in binary64, or nullopt where no marked adjoint of the
-  // site was reached (unknown, never 0: a site whose adjoint is the same value as another's,
-  // such as an operand of `add`, is not marked and is unknown too).
+  // ("LayerNorm.apply/%7"): Σ ‖∂L/∂v‖₁ in binary64, or nullopt where the sweep reached no
+  // adjoint of the site (unknown, never 0): literals, integer-valued lets, sites that feed
+  // nothing differentiable, and the sites of a function that is both called and folded and
+  // whose adjoint is the cotangent (its layers could not be told apart).
   std::map<std::string, std::optional<double>> sites;
   // Per parameter path the vjp returns: ‖θ̄‖₁ of its cotangent (summed over its layers).
   std::map<std::string, double> parameters;

@@ -40,7 +40,7 @@ fn FeedForward.apply module FeedForward ($0 x : R[T:4, D:8]) -> R[T:4, D:8] {
   return %8
 }
 
-fn FeedForward.apply.vjp module FeedForward ($0 x : R[T:4, D:8], $1 cotangent : R[T:4, D:8]) -> ("$0" : R[4, 8], "up.w" : R[8, 32], "up.b" : R[32], "down.w" : R[32, 8], "down.b" : R[8]) {
+fn FeedForward.apply.vjp module FeedForward ($0 x : R[T:4, D:8], $1 cotangent : R[T:4, D:8] adjoint %8 adjoint %6) -> ("$0" : R[4, 8], "up.w" : R[8, 32], "up.b" : R[32], "down.w" : R[32, 8], "down.b" : R[8]) {
   %0 = param "up.w" : R[D:8, F:32]
   %1 = contract($0, %0) spec="xy,yz->xz" : R[T:4, F:32]
   %2 = param "up.b" : R[F:32]
@@ -55,7 +55,7 @@ fn FeedForward.apply.vjp module FeedForward ($0 x : R[T:4, D:8], $1 cotangent : 
   %11 = contract($1, %5) spec="xz,yz->xy" : R[4, 32] adjoint %4
   %12 = contract($1, %4) spec="xz,xy->yz" : R[32, 8] adjoint %5
   %13 = gelu_tanh_grad(%3) : R[4, 32]
-  %14 = mul(%11, %13) : R[4, 32] adjoint %3
+  %14 = mul(%11, %13) : R[4, 32] adjoint %3 adjoint %1
   %15 = sum(%14) axes=[0] : R[1, 32]
   %16 = reshape(%15) : R[32] adjoint %2
   %17 = contract(%14, %0) spec="xz,yz->xy" : R[4, 8]
@@ -79,7 +79,7 @@ fn LayerNorm.apply module LayerNorm ($0 x : R[T:4, D:8]) -> R[T:4, D:8] {
   return %11
 }
 
-fn LayerNorm.apply.vjp module LayerNorm ($0 x : R[T:4, D:8], $1 cotangent : R[T:4, D:8]) -> ("$0" : R[4, 8], "g" : R[8], "b" : R[8]) {
+fn LayerNorm.apply.vjp module LayerNorm ($0 x : R[T:4, D:8], $1 cotangent : R[T:4, D:8] adjoint %11 adjoint %9) -> ("$0" : R[4, 8], "g" : R[8], "b" : R[8]) {
   %0 = mean($0) axes=[1] : R[T:4, D:1]
   %1 = sub($0, %0) : R[T:4, D:8]
   %2 = mul(%1, %1) : R[T:4, D:8]
@@ -105,7 +105,7 @@ fn LayerNorm.apply.vjp module LayerNorm ($0 x : R[T:4, D:8], $1 cotangent : R[T:
   %22 = mul(%21, %6) : R[4, 1]
   %23 = literal "-0.5" : R
   %24 = mul(%23, %22) : R[4, 1]
-  %25 = mul(%20, %24) : R[4, 1] adjoint %5
+  %25 = mul(%20, %24) : R[4, 1] adjoint %5 adjoint %3
   %26 = literal "8" : R
   %27 = div(%25, %26) : R[4, 1]
   %28 = broadcast(%27) : R[4, 8] adjoint %2
@@ -129,7 +129,7 @@ fn Linear.apply module Linear ($0 x : R[T:4, D:8]) -> R[T:4, D:8] {
   return %3
 }
 
-fn Linear.apply.vjp module Linear ($0 x : R[T:4, D:8], $1 cotangent : R[T:4, D:8]) -> ("$0" : R[4, 8], "w" : R[8, 8], "b" : R[8]) {
+fn Linear.apply.vjp module Linear ($0 x : R[T:4, D:8], $1 cotangent : R[T:4, D:8] adjoint %3 adjoint %1) -> ("$0" : R[4, 8], "w" : R[8, 8], "b" : R[8]) {
   %0 = param "w" : R[D:8, D:8]
   %1 = contract($0, %0) spec="xy,yz->xz" : R[T:4, D:8]
   %2 = param "b" : R[D:8]
@@ -147,7 +147,7 @@ fn SelfAttention.heads module SelfAttention ($0 x : R[T:4, D:8]) -> R[H:2, T:4, 
   return %1
 }
 
-fn SelfAttention.heads.vjp module SelfAttention ($0 x : R[T:4, D:8], $1 cotangent : R[H:2, T:4, 4]) -> ("$0" : R[4, 8]) {
+fn SelfAttention.heads.vjp module SelfAttention ($0 x : R[T:4, D:8], $1 cotangent : R[H:2, T:4, 4] adjoint %1) -> ("$0" : R[4, 8]) {
   %0 = reshape($0) : R[T:4, H:2, 4]
   %1 = transpose(%0) axes=[1, 0, 2] : R[H:2, T:4, 4]
   %2 = transpose($1) axes=[1, 0, 2] : R[4, 2, 4] adjoint %0
@@ -178,7 +178,7 @@ fn SelfAttention.apply module SelfAttention ($0 x : R[T:4, D:8]) -> R[T:4, D:8] 
   return %18
 }
 
-fn SelfAttention.apply.vjp module SelfAttention ($0 x : R[T:4, D:8], $1 cotangent : R[T:4, D:8]) -> ("$0" : R[4, 8], "wq.w" : R[8, 8], "wq.b" : R[8], "wk.w" : R[8, 8], "wk.b" : R[8], "wv.w" : R[8, 8], "wv.b" : R[8], "proj.w" : R[8, 8], "proj.b" : R[8]) {
+fn SelfAttention.apply.vjp module SelfAttention ($0 x : R[T:4, D:8], $1 cotangent : R[T:4, D:8] adjoint %18) -> ("$0" : R[4, 8], "wq.w" : R[8, 8], "wq.b" : R[8], "wk.w" : R[8, 8], "wk.b" : R[8], "wv.w" : R[8, 8], "wv.b" : R[8], "proj.w" : R[8, 8], "proj.b" : R[8]) {
   %0 = call @Linear.apply($0) path="wq" : R[T:4, D:8]
   %1 = call @SelfAttention.heads(%0) : R[H:2, T:4, 4]
   %2 = call @Linear.apply($0) path="wk" : R[T:4, D:8]
@@ -257,7 +257,7 @@ fn Block.apply module Block ($0 x : R[T:4, D:8]) -> R[T:4, D:8] {
   return %5
 }
 
-fn Block.apply.vjp module Block ($0 x : R[T:4, D:8], $1 cotangent : R[T:4, D:8]) -> ("$0" : R[4, 8], "ln1.g" : R[8], "ln1.b" : R[8], "attn.wq.w" : R[8, 8], "attn.wq.b" : R[8], "attn.wk.w" : R[8, 8], "attn.wk.b" : R[8], "attn.wv.w" : R[8, 8], "attn.wv.b" : R[8], "attn.proj.w" : R[8, 8], "attn.proj.b" : R[8], "ln2.g" : R[8], "ln2.b" : R[8], "ff.up.w" : R[8, 32], "ff.up.b" : R[32], "ff.down.w" : R[32, 8], "ff.down.b" : R[8]) {
+fn Block.apply.vjp module Block ($0 x : R[T:4, D:8], $1 cotangent : R[T:4, D:8] adjoint %5 adjoint %4) -> ("$0" : R[4, 8], "ln1.g" : R[8], "ln1.b" : R[8], "attn.wq.w" : R[8, 8], "attn.wq.b" : R[8], "attn.wk.w" : R[8, 8], "attn.wk.b" : R[8], "attn.wv.w" : R[8, 8], "attn.wv.b" : R[8], "attn.proj.w" : R[8, 8], "attn.proj.b" : R[8], "ln2.g" : R[8], "ln2.b" : R[8], "ff.up.w" : R[8, 32], "ff.up.b" : R[32], "ff.down.w" : R[32, 8], "ff.down.b" : R[8]) {
   %0 = call @LayerNorm.apply($0) path="ln1" : R[T:4, D:8]
   %1 = call @SelfAttention.apply(%0) path="attn" : R[T:4, D:8]
   %2 = add($0, %1) : R[T:4, D:8]
@@ -274,7 +274,7 @@ fn Block.apply.vjp module Block ($0 x : R[T:4, D:8], $1 cotangent : R[T:4, D:8])
   %13 = get(%12) axes=[0] : R[4, 8]
   %14 = get(%12) axes=[1] : R[8]
   %15 = get(%12) axes=[2] : R[8]
-  %16 = add($1, %13) : R[4, 8] adjoint %2
+  %16 = add($1, %13) : R[4, 8] adjoint %2 adjoint %1
   %17 = call @SelfAttention.apply.vjp(%0, %16) path="attn" : (R[4, 8], R[8, 8], R[8], R[8, 8], R[8], R[8, 8], R[8], R[8, 8], R[8])
   %18 = get(%17) axes=[0] : R[4, 8] adjoint %0
   %19 = get(%17) axes=[1] : R[8, 8]
@@ -305,7 +305,7 @@ fn GPT.apply module GPT ($0 tokens : Z[T:4]) -> R[T:4, V:11] {
   return %7
 }
 
-fn GPT.apply.vjp module GPT ($0 tokens : Z[T:4], $1 cotangent : R[T:4, V:11]) -> ("tok" : R[11, 8], "pos" : R[4, 8], "blocks.ln1.g" : R[2, 8], "blocks.ln1.b" : R[2, 8], "blocks.attn.wq.w" : R[2, 8, 8], "blocks.attn.wq.b" : R[2, 8], "blocks.attn.wk.w" : R[2, 8, 8], "blocks.attn.wk.b" : R[2, 8], "blocks.attn.wv.w" : R[2, 8, 8], "blocks.attn.wv.b" : R[2, 8], "blocks.attn.proj.w" : R[2, 8, 8], "blocks.attn.proj.b" : R[2, 8], "blocks.ln2.g" : R[2, 8], "blocks.ln2.b" : R[2, 8], "blocks.ff.up.w" : R[2, 8, 32], "blocks.ff.up.b" : R[2, 32], "blocks.ff.down.w" : R[2, 32, 8], "blocks.ff.down.b" : R[2, 8], "ln_f.g" : R[8], "ln_f.b" : R[8], "head" : R[8, 11]) {
+fn GPT.apply.vjp module GPT ($0 tokens : Z[T:4], $1 cotangent : R[T:4, V:11] adjoint %7) -> ("tok" : R[11, 8], "pos" : R[4, 8], "blocks.ln1.g" : R[2, 8], "blocks.ln1.b" : R[2, 8], "blocks.attn.wq.w" : R[2, 8, 8], "blocks.attn.wq.b" : R[2, 8], "blocks.attn.wk.w" : R[2, 8, 8], "blocks.attn.wk.b" : R[2, 8], "blocks.attn.wv.w" : R[2, 8, 8], "blocks.attn.wv.b" : R[2, 8], "blocks.attn.proj.w" : R[2, 8, 8], "blocks.attn.proj.b" : R[2, 8], "blocks.ln2.g" : R[2, 8], "blocks.ln2.b" : R[2, 8], "blocks.ff.up.w" : R[2, 8, 32], "blocks.ff.up.b" : R[2, 32], "blocks.ff.down.w" : R[2, 32, 8], "blocks.ff.down.b" : R[2, 8], "ln_f.g" : R[8], "ln_f.b" : R[8], "head" : R[8, 11]) {
   %0 = param "tok" : R[V:11, D:8]
   %1 = embed(%0, $0) : R[T:4, D:8]
   %2 = param "pos" : R[T:4, D:8]
@@ -323,7 +323,7 @@ fn GPT.apply.vjp module GPT ($0 tokens : Z[T:4], $1 cotangent : R[T:4, V:11]) ->
   %14 = get(%12) axes=[1] : R[8]
   %15 = get(%12) axes=[2] : R[8]
   %16 = fold_vjp @Block.apply.vjp(%6, %13) path="blocks" : (R[4, 8], R[2, 8], R[2, 8], R[2, 8, 8], R[2, 8], R[2, 8, 8], R[2, 8], R[2, 8, 8], R[2, 8], R[2, 8, 8], R[2, 8], R[2, 8], R[2, 8], R[2, 8, 32], R[2, 32], R[2, 32, 8], R[2, 8])
-  %17 = get(%16) axes=[0] : R[4, 8] adjoint %3
+  %17 = get(%16) axes=[0] : R[4, 8] adjoint %3 adjoint %2 adjoint %1
   %18 = get(%16) axes=[1] : R[2, 8]
   %19 = get(%16) axes=[2] : R[2, 8]
   %20 = get(%16) axes=[3] : R[2, 8, 8]
@@ -356,7 +356,7 @@ entry loss module GPT ($0 tokens : Z[5]) -> R {
   return %3
 }
 
-entry loss.vjp module GPT ($0 tokens : Z[5], $1 cotangent : R) -> ("tok" : R[11, 8], "pos" : R[4, 8], "blocks.ln1.g" : R[2, 8], "blocks.ln1.b" : R[2, 8], "blocks.attn.wq.w" : R[2, 8, 8], "blocks.attn.wq.b" : R[2, 8], "blocks.attn.wk.w" : R[2, 8, 8], "blocks.attn.wk.b" : R[2, 8], "blocks.attn.wv.w" : R[2, 8, 8], "blocks.attn.wv.b" : R[2, 8], "blocks.attn.proj.w" : R[2, 8, 8], "blocks.attn.proj.b" : R[2, 8], "blocks.ln2.g" : R[2, 8], "blocks.ln2.b" : R[2, 8], "blocks.ff.up.w" : R[2, 8, 32], "blocks.ff.up.b" : R[2, 32], "blocks.ff.down.w" : R[2, 32, 8], "blocks.ff.down.b" : R[2, 8], "ln_f.g" : R[8], "ln_f.b" : R[8], "head" : R[8, 11]) {
+entry loss.vjp module GPT ($0 tokens : Z[5], $1 cotangent : R adjoint %3) -> ("tok" : R[11, 8], "pos" : R[4, 8], "blocks.ln1.g" : R[2, 8], "blocks.ln1.b" : R[2, 8], "blocks.attn.wq.w" : R[2, 8, 8], "blocks.attn.wq.b" : R[2, 8], "blocks.attn.wk.w" : R[2, 8, 8], "blocks.attn.wk.b" : R[2, 8], "blocks.attn.wv.w" : R[2, 8, 8], "blocks.attn.wv.b" : R[2, 8], "blocks.attn.proj.w" : R[2, 8, 8], "blocks.attn.proj.b" : R[2, 8], "blocks.ln2.g" : R[2, 8], "blocks.ln2.b" : R[2, 8], "blocks.ff.up.w" : R[2, 8, 32], "blocks.ff.up.b" : R[2, 32], "blocks.ff.down.w" : R[2, 32, 8], "blocks.ff.down.b" : R[2, 8], "ln_f.g" : R[8], "ln_f.b" : R[8], "head" : R[8, 11]) {
   %0 = slice($0) axes=[0] starts=[0] stops=[4] : Z[4]
   %1 = call @GPT.apply(%0) : R[T:4, V:11]
   %2 = slice($0) axes=[0] starts=[1] stops=[5] : Z[4]

@@ -20,7 +20,7 @@ fn LayerNorm.apply module LayerNorm ($0 x : R[T:4, D:32]) -> R[T:4, D:32] {
   return %11
 }
 
-fn LayerNorm.apply.vjp module LayerNorm ($0 x : R[T:4, D:32], $1 cotangent : R[T:4, D:32]) -> ("$0" : R[4, 32], "g" : R[32], "b" : R[32]) {
+fn LayerNorm.apply.vjp module LayerNorm ($0 x : R[T:4, D:32], $1 cotangent : R[T:4, D:32] adjoint %11 adjoint %9) -> ("$0" : R[4, 32], "g" : R[32], "b" : R[32]) {
   %0 = mean($0) axes=[1] : R[T:4, D:1]
   %1 = sub($0, %0) : R[T:4, D:32]
   %2 = mul(%1, %1) : R[T:4, D:32]
@@ -46,7 +46,7 @@ fn LayerNorm.apply.vjp module LayerNorm ($0 x : R[T:4, D:32], $1 cotangent : R[T
   %22 = mul(%21, %6) : R[4, 1]
   %23 = literal "-0.5" : R
   %24 = mul(%23, %22) : R[4, 1]
-  %25 = mul(%20, %24) : R[4, 1] adjoint %5
+  %25 = mul(%20, %24) : R[4, 1] adjoint %5 adjoint %3
   %26 = literal "32" : R
   %27 = div(%25, %26) : R[4, 1]
   %28 = broadcast(%27) : R[4, 32] adjoint %2
@@ -67,7 +67,7 @@ entry normalize module LayerNorm ($0 x : R[T:4, D:32]) -> R[T:4, D:32] {
   return %0
 }
 
-entry normalize.vjp module LayerNorm ($0 x : R[T:4, D:32], $1 cotangent : R[T:4, D:32]) -> ("$0" : R[4, 32], "g" : R[32], "b" : R[32]) {
+entry normalize.vjp module LayerNorm ($0 x : R[T:4, D:32], $1 cotangent : R[T:4, D:32] adjoint %0) -> ("$0" : R[4, 32], "g" : R[32], "b" : R[32]) {
   %0 = call @LayerNorm.apply($0) : R[T:4, D:32]
   %1 = call @LayerNorm.apply.vjp($0, $1) : (R[4, 32], R[32], R[32])
   %2 = get(%1) axes=[0] : R[4, 32]
