@@ -94,12 +94,6 @@ Gradient compute(const MpfrArith& arith, const PreparedRun& prepared, const Glob
   return gradient;
 }
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string text;
-  for (int64_t extent : shape) text += (text.empty() ? "" : ", ") + std::to_string(extent);
-  return "[" + text + "]";
-}
-
 // ‖v‖₂, correctly rounded at the arithmetic's precision, as `digits` significant digits.
 std::string norm2_text(const MpfrArith& arith, const Value& value, int digits) {
   Value scratch = Value::make_real(arith, {2});
@@ -167,7 +161,7 @@ void print_table(const MpfrArith& arith, const PreparedRun& prepared, const Grad
   std::cout << "cotangent" << std::string(width - 9, ' ') << "  shape      ‖·‖₂\n";
   for (const Cotangent& cotangent : gradient.cotangents) {
     std::string name = (cotangent.argument ? "$" : "") + cotangent.name;
-    std::string shape = shape_text(cotangent.value.shape);
+    std::string shape = ir::shape_text(cotangent.value.shape);
     std::cout << name << std::string(width - name.size(), ' ') << "  " << shape
               << std::string(shape.size() < 10 ? 11 - shape.size() : 1, ' ')
               << norm2_text(arith, cotangent.value, digits) << '\n';

@@ -76,6 +76,14 @@ std::string type_to_string(const Type& type) {
   return out.str();
 }
 
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::ostringstream out;
+  out << '[';
+  for (size_t i = 0; i < shape.size(); ++i) out << (i ? ", " : "") << shape[i];
+  out << ']';
+  return out.str();
+}
+
 std::string initializer_to_string(const Initializer& init) {
   std::ostringstream out;
   switch (init.kind) {

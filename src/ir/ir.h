@@ -64,6 +64,7 @@ struct Type {
 };
 Type tuple_type(std::vector<Type> elements);
 std::string type_to_string(const Type& type);  // "R[256, 64]", "Z[257]", "R"
+std::string shape_text(const std::vector<int64_t>& shape);  // "[8, 64]"
 
 // An operand: one of the function's arguments or an earlier let.
 struct ValueRef {

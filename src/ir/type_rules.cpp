@@ -21,14 +21,6 @@ InferredType give(ElemKind kind, std::vector<int64_t> shape) {
   return InferredType{std::move(type), {}};
 }
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::ostringstream out;
-  out << '[';
-  for (size_t i = 0; i < shape.size(); ++i) out << (i ? ", " : "") << shape[i];
-  out << ']';
-  return out.str();
-}
-
 std::string describe(const Type& type) {
   return type_to_string(type);
 }
@@ -94,8 +86,8 @@ InferredType broadcast_all(const std::vector<Type>& operands, ElemKind kind) {
   for (size_t i = 1; i < operands.size(); ++i) {
     auto joined = broadcast_shapes(shape, operands[i].shape);
     if (!joined) {
-      return fail("operand shapes " + detail::shape_text(shape) + " and " +
-                  detail::shape_text(operands[i].shape) +
+      return fail("operand shapes " + shape_text(shape) + " and " +
+                  shape_text(operands[i].shape) +
                   " do not broadcast (an axis differs and neither is 1)");
     }
     shape = std::move(*joined);
@@ -205,7 +197,7 @@ InferredType cross_entropy_rule(const Type& logits, const Type& targets) {
   }
   std::vector<int64_t> positions(logits.shape.begin(), logits.shape.end() - 1);
   if (targets.kind != ElemKind::Int || targets.shape != positions) {
-    return fail("cross_entropy's targets must be Z" + detail::shape_text(positions) +
+    return fail("cross_entropy's targets must be Z" + shape_text(positions) +
                 " (the logits without their last axis), found " + describe(targets));
   }
   return give(ElemKind::Real, {});

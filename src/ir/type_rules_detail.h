@@ -11,7 +11,6 @@ namespace presk::ir::detail {
 
 InferredType fail(const std::string& message);
 InferredType give(ElemKind kind, std::vector<int64_t> shape);
-std::string shape_text(const std::vector<int64_t>& shape);  // "[8, 64]"
 std::string describe(const Type& type);                     // "R[8, 64]"
 // The problem with attrs.axes as the single axis of an operand of rank `rank`, if any.
 std::optional<std::string> check_axis(const Attrs& attrs, int rank, const char* what);

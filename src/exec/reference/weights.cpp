@@ -12,21 +12,13 @@
 namespace presk::reference {
 namespace {
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::ostringstream out;
-  out << '[';
-  for (size_t i = 0; i < shape.size(); ++i) out << (i ? ", " : "") << shape[i];
-  out << ']';
-  return out.str();
-}
-
 // Reports what is wrong with the tensor of `param` in the file; true when it is usable.
 bool check_tensor(const ir::Param& param, const SafetensorsEntry& entry, const std::string& file,
                   DiagnosticSink& sink) {
   bool usable = true;
   if (entry.shape != param.type.shape) {
     sink.report("E0512", {}, "tensor `" + param.path + "` in " + file + " has shape " +
-                shape_text(entry.shape) + ", the program's parameter is " +
+                ir::shape_text(entry.shape) + ", the program's parameter is " +
                 ir::type_to_string(param.type),
                 "export the weights of this program (a transposed or resized tensor is refused)");
     usable = false;
@@ -93,7 +85,7 @@ int64_t check_input(const ir::Function& entry, size_t k, const SafetensorsEntry&
   }
   if (sample_shape != type.shape) {
     user_error("E0515").hint("store the argument with its shape, or [samples, ...shape] and pick samples with --offset/--samples")
-        << "tensor `" << name << "` in " << path << " has shape " << shape_text(tensor.shape)
+        << "tensor `" << name << "` in " << path << " has shape " << ir::shape_text(tensor.shape)
         << "; argument `" << name << "` is " << ir::type_to_string(type);
   }
   return samples;
@@ -139,7 +131,7 @@ void DataFile::require(int64_t offset, int64_t count) const {
     user_error("E0515").hint("the file holds samples [0, " + std::to_string(state_->samples[k]) +
                              "); lower --offset or --samples")
         << "tensor `" << name << "` in " << state_->path << " has shape "
-        << shape_text(state_->tensors[k]->shape) << "; samples [" << offset << ", "
+        << ir::shape_text(state_->tensors[k]->shape) << "; samples [" << offset << ", "
         << offset + count << ") were requested";
   }
 }
