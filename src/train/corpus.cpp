@@ -14,7 +14,7 @@
 #include "support/diagnostics.h"
 #include "support/safetensors.h"
 #include "support/tensor.h"
-#include "train/sha256.h"
+#include "support/sha256.h"
 
 namespace presk::train {
 namespace {

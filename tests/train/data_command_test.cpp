@@ -13,7 +13,7 @@
 #include "support/safetensors.h"
 #include "support/temp_folder.h"
 #include "train/corpus.h"
-#include "train/sha256.h"
+#include "support/sha256.h"
 
 namespace presk::train {
 namespace {

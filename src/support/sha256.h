@@ -1,5 +1,5 @@
-// SHA-256 (FIPS 180-4): the fingerprint presk records for a corpus's source text, so a token
-// file names the exact bytes it was made from.
+// SHA-256 (FIPS 180-4): the fingerprint presk records for a corpus's source text, a program
+// (checkpoints, envelopes) and any file that must name the exact bytes it came from.
 #pragma once
 
 #include <array>
@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace presk::train {
+namespace presk {
 
 // An incremental SHA-256: feed bytes with update(), then take the digest once.
 class Sha256 {
@@ -33,4 +33,4 @@ class Sha256 {
 // The SHA-256 of `bytes` as 64 lowercase hex digits.
 std::string sha256_hex(std::string_view bytes);
 
-}  // namespace presk::train
+}  // namespace presk

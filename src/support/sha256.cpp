@@ -1,13 +1,13 @@
 // SHA-256 as FIPS 180-4 defines it: 64-byte blocks, big-endian words, the message padded
 // with 0x80, zeros and its bit length.
-#include "train/sha256.h"
+#include "support/sha256.h"
 
 #include <algorithm>
 #include <cstring>
 
 #include "support/diagnostics.h"
 
-namespace presk::train {
+namespace presk {
 namespace {
 
 // The first 32 bits of the fractional parts of the cube roots of the first 64 primes.
@@ -108,4 +108,4 @@ std::string sha256_hex(std::string_view bytes) {
   return hash.finish_hex();
 }
 
-}  // namespace presk::train
+}  // namespace presk

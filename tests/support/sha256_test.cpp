@@ -1,12 +1,12 @@
 // SHA-256 against the FIPS 180-2 / NIST example vectors, and lengths around the padding
 // boundaries (55, 56, 64 bytes: one block or two).
-#include "train/sha256.h"
+#include "support/sha256.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-namespace presk::train {
+namespace presk {
 namespace {
 
 TEST(Sha256, NistVectors) {
@@ -54,4 +54,4 @@ TEST(Sha256, IncrementalEqualsOneShot) {
 }
 
 }  // namespace
-}  // namespace presk::train
+}  // namespace presk
