@@ -127,10 +127,12 @@ void convert(RuleContext& c) {
   if (c.wants(0)) c.contribute(0, c.cotangent);
 }
 
-// d/dx dropout(x) = 1 outside training (the identity); a training run's mask is not yet
-// differentiated (docs/ad.md)
+// dropout(x) = m ⊙ x / (1 − rate) with a keep-mask m that depends on its key, never on x, so
+// d/dx dropout(x) = diag(m) / (1 − rate): x̄ = dropout(ḡ), the same op with the same attributes.
+// Its id (attrs.path) and the call context it runs in give it the forward's mask; outside
+// training both are the identity.
 void dropout(RuleContext& c) {
-  if (c.wants(0)) c.contribute(0, c.cotangent);
+  if (c.wants(0)) c.contribute(0, c.build.emit(Op::dropout, {c.cotangent}, c.let.attrs));
 }
 
 }  // namespace presk::ad::rules

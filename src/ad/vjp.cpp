@@ -231,6 +231,12 @@ class Generator {
 
 std::string vjp_name(const std::string& function) { return function + ".vjp"; }
 
+size_t vjp_forward_length(const ir::Function& function) {
+  size_t length = 0;
+  for (const ir::Let& let : function.lets) length += let.op == Op::fold ? 3 : 1;  // copy_forward
+  return length;
+}
+
 ir::Program add_vjps(const ir::Program& program) {
   Contexts contexts(program);
   ir::Program result = program;

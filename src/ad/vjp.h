@@ -12,6 +12,11 @@ namespace presk::ad {
 // "F.vjp".
 std::string vjp_name(const std::string& function);
 
+// The number of leading lets of `F.vjp` that are F's forward pass: F's lets in order, each
+// `fold` made three (`fold_trace`, then `get` 0, its value, and `get` 1, its layer inputs).
+// The reverse sweep follows them (src/ad/split.h reads the two parts apart).
+size_t vjp_forward_length(const ir::Function& function);
+
 // The program with `F.vjp` inserted right after each function F that has something to
 // differentiate (a real result, and a real argument or a parameter read). A cotangent that
 // reaches an op without an adjoint rule is a user error (E0800) naming the op and the site.

@@ -2,7 +2,8 @@
 // entry under one realization. Parameters and inputs are synthesized from --seed exactly as the
 // reference does (support/random.h through reference::synthesize_*), or read from --weights and
 // --data (the sample at --offset), converted once under the realization (not timed); one warm-up run, then N timed runs; prints median, min and max ms
-// and the first element of the first output (the loss of a loss entry).
+// and the first element of the first output (the loss of a loss entry). --grad times the
+// entry's vjp (`E.vjp`, src/ad/vjp.h) seeded with ones instead, as `presk run --grad` runs it.
 #include <algorithm>
 #include <chrono>
 #include <iomanip>
@@ -12,10 +13,12 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "ad/vjp.h"
 #include "cli/pipeline.h"
 #include "exec/native/executor.h"
 #include "exec/reference/parameters.h"
 #include "lang/frontend.h"
+#include "support/diagnostics.h"
 
 namespace presk::cli {
 namespace {
@@ -25,24 +28,37 @@ struct BenchOptions {
   std::string realize;
   int runs = 10;
   bool scalar = false;
+  bool grad = false;  // time `E.vjp` (seeded with ones) instead of E
 };
+
+// The timed entry's inputs under --grad: E's inputs and a cotangent of ones for E's result.
+std::vector<Tensor> with_ones_cotangent(std::vector<Tensor> inputs, const ir::Function& entry) {
+  const ir::Type& result = entry.type_of(entry.results.at(0));
+  Tensor ones(ElementType::f64, result.shape);
+  for (uint64_t i = 0; i < ones.element_count(); ++i) ones.set(i, 1.0);
+  inputs.push_back(std::move(ones));
+  return inputs;
+}
 
 int run_bench(const BenchOptions& options, const GlobalOptions& global) {
   const PreparedRun prepared = prepare_run(options.input, global);
-  const ir::Program& program = prepared.program;
+  const ir::Program program = options.grad ? ad::add_vjps(prepared.program) : prepared.program;
+  const std::string entry = options.grad ? ad::vjp_name(prepared.entry->name) : prepared.entry->name;
+  if (!program.find_function(entry)) user_error("E0542") << "`" << prepared.entry->name << "` has nothing to differentiate";
   const exec::native::Realization realization = exec::native::load_realization(options.realize, program);
   const int threads = global.threads;
-  const std::vector<Tensor> inputs = to_tensors(prepared.inputs(0, global.seed));
+  std::vector<Tensor> inputs = to_tensors(prepared.inputs(0, global.seed));
+  if (options.grad) inputs = with_ones_cotangent(std::move(inputs), *prepared.entry);
   const exec::native::PreparedParameters parameters = exec::native::prepare_parameters(
       program, realization, [&](const std::string& path) { return prepared.parameters.find(path); });
   const exec::native::ExecuteOptions run_options{threads, options.scalar};
   const std::vector<Tensor> outputs =
-      exec::native::execute(program, options.input.entry, realization, inputs, parameters, run_options);  // warm-up
+      exec::native::execute(program, entry, realization, inputs, parameters, run_options);  // warm-up
   const double first = outputs.empty() || outputs[0].element_count() == 0 ? 0.0 : outputs[0].get(0);
   std::vector<double> ms;
   for (int r = 0; r < std::max(options.runs, 1); ++r) {
     const auto start = std::chrono::steady_clock::now();
-    exec::native::execute(program, options.input.entry, realization, inputs, parameters, run_options);
+    exec::native::execute(program, entry, realization, inputs, parameters, run_options);
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
   std::vector<double> sorted = ms;
@@ -51,12 +67,12 @@ int run_bench(const BenchOptions& options, const GlobalOptions& global) {
                                           : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
   if (global.json) {
     nlohmann::json out = {{"program", options.input.program_path}, {"entry", options.input.entry}, {"realize", options.realize},
-                          {"threads", threads}, {"runs", ms.size()}, {"scalar", options.scalar},
+                          {"threads", threads}, {"runs", ms.size()}, {"scalar", options.scalar}, {"grad", options.grad},
                           {"median_ms", median}, {"min_ms", sorted.front()}, {"max_ms", sorted.back()},
                           {"first_output", first}};
     std::cout << out.dump() << "\n";
   } else {
-    std::cout << options.input.program_path << " --entry " << options.input.entry << " --realize " << options.realize << " ("
+    std::cout << options.input.program_path << " --entry " << options.input.entry << " --realize " << options.realize << (options.grad ? " --grad" : "") << " ("
               << threads << " threads, " << ms.size() << " runs after a warm-up" << (options.scalar ? ", scalar" : "")
               << ")\n  first output element " << std::setprecision(17) << first << std::setprecision(6) << "\n  median " << median << " ms   min " << sorted.front() << " ms   max " << sorted.back() << " ms\n";
   }
@@ -70,6 +86,7 @@ Registration registration("bench", 45, [](CLI::App& app, GlobalOptions& global) 
   command->add_option("--realize", options->realize, "f64, f32, bf16, or @realization.json")->required();
   command->add_option("-n,--runs", options->runs, "Timed runs after one warm-up")->capture_default_str();
   command->add_flag("--scalar", options->scalar, "Use the scalar kernels (they define the bits)");
+  command->add_flag("--grad", options->grad, "Time the entry's vjp (seeded with ones) instead of the entry");
   add_threads_option(*command, global);
   add_seed_option(*command, global);
   add_json_option(*command, global);

@@ -1,7 +1,8 @@
 // `presk dump --stage ast|ir|sites|vjp|sensitivity PROGRAM`: stops the pipeline after the named
 // stage and prints what it holds (docs/ir.md). PROGRAM is a .psk source, or for `ir` and `sites`
 // a .pir file of printed IR, which is parsed and verified (so round trips can be tested).
-// `vjp` prints the IR with each function's generated `.vjp` (docs/ad.md). `sensitivity` runs
+// `vjp` prints the IR with each function's generated `.vjp` (docs/ad.md), and with `--remat
+// store|recompute` also the entry's `.fwd`/`.bwd` (ad/split.h). `sensitivity` runs
 // the entry's vjp on the reference (reference::sensitivity) and ranks every site and parameter
 // by ‖∂L/∂v‖₁ (docs/ad.md). The stage kernel is listed and refused until it exists.
 #include <algorithm>
@@ -14,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ad/split.h"
 #include "ad/vjp.h"
 #include "cli/command.h"
 #include "cli/pipeline.h"
@@ -40,6 +42,7 @@ struct DumpOptions {
   std::string data;
   int64_t offset = 0;
   std::optional<long> bits;
+  std::string remat;  // --stage vjp only: "store" or "recompute", the entry's .fwd/.bwd
 };
 
 const std::vector<std::string> kStages = {"ast", "ir", "sites", "vjp", "sensitivity", "kernel"};
@@ -83,6 +86,14 @@ void check_usage(const DumpOptions& options, const GlobalOptions& global) {
         << "`--stage ast` " << (global.json ? "has no JSON form" : "cannot read printed IR (.pir)");
   }
   check_sensitivity_usage(options);
+  if (!options.remat.empty()) {
+    ad::parse_remat(options.remat);
+    if (options.stage != "vjp" || options.entry.empty()) {
+      user_error("E0814").hint("presk dump --stage vjp PROGRAM.psk --entry E --remat " +
+                               options.remat)
+          << "--remat splits an entry's vjp: it needs --stage vjp and --entry";
+    }
+  }
   if (options.stage == "sensitivity") return;
   bool bound = !options.bindings.consts.empty() || !options.bindings.dims.empty() ||
                !options.entry.empty();
@@ -217,6 +228,8 @@ int run_dump(const DumpOptions& options, const GlobalOptions& global) {
   if (options.stage == "sensitivity") return dump_sensitivity(options, global);
   ir::Program program = load_program(options, frontend);
   if (options.stage == "vjp") program = ad::add_vjps(program);
+  if (!options.remat.empty())
+    program = ad::add_fwd_bwd(program, options.entry, ad::parse_remat(options.remat));
   if (options.stage == "ir" || options.stage == "vjp") {
     std::cout << (global.json ? ir::program_json(program).dump(2) + "\n"
                               : ir::print_program(program));
@@ -241,6 +254,9 @@ Registration registration("dump", 10, [](CLI::App& app, GlobalOptions& global) {
       ->required();
   add_binding_options(*command, options->bindings);
   command->add_option("--entry", options->entry, "Only this entry and what it calls");
+  command->add_option("--remat", options->remat,
+                      "vjp: also the entry's .fwd/.bwd, keeping the activations (store) or the "
+                      "arguments (recompute)");
   command->add_option("--weights", options->weights, "sensitivity: parameters from a safetensors file");
   command->add_option("--data", options->data, "sensitivity: data arguments from a safetensors file");
   command->add_option("--offset", options->offset, "sensitivity: the sample to run")

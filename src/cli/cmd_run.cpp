@@ -5,7 +5,8 @@
 // significant digits, or every element as decimal strings with --json, and with --out
 // writes them to a safetensors file. With --realize R the native executor runs the entry
 // under realization R instead (cli/run_native.cpp), and with --exact too, beside its gap to
-// the exact value; with --grad the entry's vjp instead (cli/run_gradient.cpp).
+// the exact value; with --grad the entry's vjp instead (cli/run_gradient.cpp), on the reference
+// (--exact), natively (--realize R), or both with each cotangent's gap.
 #include <chrono>
 #include <cmath>
 #include <iostream>
@@ -172,13 +173,14 @@ int run_command(const RunCommandOptions& options, const GlobalOptions& global) {
   }
   reference::Arithmetic arithmetic =
       options.arith == "ball" ? reference::Arithmetic::Ball : reference::Arithmetic::Mpfr;
-  if (options.grad && (!options.realize.empty() || arithmetic == reference::Arithmetic::Ball)) {
-    user_error("E0541").hint("drop --realize and --arith ball: --grad runs the vjp on MPFR")
-        << "--grad runs only on the exact reference in MPFR (--exact)";
+  if (options.grad && arithmetic == reference::Arithmetic::Ball) {
+    user_error("E0541").hint("drop --arith ball: --grad runs the vjp on MPFR (--exact) or natively (--realize R)")
+        << "--grad does not run on Arb balls (--arith ball)";
   }
   PreparedRun prepared = prepare_run(options.input, global);
   if (options.grad) {
-    return run_gradient(prepared, {options.bits, options.digits, options.out}, global);
+    GradientRunOptions gradient{options.bits, options.digits, options.out, options.realize, options.scalar, options.exact};
+    return run_gradient(prepared, gradient, global);
   }
   if (!options.realize.empty()) {
     NativeRunOptions native{options.realize, options.scalar, options.exact, options.bits,
@@ -198,7 +200,7 @@ Registration registration("run", 20, [](CLI::App& app, GlobalOptions& global) {
   command->add_option("--realize", options->realize,
                       "Run natively under a realization: f64, f32, bf16 or @file.json");
   command->add_flag("--grad", options->grad,
-                    "With --exact: run the entry's vjp (cotangent of ones), print the cotangents' 2-norms");
+                    "Run the entry's vjp (cotangent of ones) on --exact and/or --realize R; print the cotangents' 2-norms");
   command->add_flag("--scalar", options->scalar, "Native: the scalar kernels (they define the bits)");
   command->add_option("--bits", options->bits, "Working precision in bits (MPFR, or Arb's)")
       ->capture_default_str();

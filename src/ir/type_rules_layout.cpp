@@ -210,7 +210,7 @@ uint8_t attr_fields_read(Op op) {
     case Op::param:
       return field(AttrField::Path);
     case Op::dropout:
-      return field(AttrField::Rate);
+      return field(AttrField::Rate) | field(AttrField::Path);
     case Op::contract:
       return field(AttrField::Spec);
     case Op::slice:

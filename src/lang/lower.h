@@ -48,6 +48,8 @@ class FunctionLowerer {
   void report(const std::string& code, Loc loc, std::string message, std::string hint = {});
   ProgramScope& scope() { return scope_; }
   bool training() const { return options_.training; }
+  // The site name the next emitted let will have ("GPT.apply/%7"): a dropout's id.
+  std::string next_site_name() const { return function_.site_name(static_cast<uint32_t>(function_.lets.size())); }
 
  private:
   Value lower_number(const NumberExpr& number, std::optional<ir::ElemKind> kind);

@@ -1,25 +1,20 @@
-// Bits are a function of (program, realization, inputs): every example under ten
-// realizations gives identical bits on the scalar path and the SIMD path, on 1 and 2 threads.
+// Bits are a function of (program, realization, inputs): every example, and every example
+// entry's vjp (src/ad/), under ten realizations gives identical bits on the scalar path and
+// the SIMD path, on 1 and 2 threads.
 #include <gtest/gtest.h>
-
-#include <cstring>
-#include <fstream>
-#include <regex>
-#include <sstream>
 
 #include "exec/native/executor.h"
 #include "exec/reference/interpreter.h"
 #include "exec/reference/parameters.h"
 #include "ir/sites.h"
-#include "lang/frontend.h"
+#include "native/example_runs.h"  // tests/native/
 
 namespace presk::exec::native {
 namespace {
 
-struct Example {
-  const char* file;
-  const char* entry;
-};
+using test_support::compile_example;
+using test_support::Example;
+using test_support::tensors_of;
 
 const Example kExamples[] = {
     {"mlp.psk", "loss"},         {"mlp.psk", "logits"},       {"layernorm.psk", "normalize"},
@@ -27,21 +22,6 @@ const Example kExamples[] = {
     {"softmax.psk", "by_hand"},  {"mse.psk", "mse"},          {"gpt_tiny.psk", "loss"},
     {"gpt_tiny.psk", "logits"},  {"gpt.psk", "loss"},
 };
-
-// Binds every `dim` the source declares to a small extent.
-ir::Program compile_example(const std::string& file, const std::string& entry) {
-  auto source = lang::read_source(std::string(PRESK_SOURCE_DIR) + "/examples/" + file);
-  lang::FrontendOptions options;
-  options.entry = entry;
-  std::regex dim_line(R"(^dim\s+([A-Za-z_]\w*))");
-  std::istringstream lines(source->text);
-  int extent = 5;
-  for (std::string line; std::getline(lines, line);) {
-    std::smatch match;
-    if (std::regex_search(line, match, dim_line)) options.dims.push_back({match[1], extent++});
-  }
-  return lang::compile(source, options);
-}
 
 // The realizations every example runs under.
 std::vector<Realization> realizations_for(const ir::Program& program) {
@@ -56,8 +36,8 @@ std::vector<Realization> realizations_for(const ir::Program& program) {
   Realization mixed = uniform_realization(RealType::f32);
   int n = 0;
   for (const ir::Site& site : ir::site_table(program)) {
-    const bool typable = site.type.kind == ir::ElemKind::Real && site.op != ir::Op::param &&
-                         site.op != ir::Op::call && site.op != ir::Op::fold;
+    const bool typable = site.type.kind == ir::ElemKind::Real && !site.type.is_tuple() && site.op != ir::Op::param &&
+                         ir::op_info(site.op).family != ir::OpFamily::Control;
     if (typable && n % 3 != 2) mixed.sites[site.name] = n % 3 == 0 ? RealType::f64 : RealType::bf16;
     n += typable;
   }
@@ -78,42 +58,25 @@ std::vector<Realization> realizations_for(const ir::Program& program) {
   return all;
 }
 
-// The token range of integer inputs, as the reference draws them (2 where nothing bounds them).
-int64_t token_range(const ir::Program& program) {
-  try {
-    return reference::default_token_range(program);
-  } catch (const UserError&) {
-    return 2;
-  }
-}
-
-std::vector<Tensor> inputs_for(const ir::Program& program, const std::string& entry) {
-  const ir::Function* function = program.find_function(entry);
-  std::vector<Tensor> inputs;
-  for (const reference::HostTensor& host : reference::synthesize_inputs(*function, 7, token_range(program))) {
-    if (host.type.kind == ir::ElemKind::Real) {
-      Tensor t(ElementType::f64, host.type.shape);
-      for (size_t i = 0; i < host.reals.size(); ++i) t.set(i, host.reals[i]);
-      inputs.push_back(std::move(t));
-    } else {
-      Tensor t(host.type.kind == ir::ElemKind::Int ? ElementType::i64 : ElementType::boolean, host.type.shape);
-      for (size_t i = 0; i < host.integers.size(); ++i) t.set_integer(i, host.integers[i]);
-      inputs.push_back(std::move(t));
+// `entry` under every realization: the scalar path on one thread defines the bits; SIMD and
+// two threads reproduce them; every result is finite.
+void expect_bits_agree(const ir::Program& program, const std::string& entry, const std::vector<Tensor>& inputs,
+                       const reference::ParameterStore& store) {
+  int index = 0;
+  for (const Realization& realization : realizations_for(program)) {
+    SCOPED_TRACE("realization " + std::to_string(index++) + ": " + realization_to_json(realization).dump());
+    const PreparedParameters params =
+        prepare_parameters(program, realization, [&](const std::string& path) { return store.find(path); });
+    const std::vector<Tensor> defining = execute(program, entry, realization, inputs, params, {1, true});
+    for (ExecuteOptions options : {ExecuteOptions{1, false}, ExecuteOptions{2, false}, ExecuteOptions{2, true}}) {
+      const std::vector<Tensor> other = execute(program, entry, realization, inputs, params, options);
+      EXPECT_TRUE(test_support::same_bits(defining, other)) << "threads " << options.threads << " scalar " << options.force_scalar;
+    }
+    for (const Tensor& t : defining) {
+      for (uint64_t i = 0; i < t.element_count(); ++i) ASSERT_TRUE(std::isfinite(t.get(i))) << "element " << i;
     }
   }
-  return inputs;
 }
-
-bool same_bits(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i].type() != b[i].type() || a[i].shape() != b[i].shape() || a[i].byte_size() != b[i].byte_size()) return false;
-    if (std::memcmp(a[i].data(), b[i].data(), a[i].byte_size()) != 0) return false;
-  }
-  return true;
-}
-
-void PrintTo(const Example& example, std::ostream* out) { *out << example.file << ":" << example.entry; }
 
 class Bits : public ::testing::TestWithParam<Example> {};
 
@@ -121,21 +84,7 @@ TEST_P(Bits, ScalarSimdAndThreadsAgree) {
   const Example example = GetParam();
   const ir::Program program = compile_example(example.file, example.entry);
   const reference::ParameterStore store = reference::synthesize_parameters(program, 3, 1);
-  const std::vector<Tensor> inputs = inputs_for(program, example.entry);
-  int index = 0;
-  for (const Realization& realization : realizations_for(program)) {
-    SCOPED_TRACE("realization " + std::to_string(index++) + ": " + realization_to_json(realization).dump());
-    const PreparedParameters params =
-        prepare_parameters(program, realization, [&](const std::string& path) { return store.find(path); });
-    const std::vector<Tensor> defining = execute(program, example.entry, realization, inputs, params, {1, true});
-    for (ExecuteOptions options : {ExecuteOptions{1, false}, ExecuteOptions{2, false}, ExecuteOptions{2, true}}) {
-      const std::vector<Tensor> other = execute(program, example.entry, realization, inputs, params, options);
-      EXPECT_TRUE(same_bits(defining, other)) << "threads " << options.threads << " scalar " << options.force_scalar;
-    }
-    for (const Tensor& t : defining) {
-      for (uint64_t i = 0; i < t.element_count(); ++i) ASSERT_TRUE(std::isfinite(t.get(i))) << "element " << i;
-    }
-  }
+  expect_bits_agree(program, example.entry, tensors_of(test_support::example_inputs(program, example.entry, 7)), store);
 }
 
 // The f64 realization against the exact reference (MPFR, 256 bits) on the same parameters and
@@ -145,12 +94,12 @@ TEST_P(Bits, AgreesWithTheExactReference) {
   const ir::Program program = compile_example(example.file, example.entry);
   const reference::ParameterStore store = reference::synthesize_parameters(program, 3, 1);
   const ir::Function* function = program.find_function(example.entry);
-  const std::vector<reference::HostTensor> hosts = reference::synthesize_inputs(*function, 7, token_range(program));
+  const std::vector<reference::HostTensor> hosts = test_support::example_inputs(program, example.entry, 7);
   reference::MpfrArith arith(256);
   std::vector<reference::Value<reference::MpfrArith>> arguments;
   for (const reference::HostTensor& host : hosts) arguments.push_back(reference::to_value(arith, host));
   const auto exact = reference::run_function(program, *function, store, arguments, reference::RunOptions{});
-  const std::vector<Tensor> inputs = inputs_for(program, example.entry);
+  const std::vector<Tensor> inputs = tensors_of(hosts);
   for (RealType type : {RealType::f64, RealType::f32, RealType::bf16}) {
     const Realization realization = uniform_realization(type);
     const PreparedParameters params =
@@ -165,11 +114,19 @@ TEST_P(Bits, AgreesWithTheExactReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Examples, Bits, ::testing::ValuesIn(kExamples), [](const auto& info) {
-  std::string name = std::string(info.param.file) + "_" + info.param.entry;
-  for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return name;
-});
+INSTANTIATE_TEST_SUITE_P(Examples, Bits, ::testing::ValuesIn(kExamples),
+                         [](const auto& info) { return test_support::test_name(info.param); });
+
+// The vjp of every example entry (E.vjp with a seeded cotangent, every parameter non-zero).
+class VjpBits : public ::testing::TestWithParam<Example> {};
+
+TEST_P(VjpBits, ScalarSimdAndThreadsAgree) {
+  const test_support::VjpRun run = test_support::prepare_vjp(GetParam(), 7);
+  expect_bits_agree(run.program, run.entry, tensors_of(run.inputs), run.parameters);
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, VjpBits, ::testing::ValuesIn(kExamples),
+                         [](const auto& info) { return test_support::test_name(info.param); });
 
 }  // namespace
 }  // namespace presk::exec::native

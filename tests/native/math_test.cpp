@@ -1,6 +1,7 @@
 // presk's transcendentals: SIMD bits equal the scalar definition, and the error against a
 // high-precision reference (long double for 10⁶ inputs per function and type, MPFR at 256
-// bits on a sample) stays within the bound stated in docs/semantics.md.
+// bits on a sample) stays within the bound stated in docs/semantics.md. The gelu derivatives
+// are measured in ulps of max(|f(x)|, |second term|) (their two terms cancel at a root).
 #include <gtest/gtest.h>
 #include <mpfr.h>
 
@@ -16,21 +17,46 @@
 namespace presk::exec::native {
 namespace {
 
-// Error of y against the exact value r in units of the last place of T at r.
+// Error of y against the exact value r in units of the last place of T at max(|r|, scale).
 template <typename T>
-double ulp_error(T y, long double r) {
+double ulp_error(T y, long double r, long double scale = 0) {
   if (std::isnan(r)) return std::isnan(y) ? 0 : INFINITY;
   if (std::isinf(r)) return y == r ? 0 : INFINITY;
   constexpr int p = std::numeric_limits<T>::digits;
   constexpr int emin = std::numeric_limits<T>::min_exponent - 1;  // exponent of the least normal
-  int e = r == 0 ? emin : std::max(std::ilogb(r), emin);
+  const long double at = std::max(std::fabs(r), std::fabs(scale));
+  int e = at == 0 ? emin : std::max(std::ilogb(at), emin);
   long double ulp = std::ldexp(1.0L, e - (p - 1));
   if (std::isinf(y)) return std::fabs(r) > std::numeric_limits<T>::max() ? 0 : INFINITY;
   return static_cast<double>(std::fabs(static_cast<long double>(y) - r) / ulp);
 }
 
+constexpr long double kSqrt2OverPi = 0.797884560802865355879892119868763737L;
+
+// The gelu derivatives' two terms: Φ-like (first) and the x·density term (second).
+// gelu_tanh_grad: σ(2u) + x·σ(2u)σ(−2u)·d(2u)/dx; gelu_erf_grad: Φ(x) + x·φ(x).
+std::pair<long double, long double> gelu_grad_terms(UnaryFn fn, long double x) {
+  if (fn == UnaryFn::gelu_erf_grad) {
+    return {erfcl(-x / sqrtl(2.0L)) / 2, x * expl(-x * x / 2) * kSqrt2OverPi / 2};
+  }
+  const long double two_u = 2 * kSqrt2OverPi * (x + 0.044715L * x * x * x);
+  const long double e = expl(-fabsl(two_u)), sigma = (two_u < 0 ? e : 1.0L) / (1 + e);
+  return {sigma, x * e / ((1 + e) * (1 + e)) * 2 * kSqrt2OverPi * (1 + 0.134145L * x * x)};
+}
+
+// The scale an error is measured against beyond |f(x)|: the gelu derivatives' second term.
+long double error_scale(UnaryFn fn, long double x) {
+  if (fn != UnaryFn::gelu_tanh_grad && fn != UnaryFn::gelu_erf_grad) return 0;
+  return std::isfinite(x) ? gelu_grad_terms(fn, x).second : 0;
+}
+
 long double reference(UnaryFn fn, long double x) {
   switch (fn) {
+    case UnaryFn::gelu_tanh_grad:
+    case UnaryFn::gelu_erf_grad: {
+      auto [first, second] = gelu_grad_terms(fn, x);
+      return first + second;
+    }
     case UnaryFn::exp: return expl(x);
     case UnaryFn::log: return logl(x);
     case UnaryFn::tanh: return tanhl(x);
@@ -52,7 +78,10 @@ std::vector<T> inputs_for(UnaryFn fn, size_t count, uint64_t seed) {
   using Bits = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
   double lo = -20, hi = 20;
   if (fn == UnaryFn::exp) lo = sizeof(T) == 8 ? -745 : -104, hi = sizeof(T) == 8 ? 709.7 : 88.7;
-  if (fn == UnaryFn::gelu_tanh || fn == UnaryFn::gelu_erf) lo = -12, hi = 12;
+  if (fn == UnaryFn::gelu_tanh || fn == UnaryFn::gelu_erf || fn == UnaryFn::gelu_tanh_grad ||
+      fn == UnaryFn::gelu_erf_grad) {
+    lo = -12, hi = 12;
+  }
   std::uniform_real_distribution<double> uniform(lo, hi);
   std::vector<T> xs(count);
   for (size_t i = 0; i < count; ++i) {
@@ -80,12 +109,15 @@ double bound(UnaryFn fn, bool f64) {
     case UnaryFn::gelu_erf: return f64 ? 64.0 : 1.0;  // 1 − erf(a) just below a = 1.25
     case UnaryFn::rsqrt: return 1.5;
     case UnaryFn::sqrt: return 0.5;
+    // in ulps of max(|f|, |second term|): gelu_tanh's tail, Φ's digits lost below a = 1.25
+    case UnaryFn::gelu_tanh_grad: return f64 ? 512.0 : 256.0;
+    case UnaryFn::gelu_erf_grad: return f64 ? 32.0 : 1.0;
   }
   return 0;
 }
 
-const UnaryFn kFns[] = {UnaryFn::exp, UnaryFn::log, UnaryFn::tanh, UnaryFn::gelu_tanh,
-                        UnaryFn::gelu_erf, UnaryFn::rsqrt, UnaryFn::sqrt};
+const UnaryFn kFns[] = {UnaryFn::exp,   UnaryFn::log,  UnaryFn::tanh,           UnaryFn::gelu_tanh,    UnaryFn::gelu_erf,
+                        UnaryFn::rsqrt, UnaryFn::sqrt, UnaryFn::gelu_tanh_grad, UnaryFn::gelu_erf_grad};
 
 template <typename T>
 void check_function(UnaryFn fn, size_t count) {
@@ -103,7 +135,7 @@ void check_function(UnaryFn fn, size_t count) {
   for (size_t i = 0; i < count; ++i) {
     ASSERT_EQ(std::memcmp(&simd[i], &scalar[i], sizeof(T)), 0)
         << unary_fn_name(fn) << "(" << xs[i] << "): simd " << simd[i] << " scalar " << scalar[i];
-    double e = ulp_error<T>(scalar[i], reference(fn, xs[i]));
+    double e = ulp_error<T>(scalar[i], reference(fn, xs[i]), error_scale(fn, xs[i]));
     if (e > worst) worst = e, worst_x = xs[i];
   }
   std::printf("%-10s %s max error %.3f ulp at %.9g over %zu inputs\n", unary_fn_name(fn),
@@ -147,6 +179,16 @@ TEST(Transcendentals, Specials) {
   EXPECT_TRUE(std::isnan(unary_scalar(UnaryFn::gelu_erf, -inf)));  // −∞·0, as the formula
   EXPECT_EQ(unary_scalar(UnaryFn::gelu_tanh, inf), inf);
   EXPECT_EQ(unary_scalar(UnaryFn::rsqrt, 0.0), inf);
+  for (UnaryFn fn : {UnaryFn::gelu_tanh_grad, UnaryFn::gelu_erf_grad}) {  // ∞·0 = NaN, as the formulas
+    EXPECT_TRUE(std::isnan(unary_scalar(fn, inf)) && std::isnan(unary_scalar(fn, -inf))) << unary_fn_name(fn);
+    EXPECT_TRUE(std::isnan(unary_scalar(fn, INFINITY)) && std::isnan(unary_scalar(fn, -INFINITY))) << unary_fn_name(fn);
+    EXPECT_EQ(unary_scalar(fn, 0.0), 0.5);
+    EXPECT_EQ(unary_scalar(fn, 0.0f), 0.5f);
+    EXPECT_EQ(unary_scalar(fn, 1e300), 1.0);
+    EXPECT_EQ(unary_scalar(fn, -1e300), 0.0);
+    EXPECT_EQ(unary_scalar(fn, 3e38f), 1.0f);
+    EXPECT_EQ(unary_scalar(fn, -3e38f), 0.0f);
+  }
   EXPECT_EQ(unary_scalar(UnaryFn::exp, 89.0f), INFINITY);
   EXPECT_EQ(unary_scalar(UnaryFn::exp, -103.5f), 0x1p-149f);
   EXPECT_EQ(unary_scalar(UnaryFn::log, 0x1p-149f), static_cast<float>(-149 * std::log(2.0)));
@@ -169,6 +211,66 @@ TEST(Transcendentals, MpfrCrossCheck) {
     EXPECT_LE(worst, bound(fn, true)) << unary_fn_name(fn);
   }
   mpfr_clears(x, y, static_cast<mpfr_ptr>(nullptr));
+}
+
+// The gelu derivatives by the reference's formulas (src/exec/reference/ops_elementwise.cpp) in
+// MPFR at 256 bits, measured as above (ulps of max(|f|, |second term|)):
+//   gelu_tanh_grad = ½(1 + t) + ½x(1 − t²)·√(2/π)(1 + 3·0.044715x²), t = tanh(√(2/π)(x + 0.044715x³));
+//   gelu_erf_grad  = ½(1 + erf(x/√2)) + ½x·e^(−x²/2)·√(2/π).
+// first and second receive the two terms.
+void gelu_grad_mpfr(UnaryFn fn, mpfr_t x, mpfr_t first, mpfr_t second, mpfr_t scratch) {
+  mpfr_t c;
+  mpfr_init2(c, 256);
+  mpfr_const_pi(c, MPFR_RNDN);
+  mpfr_ui_div(c, 2, c, MPFR_RNDN);
+  mpfr_sqrt(c, c, MPFR_RNDN);  // √(2/π)
+  if (fn == UnaryFn::gelu_tanh_grad) {
+    mpfr_sqr(scratch, x, MPFR_RNDN);
+    mpfr_set_str(first, "0.044715", 10, MPFR_RNDN);
+    mpfr_mul(scratch, scratch, first, MPFR_RNDN);  // 0.044715x²
+    mpfr_mul_ui(second, scratch, 3, MPFR_RNDN);
+    mpfr_add_ui(second, second, 1, MPFR_RNDN);
+    mpfr_mul(second, second, c, MPFR_RNDN);        // √(2/π)(1 + 3·0.044715x²)
+    mpfr_fma(first, scratch, x, x, MPFR_RNDN);
+    mpfr_mul(first, first, c, MPFR_RNDN);
+    mpfr_tanh(first, first, MPFR_RNDN);            // t
+    mpfr_sqr(scratch, first, MPFR_RNDN);
+    mpfr_ui_sub(scratch, 1, scratch, MPFR_RNDN);
+    mpfr_mul(second, second, scratch, MPFR_RNDN);
+    mpfr_add_ui(first, first, 1, MPFR_RNDN);
+  } else {
+    mpfr_sqrt_ui(scratch, 2, MPFR_RNDN);
+    mpfr_div(first, x, scratch, MPFR_RNDN);
+    mpfr_erf(first, first, MPFR_RNDN);
+    mpfr_add_ui(first, first, 1, MPFR_RNDN);       // 1 + erf(x/√2)
+    mpfr_sqr(second, x, MPFR_RNDN);
+    mpfr_div_2ui(second, second, 1, MPFR_RNDN);
+    mpfr_neg(second, second, MPFR_RNDN);
+    mpfr_exp(second, second, MPFR_RNDN);
+    mpfr_mul(second, second, c, MPFR_RNDN);        // e^(−x²/2)·√(2/π)
+  }
+  mpfr_mul(second, second, x, MPFR_RNDN);
+  mpfr_div_2ui(second, second, 1, MPFR_RNDN);
+  mpfr_div_2ui(first, first, 1, MPFR_RNDN);
+  mpfr_clear(c);
+}
+
+TEST(Transcendentals, GeluDerivativesAgainstMpfr) {
+  mpfr_t x, first, second, scratch;
+  mpfr_inits2(256, x, first, second, scratch, static_cast<mpfr_ptr>(nullptr));
+  for (UnaryFn fn : {UnaryFn::gelu_tanh_grad, UnaryFn::gelu_erf_grad}) {
+    double worst = 0;
+    for (double v : inputs_for<double>(fn, 20000, 9)) {
+      mpfr_set_d(x, v, MPFR_RNDN);
+      gelu_grad_mpfr(fn, x, first, second, scratch);
+      const long double scale = mpfr_get_ld(second, MPFR_RNDN);
+      mpfr_add(first, first, second, MPFR_RNDN);
+      worst = std::max(worst, ulp_error<double>(unary_scalar(fn, v), mpfr_get_ld(first, MPFR_RNDN), scale));
+    }
+    std::printf("%-14s f64 max error %.3f ulp against MPFR over 20000 inputs\n", unary_fn_name(fn), worst);
+    EXPECT_LE(worst, bound(fn, true)) << unary_fn_name(fn);
+  }
+  mpfr_clears(x, first, second, scratch, static_cast<mpfr_ptr>(nullptr));
 }
 
 }  // namespace

@@ -1,8 +1,13 @@
-// The executor's walk over a program: functions, call and fold contexts, parameters, and the
-// dispatch of each let to its op family (ops_*.cpp).
+// The executor's walk over a program: functions, call and fold contexts, parameters, the
+// tuples and stacks of reverse mode (call with several results, get, fold_trace, fold_vjp;
+// docs/semantics.md), and the dispatch of each let to its op family (ops_*.cpp).
 #include "exec/native/executor.h"
 
 #include <cstring>
+
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "exec/native/ops.h"
 #include "support/diagnostics.h"
@@ -65,6 +70,15 @@ std::string join_path(const std::string& context, const std::string& path) {
   return context.empty() ? path : context + "." + path;
 }
 
+// A function's values while it runs: one per let. A tuple-valued let (a call of a function
+// with several results, fold_trace, fold_vjp) keeps its elements in `tuples`; `get` hands
+// one on unchanged.
+struct Frame {
+  const std::vector<Value>& arguments;
+  std::vector<Value> lets;
+  std::vector<std::vector<Value>> tuples;
+};
+
 class Runner {
  public:
   Runner(const ir::Program& program, const Realization& realization, const PreparedParameters& parameters,
@@ -73,17 +87,46 @@ class Runner {
 
   std::vector<Value> run_function(const ir::Function& function, const std::vector<Value>& arguments,
                                   const CallContext& context) {
-    std::vector<Value> lets;
-    lets.reserve(function.lets.size());
-    for (uint32_t i = 0; i < function.lets.size(); ++i) lets.push_back(run_let(function, i, arguments, lets, context));
+    Frame frame{arguments, std::vector<Value>(function.lets.size()), std::vector<std::vector<Value>>(function.lets.size())};
+    const std::vector<std::vector<uint32_t>>& releases = releases_of(function);
+    for (uint32_t i = 0; i < function.lets.size(); ++i) {
+      run_let(function, i, frame, context);
+      for (uint32_t dead : releases[i]) {  // values no later let reads: their memory goes back now
+        frame.lets[dead] = Value{};
+        frame.tuples[dead].clear();
+      }
+    }
     std::vector<Value> results;
-    for (const ir::ValueRef& ref : function.results) results.push_back(resolve(ref, arguments, lets));
+    for (const ir::ValueRef& ref : function.results) results.push_back(resolve(ref, frame));
     return results;
   }
 
  private:
-  static const Value& resolve(const ir::ValueRef& ref, const std::vector<Value>& arguments, const std::vector<Value>& lets) {
-    return ref.kind == ir::ValueRef::Kind::Argument ? arguments.at(ref.index) : lets.at(ref.index);
+  // For each let i of `function`, the lets whose last reader is let i (a result is read by the
+  // return, so never listed; nor is a let that nothing reads, which dies with the frame).
+  const std::vector<std::vector<uint32_t>>& releases_of(const ir::Function& function) {
+    auto [it, fresh] = releases_.try_emplace(&function);
+    if (!fresh) return it->second;
+    const size_t n = function.lets.size();
+    constexpr uint32_t kNever = UINT32_MAX, kKept = UINT32_MAX - 1;
+    std::vector<uint32_t> last(n, kNever);
+    for (uint32_t i = 0; i < n; ++i) {
+      for (const ir::ValueRef& ref : function.lets[i].operands) {
+        if (ref.kind == ir::ValueRef::Kind::Let) last[ref.index] = i;
+      }
+    }
+    for (const ir::ValueRef& ref : function.results) {
+      if (ref.kind == ir::ValueRef::Kind::Let) last[ref.index] = kKept;
+    }
+    it->second.resize(n);
+    for (uint32_t v = 0; v < n; ++v) {
+      if (last[v] != kNever && last[v] != kKept) it->second[last[v]].push_back(v);
+    }
+    return it->second;
+  }
+
+  static const Value& resolve(const ir::ValueRef& ref, const Frame& frame) {
+    return ref.kind == ir::ValueRef::Kind::Argument ? frame.arguments.at(ref.index) : frame.lets.at(ref.index);
   }
 
   const ir::Function& callee(const ir::Let& let) const {
@@ -117,36 +160,81 @@ class Runner {
     return 0;
   }
 
-  Value run_control(const ir::Let& let, const std::vector<const Value*>& operands, const CallContext& context) {
-    if (let.op != ir::Op::call && let.op != ir::Op::fold) {
-      user_error("E0623") << "the native executor does not run `" << ir::op_name(let.op) << "` (training ops) yet";
-    }
+  // The context of layer `layer` of the stack a fold-like let runs its callee over.
+  static CallContext layer_context(const ir::Let& let, const CallContext& context, int64_t layer) {
+    CallContext inner{join_path(context.path, let.attrs.path), context.layers};
+    inner.layers.push_back(layer);
+    return inner;
+  }
+
+  int64_t layer_count(const ir::Let& let, const CallContext& context) const {
+    return stack_extent(join_path(context.path, let.attrs.path), context.layers.size());
+  }
+
+  // call (one result: the value; several: the tuple) and fold, handing on the callee's values.
+  std::vector<Value> run_call_or_fold(const ir::Let& let, const std::vector<const Value*>& operands,
+                                      const CallContext& context) {
     const ir::Function& function = callee(let);
     if (let.op == ir::Op::call) {
       std::vector<Value> arguments;
       for (const Value* v : operands) arguments.push_back(*v);
-      CallContext inner{join_path(context.path, let.attrs.path), context.layers};
-      return run_function(function, arguments, inner).at(0);
+      return run_function(function, arguments, CallContext{join_path(context.path, let.attrs.path), context.layers});
     }
-    CallContext inner{join_path(context.path, let.attrs.path), context.layers};
-    inner.layers.push_back(0);
-    const int64_t layers = stack_extent(inner.path, context.layers.size());
     Value carried = *operands.at(0);
-    for (int64_t l = 0; l < layers; ++l) {
-      inner.layers.back() = l;
-      carried = run_function(function, {carried}, inner).at(0);
+    for (int64_t l = 0, layers = layer_count(let, context); l < layers; ++l) {
+      carried = run_function(function, {carried}, layer_context(let, context, l)).at(0);
     }
-    return carried;
+    return {carried};
   }
 
-  Value run_let(const ir::Function& function, uint32_t index, const std::vector<Value>& arguments,
-                const std::vector<Value>& lets, const CallContext& context) {
-    const ir::Let& let = function.lets[index];
-    if (let.type.is_tuple() || let.op == ir::Op::get || let.op == ir::Op::gelu_tanh_grad || let.op == ir::Op::gelu_erf_grad)
-      user_error("E0623") << "the native executor does not run `" << ir::op_name(let.op) << "` (reverse mode) yet";
-    std::vector<const Value*> operands;
-    for (const ir::ValueRef& ref : let.operands) operands.push_back(&resolve(ref, arguments, lets));
-    const OpContext ctx{realization_, options_, realization_.site_type(function.site_name(index))};
+  // fold_trace(x): the fold's result, handed on, and the layer inputs x_0 … x_{L−1} stacked
+  // [L, ...] in the let's site type (stacked(): exact when the types agree).
+  std::vector<Value> run_fold_trace(const ir::Let& let, const Value& initial, const CallContext& context,
+                                    RealType site) {
+    const ir::Function& function = callee(let);
+    std::vector<Value> inputs;
+    Value carried = initial;
+    for (int64_t l = 0, layers = layer_count(let, context); l < layers; ++l) {
+      inputs.push_back(carried);
+      carried = run_function(function, {carried}, layer_context(let, context, l)).at(0);
+    }
+    return {carried, stacked(inputs, let.type.elements.at(1).shape, site)};
+  }
+
+  // fold_vjp(inputs, ḡ): for l = L−1 … 0, (ḡ, θ̄_l …) = callee(x_l, ḡ) in layer l's context,
+  // x_l a view of layer l of `inputs`; the last ḡ handed on, each θ̄ stacked at layer l.
+  std::vector<Value> run_fold_vjp(const ir::Let& let, const Value& inputs, const Value& cotangent,
+                                  const CallContext& context, RealType site) {
+    const ir::Function& function = callee(let);
+    const int64_t layers = layer_count(let, context);
+    std::vector<std::vector<Value>> per_result(let.type.elements.size(), std::vector<Value>(static_cast<size_t>(layers)));
+    Value carried = cotangent;
+    for (int64_t l = layers; l-- > 0;) {
+      std::vector<Value> results = run_function(function, {layer_view(inputs, l), carried}, layer_context(let, context, l));
+      internal_assert(results.size() == let.type.elements.size());
+      for (size_t k = 1; k < results.size(); ++k) per_result[k][static_cast<size_t>(l)] = std::move(results[k]);
+      carried = std::move(results[0]);
+    }
+    std::vector<Value> tuple{carried};
+    for (size_t k = 1; k < per_result.size(); ++k) tuple.push_back(stacked(per_result[k], let.type.elements[k].shape, site));
+    return tuple;
+  }
+
+  std::vector<Value> run_control(const ir::Let& let, const std::vector<const Value*>& operands,
+                                 const CallContext& context, RealType site) {
+    switch (let.op) {
+      case ir::Op::call:
+      case ir::Op::fold: return run_call_or_fold(let, operands, context);
+      case ir::Op::fold_trace: return run_fold_trace(let, *operands.at(0), context, site);
+      case ir::Op::fold_vjp: return run_fold_vjp(let, *operands.at(0), *operands.at(1), context, site);
+      default: break;
+    }
+    internal_assert(false && "not a control op");
+    return {};
+  }
+
+  Value run_value(const ir::Let& let, const std::vector<const Value*>& operands, const OpContext& ctx,
+                  const CallContext& context) {
     switch (ir::op_info(let.op).family) {
       case ir::OpFamily::Source:
         if (let.op == ir::Op::param) return param_value(let, context);
@@ -159,16 +247,38 @@ class Runner {
       case ir::OpFamily::Gather: return run_embed(let, *operands.at(0), *operands.at(1), ctx);
       case ir::OpFamily::Layout: return run_layout(let, operands, ctx);
       case ir::OpFamily::Loss: return run_cross_entropy(let, *operands.at(0), *operands.at(1), ctx);
-      case ir::OpFamily::Control: return run_control(let, operands, context);
+      case ir::OpFamily::Control: return run_control(let, operands, context, ctx.site).at(0);
     }
     internal_assert(false && "unknown op family");
     return {};
+  }
+
+  // Runs let `index` of `function` into `frame`.
+  void run_let(const ir::Function& function, uint32_t index, Frame& frame, const CallContext& context) {
+    const ir::Let& let = function.lets[index];
+    if (let.op == ir::Op::get) {  // element i of a tuple, handed on unchanged
+      const ir::ValueRef& tuple = let.operands.at(0);
+      internal_assert(tuple.kind == ir::ValueRef::Kind::Let);
+      frame.lets[index] = frame.tuples.at(tuple.index).at(static_cast<size_t>(let.attrs.axes.at(0)));
+      return;
+    }
+    std::vector<const Value*> operands;
+    for (const ir::ValueRef& ref : let.operands) operands.push_back(&resolve(ref, frame));
+    const std::string site_name = function.site_name(index);
+    const OpContext ctx{realization_, options_, realization_.site_type(site_name), site_name, context.path, context.layers};
+    if (let.type.is_tuple()) {
+      frame.tuples[index] = run_control(let, operands, context, ctx.site);
+      internal_assert(frame.tuples[index].size() == let.type.elements.size());
+    } else {
+      frame.lets[index] = run_value(let, operands, ctx, context);
+    }
   }
 
   const ir::Program& program_;
   const Realization& realization_;
   const PreparedParameters& parameters_;
   const ExecuteOptions& options_;
+  std::map<const ir::Function*, std::vector<std::vector<uint32_t>>> releases_;
 };
 
 Value input_value(const Tensor& tensor, const ir::Type& type, RealType real_type) {
@@ -207,11 +317,26 @@ Tensor output_tensor(const Value& value) {
   return out;
 }
 
+// Keeps freed value buffers in the heap for the next let instead of handing each large one
+// back to the kernel (glibc maps blocks over 128 KiB anew and unmaps them on free, so every let
+// paid page faults and page clearing for its result). Once per process; changes no value.
+void keep_freed_buffers() {
+#ifdef __GLIBC__
+  static const bool once = [] {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest
+    mallopt(M_TRIM_THRESHOLD, 512 << 20);
+    return true;
+  }();
+  (void)once;
+#endif
+}
+
 }  // namespace
 
 std::vector<Tensor> execute(const ir::Program& program, const std::string& entry, const Realization& realization,
                             const std::vector<Tensor>& inputs, const PreparedParameters& parameters,
                             const ExecuteOptions& options) {
+  keep_freed_buffers();
   const ir::Function* function = program.find_function(entry);
   if (!function) user_error("E0621") << "the program has no function `" << entry << "`";
   if (inputs.size() != function->argument_types.size()) {

@@ -7,19 +7,28 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "exec/native/realization.h"
 #include "exec/native/value.h"
 #include "ir/ir.h"
+#include "support/dropout_mask.h"
 #include "support/tensor.h"
 
 namespace presk::exec::native {
 
 struct ExecuteOptions {
+  ExecuteOptions() = default;
+  // {threads, force_scalar}, as before `training` existed.
+  ExecuteOptions(int threads_, bool force_scalar_) : threads(threads_), force_scalar(force_scalar_) {}
+
   int threads = 1;            // TBB workers for contractions and elementwise kernels (<= 1: one)
   bool force_scalar = false;  // the defining scalar kernels instead of SIMD
+  // A training run's dropout key (support/dropout_mask.h): each `dropout` keeps its seeded
+  // mask, the reference's bit for bit. Absent: dropout is the identity.
+  std::optional<random::DropoutKey> training;
 };
 
 // Where a parameter's values come from: its full path → row-major binary64 values over its

@@ -31,11 +31,15 @@ HWY_INLINE typename M::V apply_unary(UnaryFn fn, typename M::V x) {
     case UnaryFn::gelu_tanh: return gelu_tanh_impl<M>(x);
     case UnaryFn::rsqrt: return rsqrt_impl<M>(x);
     case UnaryFn::sqrt: return M::sqrt(x);
+    case UnaryFn::gelu_tanh_grad: return gelu_tanh_grad_impl<M>(x);
     case UnaryFn::gelu_erf:
       if constexpr (std::is_same_v<typename M::T, double>) return gelu_erf_impl<M>(x);
       break;
+    case UnaryFn::gelu_erf_grad:
+      if constexpr (std::is_same_v<typename M::T, double>) return gelu_erf_grad_impl<M>(x);
+      break;
   }
-  return x;  // gelu_erf in f32 is computed by the f64 kernel (kernels_f32.cpp)
+  return x;  // gelu_erf(_grad) in f32 is computed by the f64 kernel (kernels_f32.cpp)
 }
 
 // y = fn(x) over n elements; the tail goes through a zero-padded vector.

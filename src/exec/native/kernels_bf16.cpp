@@ -16,6 +16,8 @@ const char* unary_fn_name(UnaryFn fn) {
     case UnaryFn::gelu_erf: return "gelu_erf";
     case UnaryFn::rsqrt: return "rsqrt";
     case UnaryFn::sqrt: return "sqrt";
+    case UnaryFn::gelu_tanh_grad: return "gelu_tanh_grad";
+    case UnaryFn::gelu_erf_grad: return "gelu_erf_grad";
   }
   return "?";
 }

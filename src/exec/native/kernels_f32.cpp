@@ -59,26 +59,29 @@ float unary_scalar(UnaryFn fn, float x) {
     case UnaryFn::log: return scalar_math::log_impl<M>(x);
     case UnaryFn::tanh: return scalar_math::tanh_impl<M>(x);
     case UnaryFn::gelu_tanh: return scalar_math::gelu_tanh_impl<M>(x);
-    case UnaryFn::gelu_erf: return static_cast<float>(unary_scalar(fn, static_cast<double>(x)));
+    case UnaryFn::gelu_erf:
+    case UnaryFn::gelu_erf_grad: return static_cast<float>(unary_scalar(fn, static_cast<double>(x)));
     case UnaryFn::rsqrt: return scalar_math::rsqrt_impl<M>(x);
     case UnaryFn::sqrt: return std::sqrt(x);
+    case UnaryFn::gelu_tanh_grad: return scalar_math::gelu_tanh_grad_impl<M>(x);
   }
   return x;
 }
 
-// gelu_erf in f32 is the binary64 gelu_erf of the (exact) widened input, rounded once.
-void gelu_erf_via_f64(const float* x, float* y, size_t n, bool force_scalar) {
+// gelu_erf and gelu_erf_grad in f32: the binary64 function of the (exact) widened input,
+// rounded once.
+void via_f64(UnaryFn fn, const float* x, float* y, size_t n, bool force_scalar) {
   double buffer[256];
   for (size_t i0 = 0; i0 < n; i0 += 256) {
     const size_t count = std::min<size_t>(256, n - i0);
     for (size_t i = 0; i < count; ++i) buffer[i] = x[i0 + i];
-    unary_f64(UnaryFn::gelu_erf, buffer, buffer, count, force_scalar);
+    unary_f64(fn, buffer, buffer, count, force_scalar);
     for (size_t i = 0; i < count; ++i) y[i0 + i] = static_cast<float>(buffer[i]);
   }
 }
 
 void unary_f32(UnaryFn fn, const float* x, float* y, size_t n, bool force_scalar) {
-  if (fn == UnaryFn::gelu_erf) return gelu_erf_via_f64(x, y, n, force_scalar);
+  if (fn == UnaryFn::gelu_erf || fn == UnaryFn::gelu_erf_grad) return via_f64(fn, x, y, n, force_scalar);
   if (!force_scalar) return HWY_DYNAMIC_DISPATCH(unary_f32_simd)(fn, x, y, n);
   for (size_t i = 0; i < n; ++i) y[i] = unary_scalar(fn, x[i]);
 }

@@ -16,6 +16,8 @@ template <> struct MathConst<double> {
   static constexpr double kShifter = 0x1.8p52;  // adding it rounds to an integer, ties to even
   static constexpr double kLn2Hi = 0x1.62e42fee00000p-1, kLn2Lo = 0x1.a39ef35793c76p-33;
   static constexpr double kExpHi = 710.0, kExpLo = -746.0, kExpm1Lo = -40.0;
+  static constexpr int kExpScale = 64;
+  static constexpr double kExpScaledLo = -790.0, kExpUnscale = 0x1p-64;  // −790 < −746 − 64·ln2
   static constexpr double kMinNormal = 0x1p-1022, kSubnormalScale = 0x1p54;
   static constexpr int kSubnormalShift = 54;
   static constexpr int64_t kOneMinusSqrtHalf = 0x3ff0000000000000LL - 0x3fe6a09e667f3bcdLL;
@@ -27,6 +29,8 @@ template <> struct MathConst<float> {
   static constexpr float kShifter = 0x1.8p23f;
   static constexpr float kLn2Hi = 0x1.62e4p-1f, kLn2Lo = 0x1.7f7d1cp-20f;  // hi: 15 bits, k·hi exact
   static constexpr float kExpHi = 89.0f, kExpLo = -104.0f, kExpm1Lo = -18.0f;
+  static constexpr int kExpScale = 32;
+  static constexpr float kExpScaledLo = -127.0f, kExpUnscale = 0x1p-32f;  // −127 < −104 − 32·ln2
   static constexpr float kMinNormal = 0x1p-126f, kSubnormalScale = 0x1p24f;
   static constexpr int kSubnormalShift = 24;
   static constexpr int32_t kOneMinusSqrtHalf = 0x3f800000 - 0x3f3504f3;
@@ -62,8 +66,26 @@ inline typename M::V pow2_of(typename M::VI k) {
   return M::from_bits(M::template shl<C::kMantissa>(M::iadd(k, M::iset(C::kBias))));
 }
 
-// exp: Taylor polynomial of degree kExpDegree on r (Horner, fma), scaled by 2^k in two exact
-// halves so that subnormal results are rounded once.
+// exp(xc) = p·2^k: the Cody–Waite reduction and the Taylor polynomial of degree kExpDegree on
+// r (Horner, fma); returns p and k.
+template <class M>
+inline typename M::V exp_polynomial(typename M::V xc, typename M::VI& k) {
+  using C = MathConst<typename M::T>;
+  using V = typename M::V;
+  V r = reduce_ln2<M>(xc, k);
+  V p = M::set(inverse_factorial<typename M::T>(C::kExpDegree));
+  for (int n = C::kExpDegree - 1; n >= 0; --n) p = M::fma(p, r, M::set(inverse_factorial<typename M::T>(n)));
+  return p;
+}
+
+// p·2^k in two exact halves, so that a subnormal result is rounded once.
+template <class M>
+inline typename M::V times_pow2(typename M::V p, typename M::VI k) {
+  typename M::VI k1 = M::template sar<1>(k);
+  return M::mul(M::mul(p, pow2_of<M>(k1)), pow2_of<M>(M::isub(k, k1)));
+}
+
+// exp: x clamped to [kExpLo, kExpHi], then p·2^k.
 template <class M>
 inline typename M::V exp_impl(typename M::V x) {
   using C = MathConst<typename M::T>;
@@ -71,12 +93,24 @@ inline typename M::V exp_impl(typename M::V x) {
   V xc = M::select(M::gt(x, M::set(C::kExpHi)), M::set(C::kExpHi), x);
   xc = M::select(M::lt(xc, M::set(C::kExpLo)), M::set(C::kExpLo), xc);
   typename M::VI k;
-  V r = reduce_ln2<M>(xc, k);
-  V p = M::set(inverse_factorial<typename M::T>(C::kExpDegree));
-  for (int n = C::kExpDegree - 1; n >= 0; --n) p = M::fma(p, r, M::set(inverse_factorial<typename M::T>(n)));
-  typename M::VI k1 = M::template sar<1>(k);
-  V y = M::mul(M::mul(p, pow2_of<M>(k1)), pow2_of<M>(M::isub(k, k1)));
+  V p = exp_polynomial<M>(xc, k);
+  V y = times_pow2<M>(p, k);
   return M::select(M::is_nan(x), x, y);
+}
+
+// exp(x)·2^kExpScale for x <= 0, scaled so that it stays normal down to exp's own underflow
+// (p·2^(k + kExpScale), the same p and k as exp); +0 below kExpScaledLo, where exp(x)·2^S is
+// under the least subnormal. exp(x) = exp_scaled(x)·2^−S, rounded once (the same value).
+template <class M>
+inline typename M::V exp_scaled_impl(typename M::V x) {
+  using C = MathConst<typename M::T>;
+  using V = typename M::V;
+  auto under = M::lt(x, M::set(C::kExpScaledLo));
+  V xc = M::select(under, M::set(C::kExpScaledLo), x);
+  typename M::VI k;
+  V p = exp_polynomial<M>(xc, k);
+  V y = times_pow2<M>(p, M::iadd(k, M::iset(C::kExpScale)));
+  return M::select(under, M::set(0), y);
 }
 
 // expm1 for x <= 0 (tanh's helper): 2^k·q + (2^k − 1) with q = expm1(r), one rounding.
@@ -151,13 +185,41 @@ inline typename M::V rsqrt_impl(typename M::V x) {
   return M::div(M::set(1), M::sqrt(x));
 }
 
-// gelu_erf in binary64: gelu(x) = x/2 · erfc(y), y = −x/√2, a = min(|x|, 56.5)/√2.
+// gelu_tanh_grad(x) = d/dx x·σ(2u) = σ(2u) + x·σ(2u)·σ(−2u)·d(2u)/dx with 2u as in gelu_tanh,
+// d(2u)/dx = 1.5957691216057308·(1 + 0.134145·x²), and with e = exp(−|2u|): σ(2u) = 1/(1+e)
+// where 2u >= 0, e/(1+e) where 2u < 0; σ(2u)·σ(−2u) = e/(1+e)². The second term is computed
+// from e·2^S (exp_scaled: never subnormal) and scaled back by the final fma, so it keeps its
+// precision where e is subnormal. The slope uses min(|x|, 64) (e > 0 needs |x| < 30): a huge
+// finite x gives 1 or +0, x = ±∞ gives ∞·0 = NaN, as the formula ½(1 + t) + ½x(1 − t²)·√(2/π)·
+// (1 + 3·0.044715x²) does.
+template <class M>
+inline typename M::V gelu_tanh_grad_impl(typename M::V x) {
+  using T = typename M::T;
+  using C = MathConst<T>;
+  using V = typename M::V;
+  V a = M::mul(M::set(static_cast<T>(0.044715)), M::mul(x, x));
+  V two_u = M::mul(M::fma(a, x, x), M::set(static_cast<T>(1.5957691216057308)));
+  V e_scaled = exp_scaled_impl<M>(M::sub(M::set(0), M::abs(two_u)));
+  V e = M::mul(e_scaled, M::set(C::kExpUnscale));
+  V s = M::add(M::set(1), e);
+  V sigma = M::div(M::select(M::lt(two_u, M::set(0)), e, M::set(1)), s);
+  V q_scaled = M::div(e_scaled, M::mul(s, s));
+  V xc = M::abs(x);
+  xc = M::select(M::lt(xc, M::set(64)), xc, M::set(64));  // also maps NaN (selected away)
+  V slope = M::mul(M::fma(M::set(static_cast<T>(0.134145)), M::mul(xc, xc), M::set(1)),
+                   M::set(static_cast<T>(1.5957691216057308)));
+  V y = M::fma(M::mul(M::mul(x, q_scaled), slope), M::set(C::kExpUnscale), sigma);
+  return M::select(M::is_nan(x), x, y);
+}
+
+// erfc(−x/√2) and e^{−x²/2} in binary64 (gelu_erf's and gelu_erf_grad's common part), for
+// a = min(|x|, 56.5)/√2:
 //   a < 1.25:  erf(a) = 2/√π·e^{−a²}·Σ_{n<26} 2ⁿa^{2n+1}/(2n+1)!!  (positive terms, no cancellation)
 //   a >= 1.25: erfc(a) = e^{−a²}/√π / (a + ½/(a + 1/(a + 3/2/(…)))), 150 levels from the bottom
-//   erfc(y) = 1 − erf(a) or erfc(a) for y >= 0; 1 + erf(a) or 2 − erfc(a) for y < 0.
+//   erfc(y) = 1 − erf(a) or erfc(a) for y = −x/√2 >= 0; 1 + erf(a) or 2 − erfc(a) for y < 0.
 // e^{−a²} uses a² = x²/2 = hi + lo (fma) and e^{−hi}·(1 − lo).
 template <class M>
-inline typename M::V gelu_erf_impl(typename M::V x) {
+inline typename M::V erfc_of_gelu(typename M::V x, typename M::V& gauss) {
   using V = typename M::V;
   static_assert(std::is_same_v<typename M::T, double>, "gelu_erf is defined in binary64");
   const V split = M::set(1.25);
@@ -170,6 +232,7 @@ inline typename M::V gelu_erf_impl(typename M::V x) {
   V lo = M::mul(M::fma(ax, ax, M::sub(M::set(0), xx)), M::set(0.5));
   V e = exp_impl<M>(M::sub(M::set(0), hi));
   e = M::fma(M::sub(M::set(0), lo), e, e);
+  gauss = e;
   auto small = M::lt(ay, split);
   V ys = M::select(small, ay, split);
   V t = M::mul(M::set(2), M::mul(ys, ys));
@@ -182,7 +245,26 @@ inline typename M::V gelu_erf_impl(typename M::V x) {
   V erfc_large = M::div(M::mul(e, M::set(0.56418958354775629)), f);
   V erfc_pos = M::select(small, M::sub(M::set(1), erf_small), erfc_large);
   V erfc_neg = M::select(small, M::add(M::set(1), erf_small), M::sub(M::set(2), erfc_large));
-  V erfc = M::select(M::lt(y, M::set(0)), erfc_neg, erfc_pos);
+  return M::select(M::lt(y, M::set(0)), erfc_neg, erfc_pos);
+}
+
+// gelu_erf in binary64: gelu(x) = x/2 · erfc(−x/√2).
+template <class M>
+inline typename M::V gelu_erf_impl(typename M::V x) {
+  using V = typename M::V;
+  V gauss = M::set(0);
+  V erfc = erfc_of_gelu<M>(x, gauss);
   V g = M::mul(M::mul(M::set(0.5), x), erfc);  // x = −∞: −∞·0 = NaN, as the formula says
+  return M::select(M::is_nan(x), x, g);
+}
+
+// gelu_erf_grad in binary64: Φ(x) + x·φ(x) = ½·erfc(−x/√2) + x·e^{−x²/2}·(1/√(2π)), the
+// second term one fma. x = ±∞: ∞·0 = NaN, as the formula says.
+template <class M>
+inline typename M::V gelu_erf_grad_impl(typename M::V x) {
+  using V = typename M::V;
+  V gauss = M::set(0);
+  V erfc = erfc_of_gelu<M>(x, gauss);
+  V g = M::fma(M::mul(x, gauss), M::set(0.3989422804014327), M::mul(M::set(0.5), erfc));
   return M::select(M::is_nan(x), x, g);
 }

@@ -2,6 +2,8 @@
 // `site` from operand values (docs/semantics.md says what each computes and in which order).
 #pragma once
 
+#include <span>
+#include <string_view>
 #include <vector>
 
 #include "exec/native/executor.h"
@@ -13,6 +15,12 @@ struct OpContext {
   const Realization& realization;
   const ExecuteOptions& options;
   RealType site;  // the let's realized type (for real lets)
+  // Where the let runs: its site name ("SelfAttention.apply/%12"), the module path of the
+  // call it runs in ("blocks.attn"; "" in the entry) and the layer index of each enclosing
+  // stack, outermost first (what a training run's dropout mask is keyed by).
+  std::string_view site_name;
+  std::string_view module_path;
+  std::span<const int64_t> layers;
 };
 
 Value run_literal(const ir::Let& let, const OpContext& ctx);
@@ -38,6 +46,9 @@ C combine_partials(std::vector<C> partials);
 // y = fn(y) elementwise by the type family's kernel (C = double: f64; float: f32), in chunks.
 void apply_unary(UnaryFn fn, std::vector<double>& values, const OpContext& ctx);
 void apply_unary(UnaryFn fn, std::vector<float>& values, const OpContext& ctx);
+// to[i] = fn(from[i]) for i < to.size(), the same kernel out of place.
+void apply_unary(UnaryFn fn, const double* from, std::vector<double>& to, const OpContext& ctx);
+void apply_unary(UnaryFn fn, const float* from, std::vector<float>& to, const OpContext& ctx);
 
 // Splits [0, n) into chunks run on up to `threads` workers (elementwise kernels).
 void parallel_chunks(size_t n, int threads, const std::function<void(size_t, size_t)>& f);

@@ -54,9 +54,7 @@ size_t product(const std::string& letters, const std::string& in, const std::vec
 
 // x (axes named by `from`) rearranged into the axis order `to` (a permutation of `from`).
 template <typename C>
-std::vector<C> permute(const std::vector<C>& x, const std::string& from, const std::vector<int64_t>& shape,
-                       const std::string& to) {
-  if (from == to) return x;
+std::vector<C> permute(const C* x, const std::string& from, const std::vector<int64_t>& shape, const std::string& to) {
   const std::vector<size_t> strides = strides_of(shape);
   std::vector<int64_t> to_shape;
   std::vector<size_t> to_strides;
@@ -64,18 +62,8 @@ std::vector<C> permute(const std::vector<C>& x, const std::string& from, const s
     to_shape.push_back(extent_of(c, from, shape));
     to_strides.push_back(strides[from.find(c)]);
   }
-  std::vector<C> out(x.size());
-  std::vector<int64_t> index(to.size(), 0);
-  size_t position = 0;
-  for (size_t i = 0; i < out.size(); ++i) {
-    out[i] = x[position];
-    for (size_t a = to.size(); a-- > 0;) {
-      position += to_strides[a];
-      if (++index[a] < to_shape[a]) break;
-      position -= to_strides[a] * static_cast<size_t>(to_shape[a]);
-      index[a] = 0;
-    }
-  }
+  std::vector<C> out(element_count(shape));
+  copy_strided(x, to_shape, to_strides, 0, out.data());
   return out;
 }
 
@@ -136,26 +124,33 @@ Value contract(const ir::Let& let, const Value& av, const Value& bv, const OpCon
   const Spec s = parse_spec(let.attrs.spec);
   const size_t batches = product(s.batch, s.a, av.shape), m = product(s.m, s.a, av.shape);
   const size_t n = product(s.n, s.b, bv.shape), k = product(s.k, s.a, av.shape);
-  const std::vector<C> a = permute(load_as<C>(av, ctx.site), s.a, av.shape, s.batch + s.m + s.k);
+  // A and B in [batch, M, K] and [batch, K, N]: read in place when they already are.
+  const Loaded<C> a_loaded = view_as<C>(av, ctx.site);
+  const std::string a_order = s.batch + s.m + s.k, b_order = s.batch + s.k + s.n;
+  const std::vector<C> a_permuted = s.a == a_order ? std::vector<C>{} : permute(a_loaded.data, s.a, av.shape, a_order);
+  const C* a = s.a == a_order ? a_loaded.data : a_permuted.data();
   BSource source;
   source.ldb = n;
-  std::vector<C> b_loaded;
+  Loaded<C> b_loaded;
+  std::vector<C> b_permuted;
   if (!b_in_place(bv, s, ctx.site, source, k)) {
-    b_loaded = permute(load_as<C>(bv, ctx.site), s.b, bv.shape, s.batch + s.k + s.n);
+    b_loaded = view_as<C>(bv, ctx.site);
+    if (s.b != b_order) b_permuted = permute(b_loaded.data, s.b, bv.shape, b_order);
     source.kind = std::is_same_v<C, double> ? BSource::Kind::f64 : BSource::Kind::f32;
-    source.data = b_loaded.data();
+    source.data = s.b == b_order ? b_loaded.data : b_permuted.data();
     source.first = 0;
   }
   std::vector<C> c(batches * m * n);
   for (size_t batch = 0; batch < batches; ++batch) {
     BSource b = source;
     b.first += batch * k * n;
-    contract_ordered<C>(m, n, k, a.data() + batch * m * k, b, c.data() + batch * m * n, ctx);
+    contract_ordered<C>(m, n, k, a + batch * m * k, b, c.data() + batch * m * n, ctx);
   }
+  if (s.batch + s.m + s.n == s.out) return store_as<C>(std::move(c), let.type.shape, ctx.site);
   std::vector<int64_t> bmn_shape;
   for (char ch : s.batch + s.m) bmn_shape.push_back(extent_of(ch, s.a, av.shape));
   for (char ch : s.n) bmn_shape.push_back(extent_of(ch, s.b, bv.shape));
-  return store_as<C>(permute(c, s.batch + s.m + s.n, bmn_shape, s.out), let.type.shape, ctx.site);
+  return store_as<C>(permute(c.data(), s.batch + s.m + s.n, bmn_shape, s.out), let.type.shape, ctx.site);
 }
 
 }  // namespace

@@ -72,6 +72,18 @@ void apply_unary(UnaryFn fn, std::vector<float>& x, const OpContext& ctx) {
   });
 }
 
+void apply_unary(UnaryFn fn, const double* from, std::vector<double>& to, const OpContext& ctx) {
+  parallel_chunks(to.size(), ctx.options.threads, [&](size_t begin, size_t end) {
+    unary_f64(fn, from + begin, to.data() + begin, end - begin, ctx.options.force_scalar);
+  });
+}
+
+void apply_unary(UnaryFn fn, const float* from, std::vector<float>& to, const OpContext& ctx) {
+  parallel_chunks(to.size(), ctx.options.threads, [&](size_t begin, size_t end) {
+    unary_f32(fn, from + begin, to.data() + begin, end - begin, ctx.options.force_scalar);
+  });
+}
+
 template double ordered_sum<double>(const double*, const std::vector<size_t>&, const Order&);
 template float ordered_sum<float>(const float*, const std::vector<size_t>&, const Order&);
 template double combine_partials<double>(std::vector<double>);
@@ -159,9 +171,69 @@ std::vector<E> broadcast_to(std::vector<E> values, const std::vector<int64_t>& f
   return out;
 }
 
+// How an operand of shape `from` is read for each element i of a result of shape `to`:
+// element i (same), i mod period (rows), i / period (repeat), or indices[i] (general).
+struct Broadcast {
+  enum class Kind : uint8_t { same, rows, repeat, general };
+  Kind kind = Kind::same;
+  size_t period = 0;
+  std::vector<size_t> indices;
+};
+
+Broadcast plan_broadcast(const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
+  Broadcast plan;
+  const size_t n = element_count(to);
+  if (n == 0 || element_count(from) == n) return plan;  // only extents of 1 differ: the identity
+  if (auto simple = simple_broadcast(from, to)) {
+    plan.kind = simple->first ? Broadcast::Kind::rows : Broadcast::Kind::repeat;
+    plan.period = simple->first ? simple->first : simple->second;
+    return plan;
+  }
+  plan.kind = Broadcast::Kind::general;
+  plan.indices = broadcast_indices(from, to);
+  return plan;
+}
+
+// out[i] = f(a[i], b read by `plan`) for i < n; out may alias a.
+template <typename C, typename F>
+void zip_into(C* out, const C* a, size_t n, const C* b, const Broadcast& plan, F f) {
+  switch (plan.kind) {
+    case Broadcast::Kind::same:
+      for (size_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
+      break;
+    case Broadcast::Kind::rows:
+      for (size_t base = 0; base < n; base += plan.period) {
+        for (size_t j = 0; j < plan.period; ++j) out[base + j] = f(a[base + j], b[j]);
+      }
+      break;
+    case Broadcast::Kind::repeat:
+      for (size_t j = 0, base = 0; base < n; ++j, base += plan.period) {
+        const C y = b[j];
+        for (size_t r = 0; r < plan.period; ++r) out[base + r] = f(a[base + r], y);
+      }
+      break;
+    case Broadcast::Kind::general:
+      for (size_t i = 0; i < n; ++i) out[i] = f(a[i], b[plan.indices[i]]);
+      break;
+  }
+}
+
+// out[i] = b read by `plan`, for i < n.
 template <typename C>
-std::vector<C> operand_as(const Value& v, const std::vector<int64_t>& shape, RealType site) {
-  return broadcast_to(load_as<C>(v, site), v.shape, shape);
+void broadcast_into(C* out, size_t n, const C* b, const Broadcast& plan) {
+  zip_into(out, out, n, b, plan, [](C, C y) { return y; });
+}
+
+// Operand `v` in the site's compute type, read in place where it can be, with its plan onto `to`.
+template <typename C>
+struct Operand {
+  Loaded<C> loaded;
+  Broadcast plan;
+};
+
+template <typename C>
+Operand<C> operand_of(const Value& v, const std::vector<int64_t>& to, RealType site) {
+  return Operand<C>{view_as<C>(v, site), plan_broadcast(v.shape, to)};
 }
 
 std::optional<UnaryFn> kernel_fn(ir::Op op) {
@@ -173,25 +245,23 @@ std::optional<UnaryFn> kernel_fn(ir::Op op) {
     case ir::Op::tanh: return UnaryFn::tanh;
     case ir::Op::gelu_tanh: return UnaryFn::gelu_tanh;
     case ir::Op::gelu_erf: return UnaryFn::gelu_erf;
+    case ir::Op::gelu_tanh_grad: return UnaryFn::gelu_tanh_grad;
+    case ir::Op::gelu_erf_grad: return UnaryFn::gelu_erf_grad;
     default: return std::nullopt;
   }
 }
 
-// x[i] = f(x[i], y[i]) with the op chosen once, outside the loop.
-template <typename C, typename F>
-void zip(std::vector<C>& x, const std::vector<C>& y, F f) {
-  for (size_t i = 0; i < x.size(); ++i) x[i] = f(x[i], y[i]);
-}
-
+// out[i] = a[i] op b[…] with the op chosen once, outside the loop; out may alias a.
 template <typename C>
-void binary(ir::Op op, std::vector<C>& x, const std::vector<C>& y) {
+void binary(ir::Op op, C* out, const C* a, size_t n, const Operand<C>& b) {
+  const C* y = b.loaded.data;
   switch (op) {
-    case ir::Op::add: return zip(x, y, [](C a, C b) { return a + b; });
-    case ir::Op::sub: return zip(x, y, [](C a, C b) { return a - b; });
-    case ir::Op::mul: return zip(x, y, [](C a, C b) { return a * b; });
-    case ir::Op::div: return zip(x, y, [](C a, C b) { return a / b; });
-    case ir::Op::max: return zip(x, y, [](C a, C b) { return max_of(a, b); });
-    case ir::Op::min: return zip(x, y, [](C a, C b) { return min_of(a, b); });
+    case ir::Op::add: return zip_into(out, a, n, y, b.plan, [](C p, C q) { return p + q; });
+    case ir::Op::sub: return zip_into(out, a, n, y, b.plan, [](C p, C q) { return p - q; });
+    case ir::Op::mul: return zip_into(out, a, n, y, b.plan, [](C p, C q) { return p * q; });
+    case ir::Op::div: return zip_into(out, a, n, y, b.plan, [](C p, C q) { return p / q; });
+    case ir::Op::max: return zip_into(out, a, n, y, b.plan, [](C p, C q) { return max_of(p, q); });
+    case ir::Op::min: return zip_into(out, a, n, y, b.plan, [](C p, C q) { return min_of(p, q); });
     default: internal_assert(false && "not a binary op");
   }
 }
@@ -202,29 +272,57 @@ C unary(ir::Op op, C x) {
     case ir::Op::neg: return -x;
     case ir::Op::abs: return std::fabs(x);
     case ir::Op::relu: return max_of(x, C(0));  // relu(NaN) = 0, as max(NaN, 0)
-    case ir::Op::dropout:  // the identity outside training
     case ir::Op::convert: return x;  // the conversion happened in the load
     default: user_error("E0623") << "the native executor does not run `" << ir::op_name(op) << "` yet";
   }
 }
 
+// dropout in a training run: x_i / d where the mask keeps element i, +0 where it drops it;
+// d = 1 − rate rounded once to binary64, then (f32 and bf16 sites) once to f32; the quotient
+// is one rounding in the compute type. The mask is the reference's (support/dropout_mask.h).
+template <typename C>
+void apply_dropout(const ir::Let& let, std::vector<C>& x, const OpContext& ctx) {
+  if (!ctx.options.training) return;  // the identity outside training
+  const random::DropoutMask mask(*ctx.options.training, let.attrs.path, ctx.module_path, ctx.layers, let.attrs.rate);
+  const C divisor = static_cast<C>(1.0 - let.attrs.rate);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = mask.keep(i) ? x[i] / divisor : C(0);
+}
+
+// where(cond, a, b): a[i] where cond[i], else b[i].
+template <typename C>
+Value where_real(const ir::Let& let, const std::vector<const Value*>& operands, const OpContext& ctx) {
+  const std::vector<int64_t>& shape = let.type.shape;
+  const std::vector<uint8_t> cond = broadcast_to(load_booleans(*operands[0]), operands[0]->shape, shape);
+  const Operand<C> a = operand_of<C>(*operands[1], shape, ctx.site);
+  const Operand<C> b = operand_of<C>(*operands[2], shape, ctx.site);
+  std::vector<C> x(cond.size()), y(cond.size());
+  broadcast_into(x.data(), x.size(), a.loaded.data, a.plan);
+  broadcast_into(y.data(), y.size(), b.loaded.data, b.plan);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = cond[i] ? x[i] : y[i];
+  return store_as<C>(std::move(x), shape, ctx.site);
+}
+
 template <typename C>
 Value elementwise_real(const ir::Let& let, const std::vector<const Value*>& operands, const OpContext& ctx) {
   const std::vector<int64_t>& shape = let.type.shape;
-  if (let.op == ir::Op::where) {
-    std::vector<uint8_t> cond = broadcast_to(load_booleans(*operands[0]), operands[0]->shape, shape);
-    std::vector<C> a = operand_as<C>(*operands[1], shape, ctx.site);
-    std::vector<C> b = operand_as<C>(*operands[2], shape, ctx.site);
-    for (size_t i = 0; i < a.size(); ++i) a[i] = cond[i] ? a[i] : b[i];
-    return store_as<C>(std::move(a), shape, ctx.site);
+  if (let.op == ir::Op::where) return where_real<C>(let, operands, ctx);
+  const Operand<C> first = operand_of<C>(*operands[0], shape, ctx.site);
+  std::vector<C> x(element_count(shape));
+  const bool in_place = first.plan.kind == Broadcast::Kind::same;  // read operand 0 where it lies
+  const C* a = first.loaded.data;
+  if (!in_place) {
+    broadcast_into(x.data(), x.size(), a, first.plan);
+    a = x.data();
   }
-  std::vector<C> x = operand_as<C>(*operands[0], shape, ctx.site);
-  if (operands.size() == 2) {
-    binary(let.op, x, operand_as<C>(*operands[1], shape, ctx.site));
+  if (let.op == ir::Op::dropout) {
+    if (in_place) std::copy(a, a + x.size(), x.begin());
+    apply_dropout(let, x, ctx);
+  } else if (operands.size() == 2) {
+    binary(let.op, x.data(), a, x.size(), operand_of<C>(*operands[1], shape, ctx.site));
   } else if (auto fn = kernel_fn(let.op)) {
-    apply_unary(*fn, x, ctx);
+    apply_unary(*fn, a, x, ctx);
   } else {
-    for (C& v : x) v = unary(let.op, v);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = unary(let.op, a[i]);
   }
   return store_as<C>(std::move(x), shape, ctx.site);
 }
@@ -297,7 +395,11 @@ Value run_iota(const ir::Let& let) {
   const size_t axis = static_cast<size_t>(let.attrs.axes.at(0));
   const std::vector<size_t> strides = strides_of(shape);
   std::vector<int64_t> out(element_count(shape));
-  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<int64_t>((i / strides[axis]) % static_cast<size_t>(shape[axis]));
+  // Element i is (i / strides[axis]) mod shape[axis]: runs of strides[axis] equal indices.
+  const size_t run = strides[axis], extent = static_cast<size_t>(shape[axis]);
+  for (size_t i = 0, index = 0; i < out.size(); i += run, index = (index + 1) % extent) {
+    std::fill_n(out.begin() + static_cast<long>(i), run, static_cast<int64_t>(index));
+  }
   return make_integers(std::move(out), shape);
 }
 

@@ -10,28 +10,11 @@
 namespace presk::exec::native {
 namespace {
 
-// For each element of `shape` (row-major), base + Σ index[a]·strides[a].
-std::vector<size_t> strided_indices(const std::vector<int64_t>& shape, const std::vector<size_t>& strides, size_t base) {
-  std::vector<size_t> out(element_count(shape));
-  std::vector<int64_t> index(shape.size(), 0);
-  size_t position = base;
-  for (size_t i = 0; i < out.size(); ++i) {
-    out[i] = position;
-    for (size_t a = shape.size(); a-- > 0;) {
-      position += strides[a];
-      if (++index[a] < shape[a]) break;
-      position -= strides[a] * static_cast<size_t>(shape[a]);
-      index[a] = 0;
-    }
-  }
-  return out;
-}
-
 Value transpose(const ir::Let& let, const Value& v) {
   const std::vector<size_t> in = strides_of(v.shape);
   std::vector<size_t> strides;
   for (int64_t axis : let.attrs.axes) strides.push_back(in[static_cast<size_t>(axis)]);
-  return gather(v, strided_indices(let.type.shape, strides, 0), let.type.shape);
+  return gather_strided(v, let.type.shape, strides, 0);
 }
 
 Value slice(const ir::Let& let, const Value& v) {
@@ -40,7 +23,7 @@ Value slice(const ir::Let& let, const Value& v) {
   for (size_t i = 0; i < let.attrs.axes.size(); ++i) {
     base += static_cast<size_t>(let.attrs.starts[i]) * strides[static_cast<size_t>(let.attrs.axes[i])];
   }
-  return gather(v, strided_indices(let.type.shape, strides, base), let.type.shape);
+  return gather_strided(v, let.type.shape, strides, base);
 }
 
 Value broadcast(const ir::Let& let, const Value& v) {
@@ -49,7 +32,7 @@ Value broadcast(const ir::Let& let, const Value& v) {
   std::vector<size_t> strides(to.size(), 0);
   const size_t offset = to.size() - v.shape.size();
   for (size_t a = 0; a < v.shape.size(); ++a) strides[offset + a] = v.shape[a] == 1 ? 0 : in[a];
-  return gather(v, strided_indices(to, strides, 0), to);
+  return gather_strided(v, to, strides, 0);
 }
 
 // Concatenation along `axis`: operands converted to the result's type first (a common type).

@@ -14,6 +14,7 @@ namespace {
 struct ReductionPlan {
   std::vector<size_t> terms;
   std::vector<size_t> bases;
+  bool contiguous = false;  // terms[t] == t for every t
 };
 
 std::vector<size_t> offsets_over(const std::vector<int64_t>& shape, const std::vector<bool>& take) {
@@ -36,7 +37,21 @@ ReductionPlan plan_reduction(const std::vector<int64_t>& shape, const std::vecto
   for (int64_t axis : axes) reduced[static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(shape.size()) : axis)] = true;
   std::vector<bool> kept(shape.size());
   for (size_t a = 0; a < shape.size(); ++a) kept[a] = !reduced[a];
-  return {offsets_over(shape, reduced), offsets_over(shape, kept)};
+  ReductionPlan plan{offsets_over(shape, reduced), offsets_over(shape, kept)};
+  plan.contiguous = true;
+  for (size_t t = 0; t < plan.terms.size(); ++t) plan.contiguous &= plan.terms[t] == t;
+  return plan;
+}
+
+// f(base + t) for each term offset t of `plan`; a plain counted loop when the terms are
+// contiguous (a reduction over the last axis), so the compiler can vectorize it.
+template <typename F>
+void for_each_term(const ReductionPlan& plan, size_t base, F f) {
+  if (plan.contiguous) {
+    for (size_t t = 0; t < plan.terms.size(); ++t) f(base + t);
+  } else {
+    for (size_t t : plan.terms) f(base + t);
+  }
 }
 
 // The maximum of the terms in order, as a fold of maxNum (NaN terms are skipped; all NaN: NaN).
@@ -52,13 +67,13 @@ C max_fold(const C* base, const std::vector<size_t>& offsets) {
 
 template <typename C>
 Value reduce(const ir::Let& let, const Value& operand, const OpContext& ctx) {
-  const std::vector<C> x = load_as<C>(operand, ctx.site);
+  const Loaded<C> x = view_as<C>(operand, ctx.site);
   const ReductionPlan plan = plan_reduction(operand.shape, let.attrs.axes);
   std::vector<C> out(plan.bases.size());
   const C count = static_cast<C>(plan.terms.size());
   parallel_chunks(out.size(), ctx.options.threads, [&](size_t begin, size_t end) {
     for (size_t o = begin; o < end; ++o) {
-      const C* base = x.data() + plan.bases[o];
+      const C* base = x.data + plan.bases[o];
       if (let.op == ir::Op::reduce_max) {
         out[o] = max_fold(base, plan.terms);
       } else {
@@ -78,17 +93,19 @@ Value normalize(const ir::Let& let, const Value& operand, const OpContext& ctx) 
   const ReductionPlan plan = plan_reduction(operand.shape, let.attrs.axes);
   for (size_t base : plan.bases) {
     const C m = max_fold(d.data() + base, plan.terms);
-    for (size_t t : plan.terms) d[base + t] = d[base + t] - m;
+    for_each_term(plan, base, [&](size_t i) { d[i] = d[i] - m; });
   }
-  std::vector<C> e = d;
-  apply_unary(UnaryFn::exp, e, ctx);
+  std::vector<C> e(d.size());
+  apply_unary(UnaryFn::exp, d.data(), e, ctx);
   std::vector<C> sums(plan.bases.size());
   for (size_t o = 0; o < plan.bases.size(); ++o) sums[o] = ordered_sum(e.data() + plan.bases[o], plan.terms, ctx.realization.order);
   if (let.op == ir::Op::log_softmax) apply_unary(UnaryFn::log, sums, ctx);
   for (size_t o = 0; o < plan.bases.size(); ++o) {
-    for (size_t t : plan.terms) {
-      const size_t i = plan.bases[o] + t;
-      e[i] = let.op == ir::Op::softmax ? e[i] / sums[o] : d[i] - sums[o];
+    const C s = sums[o];
+    if (let.op == ir::Op::softmax) {
+      for_each_term(plan, plan.bases[o], [&](size_t i) { e[i] = e[i] / s; });
+    } else {
+      for_each_term(plan, plan.bases[o], [&](size_t i) { e[i] = d[i] - s; });
     }
   }
   return store_as<C>(std::move(e), let.type.shape, ctx.site);

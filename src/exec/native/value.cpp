@@ -36,6 +36,21 @@ double element(const Value& v, size_t index) {
   return 0;
 }
 
+namespace {
+
+// to[i] = to_bf16(from[i]) (numeric.h, RNE, NaN quieted), written without a branch so the
+// loop vectorizes: the same bits for every f32 input (all 2^32 checked when it was written).
+void round_all_to_bf16(const float* from, uint16_t* to, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t bits = std::bit_cast<uint32_t>(from[i]);
+    const uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+    const uint32_t quiet_nan = (bits >> 16) | 0x0040u;
+    to[i] = static_cast<uint16_t>((bits & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded);
+  }
+}
+
+}  // namespace
+
 std::vector<double> load_f64(const Value& v) {
   const size_t n = v.count();
   std::vector<double> out(n);
@@ -75,7 +90,9 @@ std::vector<float> load_f32(const Value& v, RealType site) {
     for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(element(v, i));
   }
   if (to_bf16) {
-    for (float& x : out) x = round_bf16(x);
+    std::vector<uint16_t> rounded(n);
+    round_all_to_bf16(out.data(), rounded.data(), n);
+    for (size_t i = 0; i < n; ++i) out[i] = from_bf16(rounded[i]);
   }
   return out;
 }
@@ -90,7 +107,7 @@ Value store_f32(std::vector<float> data, std::vector<int64_t> shape, RealType si
   auto storage = std::make_shared<Storage>();
   if (site == RealType::bf16) {
     storage->bf16.resize(data.size());
-    for (size_t i = 0; i < data.size(); ++i) storage->bf16[i] = to_bf16(data[i]);
+    round_all_to_bf16(data.data(), storage->bf16.data(), data.size());
   } else {
     internal_assert(site == RealType::f32);
     storage->f32 = std::move(data);
@@ -133,7 +150,33 @@ std::vector<E> pick(const std::vector<E>& from, size_t offset, const std::vector
   return out;
 }
 
+template <typename E>
+std::vector<E> pick_strided(const std::vector<E>& from, size_t offset, const std::vector<int64_t>& shape,
+                            const std::vector<size_t>& strides, size_t base) {
+  std::vector<E> out(element_count(shape));
+  copy_strided(from.data() + offset, shape, strides, base, out.data());
+  return out;
+}
+
 }  // namespace
+
+Value gather_strided(const Value& v, std::vector<int64_t> shape, const std::vector<size_t>& strides, size_t base) {
+  if (v.kind == Value::Kind::quantized) return gather_strided(convert_real(v, RealType::f32), std::move(shape), strides, base);
+  auto storage = std::make_shared<Storage>();
+  const Storage& s = *v.storage;
+  if (v.kind == Value::Kind::integer) {
+    storage->ints = pick_strided(s.ints, v.offset, shape, strides, base);
+  } else if (v.kind == Value::Kind::boolean) {
+    storage->bools = pick_strided(s.bools, v.offset, shape, strides, base);
+  } else if (v.type == RealType::f64) {
+    storage->f64 = pick_strided(s.f64, v.offset, shape, strides, base);
+  } else if (v.type == RealType::f32) {
+    storage->f32 = pick_strided(s.f32, v.offset, shape, strides, base);
+  } else {
+    storage->bf16 = pick_strided(s.bf16, v.offset, shape, strides, base);
+  }
+  return Value{v.kind, v.type, std::move(shape), std::move(storage), 0};
+}
 
 Value gather(const Value& v, const std::vector<size_t>& indices, std::vector<int64_t> shape) {
   if (v.kind == Value::Kind::quantized) return gather(convert_real(v, RealType::f32), indices, std::move(shape));
@@ -157,6 +200,33 @@ Value convert_real(const Value& v, RealType site) {
   if (v.kind == Value::Kind::real && v.type == site) return v;
   if (site == RealType::f64) return store_f64(load_f64(v), v.shape);
   return store_f32(load_f32(v, site), v.shape, site);
+}
+
+Value stacked(const std::vector<Value>& layers, std::vector<int64_t> shape, RealType site) {
+  const size_t per_layer = layers.empty() ? 0 : element_count(shape) / layers.size();
+  internal_assert(per_layer * layers.size() == element_count(shape));
+  auto storage = std::make_shared<Storage>();
+  auto append = [&](auto& into, const auto& from, size_t offset) {
+    into.insert(into.end(), from.begin() + static_cast<long>(offset), from.begin() + static_cast<long>(offset + per_layer));
+  };
+  for (const Value& layer : layers) {
+    internal_assert(layer.count() == per_layer);
+    const Value v = convert_real(layer, site);
+    switch (site) {
+      case RealType::f64: append(storage->f64, v.storage->f64, v.offset); break;
+      case RealType::f32: append(storage->f32, v.storage->f32, v.offset); break;
+      case RealType::bf16: append(storage->bf16, v.storage->bf16, v.offset); break;
+    }
+  }
+  return Value{Value::Kind::real, site, std::move(shape), std::move(storage), 0};
+}
+
+Value layer_view(const Value& stack, int64_t layer) {
+  internal_assert(!stack.shape.empty() && layer >= 0 && layer < stack.shape[0]);
+  Value view = stack;
+  view.shape.erase(view.shape.begin());
+  view.offset += static_cast<size_t>(layer) * element_count(view.shape);
+  return view;
 }
 
 Value reshaped(const Value& v, std::vector<int64_t> shape) {

@@ -15,6 +15,10 @@
 
 namespace presk::exec::native {
 
+// Row-major strides of `shape`.
+std::vector<size_t> strides_of(const std::vector<int64_t>& shape);
+size_t element_count(const std::vector<int64_t>& shape);
+
 struct Storage {
   std::vector<double> f64;
   std::vector<float> f32;
@@ -48,6 +52,34 @@ std::vector<C> load_as(const Value& value, RealType site) {
   }
 }
 
+// A value's elements in the compute type of a site of type `site`, as load_as gives them, but
+// read in place when no conversion is needed (f64 at f64, f32 at f32): `data` points into the
+// value's storage then, else into `owned`. Valid while the value's storage lives.
+template <typename C>
+struct Loaded {
+  std::vector<C> owned;
+  const C* data = nullptr;
+  size_t size = 0;
+};
+
+template <typename C>
+Loaded<C> view_as(const Value& value, RealType site) {
+  Loaded<C> out;
+  out.size = value.count();
+  if (value.kind == Value::Kind::real) {
+    if constexpr (std::is_same_v<C, double>) {
+      if (value.type == RealType::f64) out.data = value.storage->f64.data() + value.offset;
+    } else {
+      if (value.type == RealType::f32 && site == RealType::f32) out.data = value.storage->f32.data() + value.offset;
+    }
+  }
+  if (!out.data) {
+    out.owned = load_as<C>(value, site);
+    out.data = out.owned.data();
+  }
+  return out;
+}
+
 // A real value of type `site` from compute-type results (bf16: rounded once, RNE).
 Value store_f64(std::vector<double> data, std::vector<int64_t> shape);
 Value store_f32(std::vector<float> data, std::vector<int64_t> shape, RealType site);
@@ -70,13 +102,46 @@ double element(const Value& value, size_t index);
 
 // The elements at `indices` (into the value's own elements), same kind and type: layout moves.
 Value gather(const Value& value, const std::vector<size_t>& indices, std::vector<int64_t> shape);
+// out[i] = source[base + Σ index[a]·strides[a]] for the i-th index of `shape` (row-major),
+// walked a row (the last axis) at a time.
+template <typename E>
+void copy_strided(const E* source, const std::vector<int64_t>& shape, const std::vector<size_t>& strides, size_t base,
+                  E* out) {
+  const size_t n = element_count(shape);
+  if (n == 0) return;
+  if (shape.empty()) {
+    out[0] = source[base];
+    return;
+  }
+  const size_t rank = shape.size(), row = static_cast<size_t>(shape[rank - 1]), step = strides[rank - 1];
+  std::vector<int64_t> index(rank - 1, 0);
+  size_t position = base;
+  for (size_t i = 0; i < n; i += row) {
+    for (size_t j = 0; j < row; ++j) out[i + j] = source[position + j * step];
+    for (size_t a = rank - 1; a-- > 0;) {
+      position += strides[a];
+      if (++index[a] < shape[a]) break;
+      position -= strides[a] * static_cast<size_t>(shape[a]);
+      index[a] = 0;
+    }
+  }
+}
+
+// The elements at base + Σ index[a]·strides[a] for each index of `shape` (row-major), same kind
+// and type: gather's result for that index list, without building it (transpose, slice, broadcast).
+Value gather_strided(const Value& value, std::vector<int64_t> shape, const std::vector<size_t>& strides, size_t base);
 // A real (or quantized) value in type `site`: unchanged when it already is one.
 Value convert_real(const Value& value, RealType site);
 // The same elements under another shape (a view).
 Value reshaped(const Value& value, std::vector<int64_t> shape);
 
-// Row-major strides of `shape`.
-std::vector<size_t> strides_of(const std::vector<int64_t>& shape);
-size_t element_count(const std::vector<int64_t>& shape);
+// Stacks (fold_trace's layer inputs, fold_vjp's per-layer cotangents): `layers[l]` becomes
+// layer l of a real value of `shape` ([L, ...]) stored in `site`, each layer entering by the
+// load rule (exact when its type is `site`, as under a uniform realization; a narrower one
+// widened exactly, a wider one rounded once).
+Value stacked(const std::vector<Value>& layers, std::vector<int64_t> shape, RealType site);
+// Layer `layer` of a stack [L, ...]: a view of its elements, shape [...], no copy.
+Value layer_view(const Value& stack, int64_t layer);
+
 
 }  // namespace presk::exec::native

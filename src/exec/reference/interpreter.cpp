@@ -52,8 +52,9 @@ template <class A>
 class Evaluator {
  public:
   Evaluator(const ir::Program& program, const ParameterStore& parameters, const A& arith,
-            Observer* observer)
-      : program_(program), parameters_(parameters), arith_(arith), observer_(observer) {}
+            Observer* observer, std::optional<random::DropoutKey> training = std::nullopt)
+      : program_(program), parameters_(parameters), arith_(arith), observer_(observer),
+        training_(training) {}
 
   std::vector<Value<A>> call(const ir::Function& function, const CallContext& context,
                              const std::vector<const Value<A>*>& arguments);
@@ -77,6 +78,7 @@ class Evaluator {
   const ParameterStore& parameters_;
   const A& arith_;
   Observer* observer_;
+  std::optional<random::DropoutKey> training_;
   std::map<const ir::Function*, std::vector<int64_t>> last_uses_;
 };
 
@@ -134,6 +136,13 @@ Value<A> Evaluator<A>::evaluate(const ir::Function& function, uint32_t index,
     case ir::Op::get: value = copy_value(arith_, operands.at(0)->elements.at(let.attrs.axes.at(0))); break;
     case ir::Op::fold_trace:
     case ir::Op::fold_vjp: value = run_stacked_fold(let, context, operands); break;
+    case ir::Op::dropout:
+      if (training_) {  // a training run: the mask of this window, call context and id
+        random::DropoutMask mask(*training_, let.attrs.path, context.module_path, context.layers, let.attrs.rate);
+        value = eval_dropout(arith_, let, *operands.at(0), mask);
+        break;
+      }
+      [[fallthrough]];
     default: value = compute(let, operands, want_terms ? &terms : nullptr); break;
   }
   internal_assert(value.kind == let.type.kind && value.shape == let.type.shape);
@@ -307,7 +316,7 @@ std::vector<Value<A>> run_function(const ir::Program& program, const ir::Functio
       function, arguments.size(), [&](size_t i) -> const Shape& { return arguments[i].shape; },
       [&](size_t i) { return arguments[i].kind; });
   A arith(options.bits);
-  Evaluator<A> evaluator(program, parameters, arith, options.observer);
+  Evaluator<A> evaluator(program, parameters, arith, options.observer, options.training);
   std::vector<const Value<A>*> pointers;
   for (const Value<A>& argument : arguments) pointers.push_back(&argument);
   tbb::task_arena arena(std::max(1, options.threads));

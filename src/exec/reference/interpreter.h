@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "exec/reference/parameters.h"
 #include "exec/reference/value.h"
 #include "ir/ir.h"
+#include "support/dropout_mask.h"
 
 namespace presk::reference {
 
@@ -23,6 +25,9 @@ struct RunOptions {
   long bits = 256;               // working precision; at least 53 so every input is exact
   int threads = 1;               // worker threads; the results do not depend on it
   Observer* observer = nullptr;  // the statistics hook (observer.h); none: no statistics work
+  // A training run's dropout key (support/dropout_mask.h), shared by every sample of the run:
+  // each `dropout` keeps its seeded mask. Absent: dropout is the identity.
+  std::optional<random::DropoutKey> training;
 };
 
 constexpr long kMinBits = 53;

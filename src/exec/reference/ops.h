@@ -14,6 +14,7 @@
 #include "exec/reference/observer.h"
 #include "exec/reference/value.h"
 #include "ir/ir.h"
+#include "support/dropout_mask.h"
 
 namespace presk::reference {
 
@@ -24,6 +25,9 @@ using Operands = std::span<const Value<A>* const>;
 template <class A> Value<A> eval_literal(const A& arith, const ir::Let& let);
 template <class A> Value<A> eval_iota(const A& arith, const ir::Let& let);
 template <class A> Value<A> eval_elementwise(const A& arith, const ir::Let& let, Operands<A> in);
+// dropout in a training run: x / (1 − rate) where `mask` keeps the element, +0 where it drops it.
+template <class A>
+Value<A> eval_dropout(const A& arith, const ir::Let& let, const Value<A>& x, const random::DropoutMask& mask);
 
 // sum, mean, reduce_max (ops_reduce.cpp); `terms`, when given, receives per output element
 // the statistics of its terms (observer.h).

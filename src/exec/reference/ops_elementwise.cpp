@@ -116,7 +116,7 @@ void real_unary(const A& a, const ActivationConstants<A>& c, Op op, N* r, const 
     case Op::gelu_erf: gelu_erf(a, c, r, x, t); return;
     case Op::gelu_tanh_grad: gelu_tanh_grad(a, c, r, x, t); return;
     case Op::gelu_erf_grad: gelu_erf_grad(a, c, r, x, t); return;
-    case Op::dropout: a.set(r, x); return;    // outside training: the identity
+    case Op::dropout: a.set(r, x); return;    // outside training: the identity (eval_dropout in training)
     case Op::convert: a.set(r, x); return;
     default: internal_assert(false && "not a real unary op");
   }
@@ -293,11 +293,40 @@ Value<A> eval_elementwise(const A& arith, const ir::Let& let, Operands<A> in) {
   return unary(arith, let, *in[0]);
 }
 
+// dropout in training: y_i = x_i / (1 − rate) where the mask keeps element i, y_i = +0 where it
+// drops it; 1 − rate and the quotient are each rounded at the working precision (1 − rate is
+// exact from 57 bits on for rate 0.1, from 53 for rates in [½, 1)). The mask never depends on
+// x (support/dropout_mask.h).
+template <class A>
+Value<A> eval_dropout(const A& a, const ir::Let& let, const Value<A>& x, const random::DropoutMask& mask) {
+  internal_assert(x.is_real() && x.shape == let.type.shape);
+  Value<A> out = Value<A>::make_real(a, let.type.shape);
+  typename A::Buffer scratch = a.allocate(2);
+  auto* divisor = scratch.data();
+  a.set_double(&divisor[0], 1.0);
+  a.set_double(&divisor[1], mask.rate());
+  a.sub(&divisor[0], &divisor[0], &divisor[1]);  // 1 − rate
+  parallel_chunks(out.size(), 256, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      if (mask.keep(static_cast<uint64_t>(i))) {
+        a.div(out.real(i), x.real(i), &divisor[0]);
+      } else {
+        a.set_zero(out.real(i));
+      }
+    }
+  });
+  return out;
+}
+
 template Value<MpfrArith> eval_literal(const MpfrArith&, const ir::Let&);
 template Value<BallArith> eval_literal(const BallArith&, const ir::Let&);
 template Value<MpfrArith> eval_iota(const MpfrArith&, const ir::Let&);
 template Value<BallArith> eval_iota(const BallArith&, const ir::Let&);
 template Value<MpfrArith> eval_elementwise(const MpfrArith&, const ir::Let&, Operands<MpfrArith>);
 template Value<BallArith> eval_elementwise(const BallArith&, const ir::Let&, Operands<BallArith>);
+template Value<MpfrArith> eval_dropout(const MpfrArith&, const ir::Let&, const Value<MpfrArith>&,
+                                       const random::DropoutMask&);
+template Value<BallArith> eval_dropout(const BallArith&, const ir::Let&, const Value<BallArith>&,
+                                       const random::DropoutMask&);
 
 }  // namespace presk::reference

@@ -1,0 +1,176 @@
+// The layer functions of a fold under `--remat store` (split_detail.h): a fold keeps one
+// real vector per layer, its output and its residuals end to end, so that the existing
+// `fold_trace` (which stacks each layer's input) stacks them and `fold_vjp` hands layer l's
+// row back to B.bwd_layer. Every value moves by slice, reshape and concat: exact copies.
+#include "ad/split.h"
+#include "ad/split_detail.h"
+#include "ad/vjp.h"
+#include "support/diagnostics.h"
+
+namespace presk::ad::split_detail {
+namespace {
+
+// The name of the function a `.vjp` differentiates: "B" of "B.vjp".
+std::string forward_of(const std::string& vjp) {
+  internal_assert(vjp.ends_with(".vjp"));
+  return vjp.substr(0, vjp.size() - 4);
+}
+
+ValueRef flat(Builder& build, ValueRef value) {
+  return build.reshape(value, {build.type_of(value).element_count()});
+}
+
+ValueRef concat(Builder& build, std::vector<ValueRef> parts) {
+  if (parts.size() == 1) return parts[0];
+  ir::Attrs attrs;
+  attrs.axes = {0};
+  return build.emit(Op::concat, std::move(parts), attrs);
+}
+
+// The first `count` values of the vector `value`, as a value of `shape`.
+ValueRef head(Builder& build, ValueRef value, int64_t count, const std::vector<int64_t>& shape) {
+  if (build.type_of(value).element_count() != count) value = build.slice(value, 0, 0, count);
+  return build.reshape(value, shape);
+}
+
+// `value` flattened, then zeros up to `length` elements.
+ValueRef padded(Builder& build, ValueRef value, int64_t length) {
+  ValueRef flattened = flat(build, value);
+  int64_t count = build.type_of(flattened).element_count();
+  if (count == length) return flattened;
+  return concat(build,
+                {flattened, build.zeros(Type{ir::ElemKind::Real, {length - count}, {}, {}})});
+}
+
+ValueRef call(Builder& build, const ir::Function& callee, std::vector<ValueRef> operands) {
+  ir::Attrs attrs;
+  attrs.callee = callee.name;  // path "": the caller's own context (the layer's)
+  return build.emit(Op::call, std::move(operands), attrs, nullptr, &callee);
+}
+
+ir::Function signature(const ir::Function& forward, std::string name) {
+  ir::Function out;
+  out.name = std::move(name);
+  out.module = forward.module;
+  out.span = forward.span;
+  return out;
+}
+
+// B.fwd_layer(state) = concat(B.fwd(x)…) with x the state's head.
+ir::Function fwd_layer(const ir::Function& folded, const ir::Function& fwd, int64_t length) {
+  ir::Function out = signature(folded, fwd_layer_name(folded.name));
+  out.argument_names = {"state"};
+  out.argument_types = {Type{ir::ElemKind::Real, {length}, {}, {}}};
+  Builder build(out);
+  const Type& input = folded.argument_types[0];
+  ValueRef x = head(build, ValueRef::argument(0), input.element_count(), input.shape);
+  std::vector<ValueRef> parts = build.results_of(call(build, fwd, {x}), fwd.results.size());
+  for (ValueRef& part : parts) part = flat(build, part);
+  out.results = {concat(build, parts)};
+  return out;
+}
+
+// B.bwd_layer(row, carry) = B.bwd(row's pieces…, carry's head) with x̄ padded to the carry.
+ir::Function bwd_layer(const ir::Function& folded, const ir::Function& fwd, const ir::Function& bwd,
+                       int64_t length) {
+  ir::Function out = signature(folded, bwd_layer_name(folded.name));
+  Type vector{ir::ElemKind::Real, {length}, {}, {}};
+  out.argument_names = {"row", "carry"};
+  out.argument_types = {vector, vector};
+  Builder build(out);
+  const Type& input = folded.argument_types[0];
+  ValueRef cotangent = head(build, ValueRef::argument(1), input.element_count(), input.shape);
+  std::vector<ValueRef> operands;
+  int64_t offset = 0;
+  for (ValueRef result : fwd.results) {
+    Type type = fwd.type_of(result);
+    int64_t start = offset;
+    offset += type.element_count();
+    if (operands.empty() && !reads_argument(bwd, 0)) {  // the value, unread: any of its type
+      operands.push_back(cotangent);
+      continue;
+    }
+    operands.push_back(
+        build.reshape(build.slice(ValueRef::argument(0), 0, start, offset), type.shape));
+  }
+  operands.push_back(cotangent);
+  std::vector<ValueRef> parts = build.results_of(call(build, bwd, operands), bwd.results.size());
+  parts[0] = padded(build, parts[0], length);
+  out.results = parts;
+  out.result_names = bwd.result_names;
+  return out;
+}
+
+}  // namespace
+
+bool reads_argument(const ir::Function& function, uint32_t index) {
+  for (const ir::Let& let : function.lets)
+    for (ValueRef operand : let.operands)
+      if (operand == ValueRef::argument(index)) return true;
+  for (ValueRef result : function.results)
+    if (result == ValueRef::argument(index)) return true;
+  return false;
+}
+
+std::string fwd_layer_name(const std::string& function) {
+  return function + ".fwd_layer";
+}
+std::string bwd_layer_name(const std::string& function) {
+  return function + ".bwd_layer";
+}
+
+std::optional<SplitPair> layer_functions(const ir::Program& program, const ir::Function& folded) {
+  const ir::Function* fwd = program.find_function(fwd_name(folded.name));
+  const ir::Function* bwd = program.find_function(bwd_name(folded.name));
+  if (fwd == nullptr || bwd == nullptr || fwd->results.size() < 2 || bwd->results.size() < 2)
+    return std::nullopt;
+  if (folded.argument_types.size() != 1 || folded.argument_types[0].kind != ir::ElemKind::Real)
+    return std::nullopt;
+  int64_t length = 0;
+  for (ValueRef result : fwd->results) {
+    const Type& type = fwd->type_of(result);
+    if (type.kind != ir::ElemKind::Real || type.is_tuple()) return std::nullopt;
+    length += type.element_count();
+  }
+  return SplitPair{fwd_layer(folded, *fwd, length), bwd_layer(folded, *fwd, *bwd, length)};
+}
+
+PackedFold emit_packed_fold(Builder& build, const ir::Program& program, const ir::Let& fold_trace,
+                            ValueRef input) {
+  const ir::Function* layer = program.find_function(fwd_layer_name(fold_trace.attrs.callee));
+  internal_assert(layer != nullptr);
+  int64_t length = layer->argument_types[0].element_count();
+  int64_t layers = fold_trace.type.elements.at(1).shape.at(0);
+  const Type value_type = build.type_of(input);
+  ir::Attrs attrs = fold_trace.attrs;
+  attrs.callee = layer->name;
+  Type traced = ir::tuple_type(
+      {layer->argument_types[0], Type{ir::ElemKind::Real, {layers, length}, {}, {}}});
+  ValueRef trace =
+      build.emit(Op::fold_trace, {padded(build, input, length)}, attrs, &traced, layer);
+  std::vector<ValueRef> parts = build.results_of(trace, 2);  // the last state; each layer's input
+  ValueRef value = head(build, parts[0], value_type.element_count(), value_type.shape);
+  // Layer l's output and residuals are layer l + 1's input state; the last layer's, the result.
+  ValueRef rows = build.reshape(parts[0], {1, length});
+  if (layers > 1) rows = concat(build, {build.slice(parts[1], 0, 1, layers), rows});
+  return {value, rows};
+}
+
+std::vector<ValueRef> emit_packed_fold_vjp(Builder& build, const ir::Program& program,
+                                           const ir::Let& fold_vjp, ValueRef rows,
+                                           ValueRef cotangent) {
+  const ir::Function* layer =
+      program.find_function(bwd_layer_name(forward_of(fold_vjp.attrs.callee)));
+  internal_assert(layer != nullptr);
+  int64_t length = layer->argument_types[0].element_count();
+  const Type cotangent_type = build.type_of(cotangent);
+  ir::Attrs attrs = fold_vjp.attrs;
+  attrs.callee = layer->name;
+  ValueRef reversed =
+      build.emit(Op::fold_vjp, {rows, padded(build, cotangent, length)}, attrs, nullptr, layer);
+  std::vector<ValueRef> parts = build.results_of(reversed, layer->results.size());
+  parts[0] = head(build, parts[0], cotangent_type.element_count(), cotangent_type.shape);
+  return parts;
+}
+
+}  // namespace presk::ad::split_detail

@@ -1,0 +1,300 @@
+// `presk check --precision ENVELOPE PROGRAM --realize R [--model k|normwise|cond|rss|all]
+// [--measure]`: the first-order bound (precision/bound.h) on the envelope's entry under R, the
+// sites contributing most, and the envelope it is conditional on; with --measure beside the
+// largest elementwise gap between R run natively and the exact reference on the envelope's
+// samples (precision/measure.h). The run is prepared as `presk run` prepares one
+// (cli/pipeline.h), from the envelope's entry, samples, seed and weights.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "cli/command.h"
+#include "cli/pipeline.h"
+#include "exec/native/realization.h"
+#include "exec/reference/interpreter.h"
+#include "ir/program_hash.h"
+#include "precision/bound.h"
+#include "precision/envelope.h"
+#include "precision/measure.h"
+#include "support/diagnostics.h"
+
+namespace presk::cli {
+namespace {
+
+struct CheckOptions {
+  std::string envelope;  // --precision ENVELOPE
+  std::string program;
+  BindingOptions bindings;
+  std::string weights;  // empty: the envelope's weights (or its synthesized parameters)
+  std::string realize;
+  std::string model = "cond";
+  int sites = 10;
+  bool measure = false;
+};
+
+struct Report {
+  std::vector<precision::EntryBound> bounds;
+  std::optional<precision::MeasuredGap> measured;
+};
+
+// Without --const/--dim, the envelope's bindings: a name the source declares with `dim` is a
+// dim, any other a const.
+BindingOptions bindings_for(const CheckOptions& options, const precision::Envelope& envelope) {
+  if (!options.bindings.consts.empty() || !options.bindings.dims.empty()) return options.bindings;
+  const std::string text = lang::read_source(options.program)->text;
+  BindingOptions bindings;
+  for (const auto& [name, value] : envelope.bindings) {
+    const std::regex declared("(^|\\n)\\s*dim\\s+" + name + "\\b");
+    (std::regex_search(text, declared) ? bindings.dims : bindings.consts)
+        .push_back(name + "=" + value);
+  }
+  return bindings;
+}
+
+// The entries of the program, for E0931's message.
+std::string entries_of(const std::string& program, const BindingOptions& bindings) {
+  std::string names;
+  try {
+    for (const ir::Function& f :
+         lang::compile(lang::read_source(program), frontend_options(bindings, "")).functions) {
+      if (f.is_entry) names += (names.empty() ? "" : ", ") + f.name;
+    }
+  } catch (const UserError&) {
+  }
+  return names.empty() ? "none" : names;
+}
+
+// prepare_run, with an entry the program lacks refused as the envelope's (E0931).
+PreparedRun prepare_entry(const RunInputOptions& input, const GlobalOptions& global,
+                          const std::string& envelope_path) {
+  try {
+    return prepare_run(input, global);
+  } catch (const UserError& error) {
+    if (error.code() != "E0330") throw;
+    user_error("E0931").hint("the program's entries: " +
+                             entries_of(input.program_path, input.bindings))
+        << "the envelope " << envelope_path << " is of entry `" << input.entry << "`, which "
+        << input.program_path << " does not have";
+  }
+  internal_assert(false);
+  return prepare_run(input, global);
+}
+
+// The envelope's run: its entry, samples (from its data file, or synthesized from its seed at
+// its offset), and the parameters it was measured with (--weights overrides). Refuses an entry
+// the program lacks (E0931) and a program whose hash is not the envelope's (E0930).
+PreparedRun prepare_envelope_run(const CheckOptions& options, const precision::Envelope& envelope,
+                                 GlobalOptions& global) {
+  RunInputOptions input;
+  input.program_path = options.program;
+  input.entry = envelope.entry;
+  input.bindings = bindings_for(options, envelope);
+  input.weights = options.weights.empty() ? envelope.weights : options.weights;
+  input.data = envelope.data;
+  input.offset = envelope.offset;
+  input.samples = envelope.samples;
+  input.token_range = envelope.token_range;
+  global.seed = static_cast<uint64_t>(envelope.seed);
+  PreparedRun prepared = prepare_entry(input, global, options.envelope);
+  const std::string hash = ir::program_hash(prepared.program);
+  if (hash != envelope.program_hash) {
+    user_error("E0930").hint(
+        "calibrate again on this program (presk calibrate --precision), or pass the "
+        "--const/--dim the envelope was measured with")
+        << "the envelope " << options.envelope << " was measured on a program with hash "
+        << envelope.program_hash << "; " << options.program << " as compiled has hash " << hash;
+  }
+  return prepared;
+}
+
+std::vector<precision::BoundModel> models_of(const std::string& name) {
+  if (name == "all")
+    return {std::begin(precision::kAllBoundModels), std::end(precision::kAllBoundModels)};
+  return {*precision::bound_model_from_name(name)};
+}
+
+Report compute(const CheckOptions& options, const precision::Envelope& envelope,
+               const PreparedRun& prepared, const GlobalOptions& global) {
+  const exec::native::Realization realization =
+      exec::native::load_realization(options.realize, prepared.program);
+  const precision::SampleInputs inputs = [&](int64_t k) { return prepared.inputs(k, global.seed); };
+  precision::BoundInputs bound_inputs;
+  bound_inputs.program = &prepared.program;
+  bound_inputs.envelope = &envelope;
+  bound_inputs.realization = &realization;
+  bound_inputs.arguments = precision::argument_envelopes(*prepared.entry, prepared.count, inputs);
+  bound_inputs.parameter_errors =
+      precision::parameter_errors(prepared.program, realization, prepared.parameters);
+  Report report;
+  for (precision::BoundModel model : models_of(options.model)) {
+    report.bounds.push_back(precision::bound_entry(bound_inputs, model));
+  }
+  if (options.measure) {
+    const precision::ExactOutputs exact =
+        precision::run_exactly(prepared.program, *prepared.entry, prepared.parameters,
+                               prepared.count, inputs, envelope.bits, global.threads);
+    report.measured =
+        precision::measure_gap(prepared.program, *prepared.entry, realization, prepared.parameters,
+                               prepared.count, inputs, exact, global.threads);
+  }
+  return report;
+}
+
+// JSON has no ±∞ or NaN: they are written "inf", "-inf", "nan" (as in envelope files).
+nlohmann::json number(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  return value;
+}
+
+double ratio(double bound, double measured) {
+  if (measured == 0) return bound == 0 ? 1 : std::numeric_limits<double>::infinity();
+  return bound / measured;
+}
+
+std::string samples_text(const precision::Envelope& envelope) {
+  std::string samples = fmt::format("{} samples ({}…{} ", envelope.samples, envelope.offset,
+                                    envelope.offset + envelope.samples - 1);
+  samples += envelope.data.empty() ? fmt::format("synthesized from seed {})", envelope.seed)
+                                   : "of " + envelope.data + ")";
+  samples += envelope.weights.empty()
+                 ? fmt::format(", parameters synthesized from seed {}", envelope.seed)
+                 : ", parameters from " + envelope.weights;
+  return samples;
+}
+
+nlohmann::json report_json(const CheckOptions& options, const precision::Envelope& envelope,
+                           const Report& report) {
+  nlohmann::json bounds = nlohmann::json::array();
+  for (const precision::EntryBound& bound : report.bounds) {
+    nlohmann::json sites = nlohmann::json::array();
+    for (size_t i = 0; i < bound.contributions.size() && i < static_cast<size_t>(options.sites);
+         ++i) {
+      const precision::Contribution& c = bound.contributions[i];
+      sites.push_back({{"source", c.source},
+                       {"error", number(c.error)},
+                       {"share", number(bound.absolute > 0 ? c.error / bound.absolute : 0)}});
+    }
+    nlohmann::json entry = {{"model", precision::bound_model_name(bound.model)},
+                            {"absolute", number(bound.absolute)},
+                            {"relative", number(bound.relative)},
+                            {"sites", std::move(sites)}};
+    if (report.measured) entry["ratio"] = number(ratio(bound.absolute, report.measured->absolute));
+    bounds.push_back(std::move(entry));
+  }
+  nlohmann::json out = {{"program", options.program},
+                        {"entry", envelope.entry},
+                        {"realize", options.realize},
+                        {"envelope",
+                         {{"path", options.envelope},
+                          {"program_hash", envelope.program_hash},
+                          {"samples", envelope.samples},
+                          {"offset", envelope.offset},
+                          {"seed", envelope.seed},
+                          {"data", envelope.data},
+                          {"weights", envelope.weights},
+                          {"bits", envelope.bits},
+                          {"date", envelope.date}}},
+                        {"output_max_abs", number(envelope.output_max_abs)},
+                        {"bounds", std::move(bounds)}};
+  if (report.measured) {
+    out["measured"] = {{"absolute", number(report.measured->absolute)},
+                       {"relative", number(report.measured->relative())},
+                       {"magnitude", number(report.measured->magnitude)},
+                       {"bits", envelope.bits}};
+  }
+  return out;
+}
+
+void print_sites(const precision::EntryBound& bound, int count) {
+  const size_t shown =
+      std::min(bound.contributions.size(), static_cast<size_t>(std::max(count, 0)));
+  if (shown == 0) return;
+  size_t width = 6;
+  for (size_t i = 0; i < shown; ++i) width = std::max(width, bound.contributions[i].source.size());
+  std::cout << fmt::format(
+      "  {:<{}}  {:>10}  {:>6}   ({}: the {} largest of {} sources)\n", "source", width, "error",
+      "share", precision::bound_model_name(bound.model), shown, bound.contributions.size());
+  for (size_t i = 0; i < shown; ++i) {
+    const precision::Contribution& c = bound.contributions[i];
+    std::cout << fmt::format("  {:<{}}  {:>10.3e}  {:>5.1f}%\n", c.source, width, c.error,
+                             bound.absolute > 0 ? 100 * c.error / bound.absolute : 0.0);
+  }
+}
+
+void print_report(const CheckOptions& options, const precision::Envelope& envelope,
+                  const Report& report) {
+  std::cout << fmt::format("presk check: `{}` of {} under {}\n", envelope.entry, options.program,
+                           options.realize);
+  std::cout << fmt::format("{:<10} {:>12} {:>12}{}\n", "model", "bound", "relative",
+                           report.measured ? fmt::format(" {:>15}", "bound/measured") : "");
+  for (const precision::EntryBound& bound : report.bounds) {
+    std::cout << fmt::format(
+        "{:<10} {:>12.3e} {:>12.3e}{}\n", precision::bound_model_name(bound.model), bound.absolute,
+        bound.relative,
+        report.measured
+            ? fmt::format(" {:>15.3g}", ratio(bound.absolute, report.measured->absolute))
+            : "");
+  }
+  if (report.measured) {
+    std::cout << fmt::format(
+        "{:<10} {:>12.3e} {:>12.3e}   (native {} against the exact reference at {} bits)\n",
+        "measured", report.measured->absolute, report.measured->relative(), options.realize,
+        envelope.bits);
+  }
+  std::cout << fmt::format("relative: to the output's largest magnitude in the envelope, {:.4e}\n",
+                           envelope.output_max_abs);
+  for (const precision::EntryBound& bound : report.bounds) print_sites(bound, options.sites);
+  std::cout << fmt::format("conditional on the envelope {}: {}, {} bits, {}\n", options.envelope,
+                           samples_text(envelope), envelope.bits, envelope.date);
+}
+
+int run_check(const CheckOptions& options, GlobalOptions& global) {
+  const precision::Envelope envelope = precision::read_envelope(options.envelope);
+  const PreparedRun prepared = prepare_envelope_run(options, envelope, global);
+  const Report report = compute(options, envelope, prepared, global);
+  if (global.json)
+    std::cout << report_json(options, envelope, report).dump(2) << '\n';
+  else
+    print_report(options, envelope, report);
+  return 0;
+}
+
+Registration registration("check", 35, [](CLI::App& app, GlobalOptions& global) {
+  auto options = std::make_shared<CheckOptions>();
+  CLI::App* command = app.add_subcommand("check",
+                                         "Bound an entry's rounding error under a realization, "
+                                         "conditional on its envelope (--precision)");
+  command
+      ->add_option("--precision", options->envelope,
+                   "The envelope (presk calibrate --precision) the bound is conditional on")
+      ->required();
+  command->add_option("program", options->program, "The .psk program the envelope was measured on")
+      ->required();
+  add_binding_options(*command, options->bindings);
+  command->add_option("--weights", options->weights,
+                      "Parameters from a safetensors file (default: the envelope's)");
+  command
+      ->add_option("--realize", options->realize, "The realization: f64, f32, bf16 or @file.json")
+      ->required();
+  command->add_option("--model", options->model, "How a sum carries its terms' errors")
+      ->check(CLI::IsMember({"k", "normwise", "cond", "rss", "all"}))
+      ->capture_default_str();
+  command->add_option("--sites", options->sites, "Sources printed, largest contribution first")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command->add_flag(
+      "--measure", options->measure,
+      "Also run R natively and the exact reference on the envelope's samples: the largest gap");
+  add_threads_option(*command, global);
+  add_json_option(*command, global);
+  return [options, &global] { return run_check(*options, global); };
+});
+
+}  // namespace
+}  // namespace presk::cli

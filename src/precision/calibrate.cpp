@@ -1,0 +1,432 @@
+// The calibration (calibrate.h): an observer per sample tallies every real site's largest
+// magnitude, element counts, rounding errors per machine type and term statistics; the tallies
+// are merged in sample order, joined with one reverse sweep's sensitivities, and written into
+// an Envelope in program order.
+#include "precision/calibrate.h"
+
+#include <mpfr.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include "ad/vjp.h"
+#include "exec/reference/interpreter.h"
+#include "exec/reference/sensitivity.h"
+#include "ir/program_hash.h"
+#include "support/diagnostics.h"
+
+namespace presk::precision {
+namespace {
+
+// A binary floating-point type: `precision` significant bits, normal numbers with leading
+// exponent in [min_exponent, max_exponent], subnormals below with the quantum 2^(min_exponent
+// − precision + 1).
+struct FloatFormat {
+  int precision;
+  long min_exponent;
+  long max_exponent;
+};
+constexpr FloatFormat kBinary64{53, -1022, 1023};
+constexpr FloatFormat kBinary32{24, -126, 127};
+constexpr FloatFormat kBfloat16{8, -126, 127};
+
+// |fl(x) − x| for a type, from an exact MPFR number, with two scratch numbers of its precision.
+class RoundingMeter {
+ public:
+  explicit RoundingMeter(long bits) {
+    mpfr_init2(scaled_, bits);
+    mpfr_init2(nearest_, bits);
+  }
+  ~RoundingMeter() {
+    mpfr_clear(scaled_);
+    mpfr_clear(nearest_);
+  }
+  RoundingMeter(const RoundingMeter&) = delete;
+  RoundingMeter& operator=(const RoundingMeter&) = delete;
+
+  // x finite. fl(x) = 2^q · roundeven(x · 2^−q), q the quantum of x's binade in the type;
+  // the difference is exact in the scratch precision and rounded up to binary64 at the end.
+  double error(mpfr_srcptr x, const FloatFormat& format) {
+    if (mpfr_zero_p(x)) return 0;
+    long leading = static_cast<long>(mpfr_get_exp(x)) - 1;  // 2^leading ≤ |x| < 2^(leading+1)
+    long quantum = std::max(leading, format.min_exponent) - (format.precision - 1);
+    mpfr_mul_2si(scaled_, x, -quantum, MPFR_RNDN);  // exact
+    mpfr_roundeven(nearest_, scaled_);              // an integer of at most `precision` bits
+    if (!mpfr_zero_p(nearest_) && mpfr_get_exp(nearest_) - 1 + quantum > format.max_exponent) {
+      return std::numeric_limits<double>::infinity();  // overflows the type
+    }
+    mpfr_sub(scaled_, scaled_, nearest_, MPFR_RNDN);  // exact: |·| ≤ 1/2, within x's bits
+    mpfr_abs(scaled_, scaled_, MPFR_RNDN);
+    mpfr_mul_2si(scaled_, scaled_, quantum, MPFR_RNDN);
+    return mpfr_get_d(scaled_, MPFR_RNDU);
+  }
+
+  RoundingEnvelope errors(mpfr_srcptr x) {
+    return {error(x, kBinary64), error(x, kBinary32), error(x, kBfloat16)};
+  }
+
+ private:
+  mpfr_t scaled_;
+  mpfr_t nearest_;
+};
+
+void raise_to(double& maximum, double value) {
+  if (value > maximum || std::isnan(value)) maximum = value;
+}
+
+void raise_to(RoundingEnvelope& maximum, const RoundingEnvelope& value) {
+  raise_to(maximum.f64, value.f64);
+  raise_to(maximum.f32, value.f32);
+  raise_to(maximum.bf16, value.bf16);
+}
+
+// What one sample showed of one site, over its calls and layers.
+struct SiteTally {
+  double max_abs = 0;
+  int64_t elements = 0;
+  int64_t non_finite = 0;
+  RoundingEnvelope rounding;
+  std::optional<TermEnvelope> terms;  // `terms` (k) is filled when the envelope is built
+};
+
+void merge(SiteTally& total, const SiteTally& part) {
+  raise_to(total.max_abs, part.max_abs);
+  total.elements += part.elements;
+  total.non_finite += part.non_finite;
+  raise_to(total.rounding, part.rounding);
+  if (!part.terms) return;
+  if (!total.terms) total.terms.emplace();
+  raise_to(total.terms->sum_abs_terms, part.terms->sum_abs_terms);
+  raise_to(total.terms->root_sum_squares, part.terms->root_sum_squares);
+  raise_to(total.terms->operand_factors[0], part.terms->operand_factors[0]);
+  raise_to(total.terms->operand_factors[1], part.terms->operand_factors[1]);
+}
+
+using SiteKey = std::pair<const ir::Function*, uint32_t>;
+using SiteTallies = std::map<SiteKey, SiteTally>;
+
+// Tallies every real value and every term statistic of one sample.
+class SampleObserver final : public reference::Observer {
+ public:
+  explicit SampleObserver(long bits) : meter_(bits) {}
+
+  void on_value(const reference::SiteContext& site, const reference::ValueView& value) override {
+    if (value.mpfr == nullptr) return;  // integer and boolean values: no rounding to measure
+    SiteTally& tally = sites[{&site.function, site.let_index}];
+    tally.elements += value.count;
+    for (int64_t i = 0; i < value.count; ++i) {
+      mpfr_srcptr x = value.mpfr + i;
+      if (!mpfr_number_p(x)) {
+        ++tally.non_finite;
+        continue;
+      }
+      raise_to(tally.max_abs, std::fabs(mpfr_get_d(x, MPFR_RNDA)));
+      raise_to(tally.rounding, meter_.errors(x));
+    }
+  }
+
+  bool wants_terms() const override { return true; }
+
+  // Factor 0 is Σ|wᵢ|, what x's error is multiplied by: a contraction's second operand, and
+  // for a sum or mean (wᵢ = 1) the term count, set when the envelope is built.
+  void on_terms(const reference::SiteContext& site, std::span<const reference::TermStatistics> terms) override {
+    if (terms.empty()) return;
+    SiteTally& tally = sites[{&site.function, site.let_index}];
+    if (!tally.terms) tally.terms.emplace();
+    bool contraction = site.function.lets[site.let_index].op == ir::Op::contract;
+    for (const reference::TermStatistics& s : terms) {
+      raise_to(tally.terms->sum_abs_terms, s.sum_abs_terms);
+      raise_to(tally.terms->root_sum_squares, s.root_sum_squares);
+      if (contraction) raise_to(tally.terms->operand_factors[0], s.operand_abs_sums[1]);
+      raise_to(tally.terms->operand_factors[1], s.operand_abs_sums[0]);
+    }
+  }
+
+  SiteTallies sites;
+
+ private:
+  RoundingMeter meter_;
+};
+
+struct SampleResult {
+  SiteTallies sites;
+  double output_max_abs = 0;
+};
+
+double finite_max_abs(const std::vector<reference::Value<reference::MpfrArith>>& values) {
+  double maximum = 0;
+  for (const auto& value : values) {
+    if (!value.is_real()) continue;
+    for (int64_t i = 0; i < value.size(); ++i) {
+      if (mpfr_number_p(value.real(i))) raise_to(maximum, std::fabs(mpfr_get_d(value.real(i), MPFR_RNDA)));
+    }
+  }
+  return maximum;
+}
+
+std::vector<reference::Value<reference::MpfrArith>> arguments_of(const reference::MpfrArith& arith,
+                                                                 const std::vector<reference::HostTensor>& hosts) {
+  std::vector<reference::Value<reference::MpfrArith>> arguments;
+  for (const reference::HostTensor& host : hosts) arguments.push_back(reference::to_value(arith, host));
+  return arguments;
+}
+
+SampleResult run_sample(const ir::Program& program, const ir::Function& entry,
+                        const reference::ParameterStore& parameters, const std::vector<reference::HostTensor>& inputs,
+                        reference::RunOptions options) {
+  reference::MpfrArith arith(std::clamp(options.bits, reference::kMinBits, reference::kMaxBits));
+  SampleObserver observer(arith.bits());
+  options.observer = &observer;
+  auto outputs = reference::run_function<reference::MpfrArith>(program, entry, parameters,
+                                                                arguments_of(arith, inputs), options);
+  return {std::move(observer.sites), finite_max_abs(outputs)};
+}
+
+// The element count of the axis `axis` (negative: from the end) of `type`.
+int64_t extent(const ir::Type& type, int64_t axis) {
+  auto rank = static_cast<int64_t>(type.shape.size());
+  if (axis < 0) axis += rank;
+  return axis >= 0 && axis < rank ? type.shape[axis] : 1;
+}
+
+// k of a contraction: the product of the extents of the letters absent from the output.
+int64_t contracted_terms(const std::string& spec, const ir::Type& x, const ir::Type& w) {
+  std::string text;
+  for (char c : spec) if (c != ' ') text += c;
+  size_t comma = text.find(','), arrow = text.find("->");
+  if (comma == std::string::npos || arrow == std::string::npos) return 0;
+  std::map<char, int64_t> extents;
+  std::string x_letters = text.substr(0, comma), w_letters = text.substr(comma + 1, arrow - comma - 1);
+  for (size_t i = 0; i < x_letters.size() && i < x.shape.size(); ++i) extents[x_letters[i]] = x.shape[i];
+  for (size_t i = 0; i < w_letters.size() && i < w.shape.size(); ++i) extents[w_letters[i]] = w.shape[i];
+  std::string out = text.substr(arrow + 2);
+  int64_t k = 1;
+  for (const auto& [letter, size] : extents) {
+    if (out.find(letter) == std::string::npos) k *= size;
+  }
+  return k;
+}
+
+// Reports progress: one call at a time, with the counts so far.
+class ProgressReport {
+ public:
+  ProgressReport(const CalibrationOptions& options, int64_t samples, bool sweep)
+      : callback_(options.progress), start_(std::chrono::steady_clock::now()) {
+    state_.samples = samples;
+    state_.sensitivity_done = !sweep;
+  }
+
+  void finished(bool sample) {
+    if (!callback_) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (sample) ++state_.samples_done;
+    else state_.sensitivity_done = true;
+    state_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    callback_(state_);
+  }
+
+ private:
+  const std::function<void(const CalibrationProgress&)>& callback_;
+  std::chrono::steady_clock::time_point start_;
+  std::mutex mutex_;
+  CalibrationProgress state_;
+};
+
+SiteEnvelope site_envelope(const ir::Function& function, uint32_t j, const SiteTally& total,
+                           int64_t first_sample_elements, const reference::Sensitivity* sensitivity) {
+  const ir::Let& let = function.lets[j];
+  SiteEnvelope site;
+  site.site = function.site_name(j);
+  site.op = std::string(ir::op_name(let.op));
+  site.type = ir::type_to_string(let.type);
+  site.max_abs = total.max_abs;
+  site.elements = total.elements;
+  site.elements_per_sample = first_sample_elements;
+  site.non_finite = total.non_finite;
+  site.weight = arithmetic_weight(function, let);
+  site.rounding = total.rounding;
+  site.terms = total.terms;
+  if (site.terms) {
+    site.terms->terms = term_count(function, let);
+    if (let.op != ir::Op::contract) site.terms->operand_factors[0] = static_cast<double>(site.terms->terms);
+  }
+  if (sensitivity != nullptr) {
+    auto found = sensitivity->sites.find(site.site);
+    if (found != sensitivity->sites.end()) site.sensitivity = found->second;
+  }
+  return site;
+}
+
+// Every real parameter with values: its magnitude and rounding at rest, its sensitivity.
+std::vector<ParameterEnvelope> parameter_envelopes(const ir::Program& program, const reference::ParameterStore& parameters,
+                                                   const reference::Sensitivity* sensitivity) {
+  std::vector<ParameterEnvelope> list;
+  RoundingMeter meter(64);
+  mpfr_t exact;
+  mpfr_init2(exact, 64);
+  for (const ir::Param& param : program.params) {
+    const std::vector<double>* values = parameters.find(param.path);
+    if (param.type.kind != ir::ElemKind::Real || values == nullptr) continue;
+    ParameterEnvelope entry{param.path, ir::type_to_string(param.type), 0, static_cast<int64_t>(values->size()), {}, {}};
+    for (double value : *values) {
+      if (!std::isfinite(value)) continue;
+      raise_to(entry.max_abs, std::fabs(value));
+      mpfr_set_d(exact, value, MPFR_RNDN);
+      raise_to(entry.rounding, meter.errors(exact));
+    }
+    if (sensitivity != nullptr) {
+      auto found = sensitivity->parameters.find(param.path);
+      if (found != sensitivity->parameters.end()) entry.sensitivity = found->second;
+    }
+    list.push_back(std::move(entry));
+  }
+  mpfr_clear(exact);
+  return list;
+}
+
+// The samples' tallies merged in sample order, as sites in program order.
+std::vector<SiteEnvelope> site_envelopes(const ir::Program& program, const std::vector<SampleResult>& results,
+                                         const reference::Sensitivity* sensitivity) {
+  SiteTallies totals;
+  for (const SampleResult& result : results) {
+    for (const auto& [key, tally] : result.sites) merge(totals[key], tally);
+  }
+  std::vector<SiteEnvelope> sites;
+  for (const ir::Function& function : program.functions) {
+    for (uint32_t j = 0; j < function.lets.size(); ++j) {
+      auto found = totals.find({&function, j});
+      if (found == totals.end() || function.lets[j].type.is_tuple()) continue;
+      auto first = results.front().sites.find({&function, j});
+      int64_t first_elements = first == results.front().sites.end() ? 0 : first->second.elements;
+      sites.push_back(site_envelope(function, j, found->second, first_elements, sensitivity));
+    }
+  }
+  return sites;
+}
+
+}  // namespace
+
+int64_t term_count(const ir::Function& function, const ir::Let& let) {
+  if (let.op == ir::Op::contract) {
+    return contracted_terms(let.attrs.spec, function.type_of(let.operands.at(0)),
+                            function.type_of(let.operands.at(1)));
+  }
+  if (let.op != ir::Op::sum && let.op != ir::Op::mean) return 0;
+  int64_t result = let.type.element_count();
+  return result == 0 ? 0 : function.type_of(let.operands.at(0)).element_count() / result;
+}
+
+double arithmetic_weight(const ir::Function& function, const ir::Let& let) {
+  constexpr double T = kTranscendentalWeight;
+  auto k = static_cast<double>(term_count(function, let));
+  switch (let.op) {
+    case ir::Op::add: case ir::Op::sub: case ir::Op::mul: case ir::Op::div: case ir::Op::max:
+    case ir::Op::min: case ir::Op::neg: case ir::Op::abs: case ir::Op::sqrt: case ir::Op::rsqrt:
+    case ir::Op::relu: case ir::Op::lt: case ir::Op::le: case ir::Op::gt: case ir::Op::ge:
+    case ir::Op::eq: case ir::Op::ne: case ir::Op::where: case ir::Op::dropout: return 1;
+    case ir::Op::exp: case ir::Op::log: case ir::Op::tanh: return T;
+    case ir::Op::gelu_tanh: return T + 8;       // x³ (2), ·c, + x, ·√(2/π), 1 + t, x/2, ·
+    case ir::Op::gelu_erf: return T + 4;        // x/√2, 1 + erf, x/2, ·
+    case ir::Op::gelu_tanh_grad: return T + 15;  // the forward's 8 and the chain rule's 7
+    case ir::Op::gelu_erf_grad: return 2 * T + 6;  // Φ(x) (erf) + x·φ(x) (exp)
+    case ir::Op::sum: return std::max(0.0, k - 1);
+    case ir::Op::mean: return k;  // k − 1 additions and the division
+    case ir::Op::reduce_max: {
+      int64_t result = let.type.element_count();
+      return result == 0 ? 0 : static_cast<double>(function.type_of(let.operands.at(0)).element_count() / result - 1);
+    }
+    case ir::Op::contract: return std::max(0.0, 2 * k - 1);
+    case ir::Op::softmax: case ir::Op::log_softmax: {
+      // per element: − max, exp, and the row's max and sum (n − 1 each) shared by its n
+      // elements; softmax divides (1), log_softmax takes one log per row and subtracts (1)
+      double n = static_cast<double>(std::max<int64_t>(1, extent(let.type, let.attrs.axes.at(0))));
+      double shared = 2 * (n - 1) / n + (let.op == ir::Op::log_softmax ? T / n : 0);
+      return 2 + T + shared;
+    }
+    case ir::Op::cross_entropy: {
+      // per position of n classes: max (n − 1), − max (n), exp (n·T), sum (n − 1), log (T),
+      // the target's difference (1); then the mean over P positions (P)
+      const ir::Type& logits = function.type_of(let.operands.at(0));
+      double n = static_cast<double>(std::max<int64_t>(1, extent(logits, -1)));
+      double positions = static_cast<double>(logits.element_count()) / n;
+      return positions * (n * (1 + T) + 2 * (n - 1) + T + 1) + positions;
+    }
+    default: return 0;  // sources, layout, gather, convert, call, fold, get, fold_trace, fold_vjp
+  }
+}
+
+RoundingEnvelope rounding_errors(double x) {
+  if (!std::isfinite(x)) return {};
+  RoundingMeter meter(64);
+  mpfr_t exact;
+  mpfr_init2(exact, 64);
+  mpfr_set_d(exact, x, MPFR_RNDN);
+  RoundingEnvelope errors = meter.errors(exact);
+  mpfr_clear(exact);
+  return errors;
+}
+
+std::string utc_date_now() {
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+Envelope calibrate(const ir::Program& program, const std::string& entry,
+                   const reference::ParameterStore& parameters, int64_t samples,
+                   const SampleInputs& inputs, const CalibrationOptions& options) {
+  internal_assert(samples >= 1);
+  const ir::Function& function = reference::find_entry(program, entry);
+  ir::Program differentiated = ad::add_vjps(program);
+  bool sweep = differentiated.find_function(ad::vjp_name(entry)) != nullptr;
+  // Task 0 is the reverse sweep (the longest), when there is one; then the samples.
+  int64_t first_sample = sweep ? 1 : 0, tasks = samples + first_sample;
+  int threads = std::max(1, options.threads);
+  reference::RunOptions run;
+  run.bits = options.bits;
+  run.threads = static_cast<int>(std::max<int64_t>(1, threads / tasks));
+  std::vector<SampleResult> results(static_cast<size_t>(samples));
+  std::optional<reference::Sensitivity> sensitivity;
+  ProgressReport progress(options, samples, sweep);
+  tbb::task_arena arena(threads);
+  arena.execute([&] {
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, tasks, 1), [&](const tbb::blocked_range<int64_t>& range) {
+      for (int64_t task = range.begin(); task < range.end(); ++task) {
+        if (task < first_sample) {
+          reference::MpfrArith arith(std::clamp(options.bits, reference::kMinBits, reference::kMaxBits));
+          sensitivity = reference::sensitivity(differentiated, entry, parameters, arguments_of(arith, inputs(0)), run);
+        } else {
+          int64_t k = task - first_sample;
+          results[k] = run_sample(program, function, parameters, inputs(k), run);
+        }
+        progress.finished(task >= first_sample);
+      }
+    }, tbb::simple_partitioner());
+  });
+  Envelope envelope;
+  envelope.program_hash = ir::program_hash(program);
+  envelope.entry = entry;
+  envelope.samples = samples;
+  envelope.bits = static_cast<int>(options.bits);
+  envelope.date = utc_date_now();
+  for (const SampleResult& result : results) raise_to(envelope.output_max_abs, result.output_max_abs);
+  const reference::Sensitivity* report = sensitivity ? &*sensitivity : nullptr;
+  envelope.sites = site_envelopes(program, results, report);
+  envelope.parameters = parameter_envelopes(program, parameters, report);
+  return envelope;
+}
+
+}  // namespace presk::precision

@@ -1,0 +1,136 @@
+// The measured gap and the bound's side inputs (measure.h).
+#include "precision/measure.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "exec/native/executor.h"
+#include "exec/reference/interpreter.h"
+#include "support/diagnostics.h"
+#include "support/number_format.h"
+
+namespace presk::precision {
+namespace {
+
+using Exact = reference::Value<reference::MpfrArith>;
+
+std::vector<Tensor> to_tensors(const std::vector<reference::HostTensor>& hosts) {
+  std::vector<Tensor> tensors;
+  for (const reference::HostTensor& host : hosts) {
+    if (host.type.kind == ir::ElemKind::Real) {
+      Tensor tensor(ElementType::f64, host.type.shape);
+      for (size_t i = 0; i < host.reals.size(); ++i) tensor.set(i, host.reals[i]);
+      tensors.push_back(std::move(tensor));
+      continue;
+    }
+    Tensor tensor(host.type.kind == ir::ElemKind::Int ? ElementType::i64 : ElementType::boolean,
+                  host.type.shape);
+    for (size_t i = 0; i < host.integers.size(); ++i) tensor.set_integer(i, host.integers[i]);
+    tensors.push_back(std::move(tensor));
+  }
+  return tensors;
+}
+
+// max |native − exact| over one result, the difference taken exactly in MPFR.
+void add_gap(const reference::MpfrArith& arith, const Tensor& native, const Exact& exact,
+             MeasuredGap& gap) {
+  if (!exact.is_real()) return;
+  Exact scratch = Exact::make_real(arith, {2});
+  for (int64_t i = 0; i < exact.size(); ++i) {
+    const double value = native.get(static_cast<uint64_t>(i));
+    gap.magnitude = std::max(gap.magnitude, std::fabs(arith.to_double(exact.real(i))));
+    if (!std::isfinite(value)) {
+      gap.absolute = std::numeric_limits<double>::infinity();
+      continue;
+    }
+    arith.set_double(scratch.real(0), value);
+    arith.sub(scratch.real(1), scratch.real(0), exact.real(i));
+    gap.absolute = std::max(gap.absolute, std::fabs(arith.to_double(scratch.real(1))));
+  }
+}
+
+void add_roundings(double x, RoundingEnvelope& rounding) {
+  // fl(x) and x lie within a factor 2 of each other, so each difference is exact (Sterbenz).
+  rounding.f64 = std::max(rounding.f64, 0.0);  // x is a binary64 number
+  rounding.f32 = std::max(rounding.f32, std::fabs(round_to(x, ElementType::f32) - x));
+  rounding.bf16 = std::max(rounding.bf16, std::fabs(round_to(x, ElementType::bf16) - x));
+}
+
+}  // namespace
+
+ExactOutputs run_exactly(const ir::Program& program, const ir::Function& entry,
+                         const reference::ParameterStore& parameters, int64_t count,
+                         const SampleInputs& inputs, long bits, int threads) {
+  reference::RunOptions options;
+  options.bits = bits;
+  options.threads = threads;
+  reference::SampleArguments<reference::MpfrArith> arguments_of =
+      [&](const reference::MpfrArith& arith, int64_t k) {
+        std::vector<Exact> arguments;
+        for (const reference::HostTensor& input : inputs(k))
+          arguments.push_back(reference::to_value(arith, input));
+        return arguments;
+      };
+  ExactOutputs exact;
+  exact.bits = bits;
+  exact.samples = reference::run_samples<reference::MpfrArith>(program, entry, parameters, count,
+                                                               arguments_of, options);
+  return exact;
+}
+
+MeasuredGap measure_gap(const ir::Program& program, const ir::Function& entry,
+                        const exec::native::Realization& realization,
+                        const reference::ParameterStore& parameters, int64_t count,
+                        const SampleInputs& inputs, const ExactOutputs& exact, int threads) {
+  internal_assert(static_cast<int64_t>(exact.samples.size()) == count);
+  const exec::native::PreparedParameters prepared = exec::native::prepare_parameters(
+      program, realization, [&](const std::string& path) { return parameters.find(path); });
+  const reference::MpfrArith arith(exact.bits);
+  MeasuredGap gap;
+  for (int64_t k = 0; k < count; ++k) {
+    const std::vector<Tensor> native = exec::native::execute(
+        program, entry.name, realization, to_tensors(inputs(k)), prepared, {threads, false});
+    internal_assert(native.size() == exact.samples[k].size());
+    for (size_t r = 0; r < native.size(); ++r) add_gap(arith, native[r], exact.samples[k][r], gap);
+  }
+  return gap;
+}
+
+std::vector<ValueEnvelope> argument_envelopes(const ir::Function& entry, int64_t count,
+                                              const SampleInputs& inputs) {
+  std::vector<ValueEnvelope> arguments(entry.argument_types.size());
+  for (int64_t k = 0; k < count; ++k) {
+    const std::vector<reference::HostTensor> sample = inputs(k);
+    internal_assert(sample.size() == arguments.size());
+    for (size_t i = 0; i < sample.size(); ++i) {
+      for (double x : sample[i].reals) {
+        arguments[i].max_abs = std::max(arguments[i].max_abs, std::fabs(x));
+        add_roundings(x, arguments[i].rounding);
+      }
+    }
+  }
+  return arguments;
+}
+
+std::map<std::string, double> parameter_errors(const ir::Program& program,
+                                               const exec::native::Realization& realization,
+                                               const reference::ParameterStore& parameters) {
+  const exec::native::PreparedParameters prepared = exec::native::prepare_parameters(
+      program, realization, [&](const std::string& path) { return parameters.find(path); });
+  std::map<std::string, double> errors;
+  for (const ir::Param& param : program.params) {
+    if (param.type.kind != ir::ElemKind::Real) continue;
+    const std::vector<double>* values = parameters.find(param.path);
+    const exec::native::Value* at_rest = prepared.find(param.path);
+    internal_assert(values != nullptr && at_rest != nullptr);
+    double error = 0;
+    for (size_t i = 0; i < values->size(); ++i) {
+      error = std::max(error, std::fabs(exec::native::element(*at_rest, i) - (*values)[i]));
+    }
+    errors[param.path] = error;
+  }
+  return errors;
+}
+
+}  // namespace presk::precision

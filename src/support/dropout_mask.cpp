@@ -1,0 +1,38 @@
+// Dropout's training mask (support/dropout_mask.h).
+#include "support/dropout_mask.h"
+
+#include "support/random.h"
+
+namespace presk::random {
+
+std::string dropout_stream_name(std::string_view id, std::string_view module_path,
+                                std::span<const int64_t> layers) {
+  std::string name(id);
+  name += '@';
+  name += module_path;
+  if (!layers.empty()) {
+    name += '[';
+    for (size_t d = 0; d < layers.size(); ++d) {
+      if (d > 0) name += ',';
+      name += std::to_string(layers[d]);
+    }
+    name += ']';
+  }
+  return name;
+}
+
+DropoutMask::DropoutMask(const DropoutKey& key, std::string_view id, std::string_view module_path,
+                         std::span<const int64_t> layers, double rate)
+    : rate_(rate) {
+  const uint64_t step_key = word(key.seed, stream_of("dropout.step"), key.step);
+  const uint64_t window_key = word(step_key, stream_of("dropout.window"), key.window);
+  const uint64_t stream = stream_of(dropout_stream_name(id, module_path, layers));
+  key_ = mix(window_key ^ mix(stream));  // word(window_key, stream, i) = mix(key_ + (i + 1)·φ)
+}
+
+bool DropoutMask::keep(uint64_t index) const {
+  const uint64_t w = mix(key_ + (index + 1) * 0x9E3779B97F4A7C15ull);
+  return uniform01(w) >= rate_;
+}
+
+}  // namespace presk::random

@@ -1,0 +1,199 @@
+// Training checkpoints (checkpoint.h).
+#include "train/checkpoint.h"
+
+#include <set>
+#include <sstream>
+
+#include "support/diagnostics.h"
+#include "support/safetensors.h"
+
+namespace presk::train {
+namespace {
+
+const char* kMomentPrefix = "adam.";
+
+Tensor tensor_of(const std::vector<double>& values, const std::vector<int64_t>& shape,
+                 RealType master) {
+  Tensor tensor(exec::native::element_type_of(master), shape);
+  for (size_t i = 0; i < values.size(); ++i) tensor.set(i, values[i]);
+  return tensor;
+}
+
+std::vector<double> values_of(const Tensor& tensor, RealType master) {
+  std::vector<double> values(tensor.element_count());
+  const ElementType type = exec::native::element_type_of(master);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = round_to(tensor.get(i), type);
+  return values;
+}
+
+std::string generator_text(uint64_t seed, int64_t next_step) {
+  return "{\"kind\": \"counter\", \"seed\": " + std::to_string(seed) +
+         ", \"next_step\": " + std::to_string(next_step) + "}";
+}
+
+// Every mismatch between the file's tensors and the wanted ones (name → shape), at once.
+void check_layout(const SafetensorsFile& file,
+                  const std::map<std::string, std::vector<int64_t>>& wanted,
+                  const std::string& dtype, bool ignore_moments) {
+  std::ostringstream problems;
+  int count = 0;
+  auto problem = [&](const std::string& text) {
+    if (count++ < 8) problems << (count > 1 ? "; " : "") << text;
+  };
+  for (const auto& [name, shape] : wanted) {
+    const SafetensorsEntry* entry = file.find(name);
+    if (!entry) {
+      problem("no tensor `" + name + "`");
+    } else if (entry->shape != shape) {
+      problem("`" + name + "` is " + format_shape(entry->shape) + ", the program's is " +
+              format_shape(shape));
+    } else if (!dtype.empty() ? entry->file_dtype != dtype : !facts(entry->type).is_float) {
+      problem("`" + name + "` is " + entry->file_dtype + ", not " +
+              (dtype.empty() ? "a float dtype" : dtype));
+    }
+  }
+  for (const SafetensorsEntry& entry : file.entries()) {
+    if (ignore_moments && entry.name.rfind(kMomentPrefix, 0) == 0) continue;
+    if (!wanted.count(entry.name))
+      problem("tensor `" + entry.name + "` is not a parameter of the program");
+  }
+  if (count > 0) {
+    user_error("E1006").hint(
+        "a checkpoint holds exactly the parameters of the program it trained (presk dump "
+        "--stage sites lists them); use one made for this program and realization")
+        << "`" << file.name() << "` does not match the program's layout (" << count
+        << (count == 1 ? " difference" : " differences") << "): " << problems.str();
+  }
+}
+
+std::string metadata_value(const SafetensorsFile& file, const std::string& key) {
+  auto found = file.metadata().find(key);
+  if (found == file.metadata().end()) {
+    user_error("E1004").hint("pass a checkpoint written by `presk train --out`")
+        << "`" << file.name() << "` is not a presk training checkpoint: its metadata has no `"
+        << key << "`";
+  }
+  return found->second;
+}
+
+}  // namespace
+
+std::vector<ParameterState> parameter_layout(const ir::Program& program) {
+  std::vector<ParameterState> layout;
+  for (const ir::Param& param : program.params) {
+    if (param.type.kind != ir::ElemKind::Real) continue;
+    layout.push_back({param.path, param.type.shape, param.stack_depth, {}, {}, {}});
+  }
+  return layout;
+}
+
+void write_checkpoint(const std::string& path, const TrainState& state, RealType master,
+                      const RunIdentity& identity) {
+  std::vector<Tensor> tensors;
+  std::vector<std::string> names;
+  tensors.reserve(3 * state.parameters.size());
+  for (const ParameterState& p : state.parameters) {
+    tensors.push_back(tensor_of(p.theta, p.shape, master));
+    names.push_back(p.path);
+    tensors.push_back(tensor_of(p.m, p.shape, master));
+    names.push_back(kMomentPrefix + std::string("m.") + p.path);
+    tensors.push_back(tensor_of(p.v, p.shape, master));
+    names.push_back(kMomentPrefix + std::string("v.") + p.path);
+  }
+  std::vector<NamedTensor> named;
+  for (size_t i = 0; i < tensors.size(); ++i) named.push_back({names[i], tensors[i]});
+  std::map<std::string, std::string> metadata = identity;
+  metadata["format"] = std::to_string(kCheckpointFormat);
+  metadata["kind"] = kCheckpointKind;
+  metadata["step"] = std::to_string(state.step);
+  auto seed = identity.find("seed");
+  metadata["generator"] =
+      generator_text(seed == identity.end() ? 0 : std::stoull(seed->second), state.step);
+  write_safetensors(path, named, metadata);
+}
+
+void write_weights(const std::string& path, const TrainState& state, RealType master,
+                   const RunIdentity& identity) {
+  std::vector<Tensor> tensors;
+  tensors.reserve(state.parameters.size());
+  std::vector<NamedTensor> named;
+  for (const ParameterState& p : state.parameters)
+    tensors.push_back(tensor_of(p.theta, p.shape, master));
+  for (size_t k = 0; k < tensors.size(); ++k)
+    named.push_back({state.parameters[k].path, tensors[k]});
+  std::map<std::string, std::string> metadata = {{"format", std::to_string(kCheckpointFormat)},
+                                                 {"kind", "presk trained weights"},
+                                                 {"step", std::to_string(state.step)}};
+  for (const char* key : {"program_hash", "entry"}) {
+    auto found = identity.find(key);
+    if (found != identity.end()) metadata[key] = found->second;
+  }
+  write_safetensors(path, named, metadata);
+}
+
+TrainState read_checkpoint(const std::string& path, const std::vector<ParameterState>& layout,
+                           RealType master, const RunIdentity& identity) {
+  SafetensorsFile file = SafetensorsFile::open(path);
+  if (metadata_value(file, "kind") != kCheckpointKind ||
+      metadata_value(file, "format") != std::to_string(kCheckpointFormat)) {
+    user_error("E1004").hint("pass a checkpoint written by `presk train --out` (format " +
+                             std::to_string(kCheckpointFormat) + ")")
+        << "`" << path << "` is not a presk training checkpoint of format " << kCheckpointFormat;
+  }
+  const std::string hash = metadata_value(file, "program_hash");
+  if (hash != identity.at("program_hash")) {
+    user_error("E1005").hint(
+        "resume with the program, --const, --dim, --entry and --dropout the checkpoint was trained "
+        "with")
+        << "`" << path << "` is a checkpoint of another program (hash " << hash.substr(0, 12)
+        << "…, this one's " << identity.at("program_hash").substr(0, 12) << "…)";
+  }
+  std::map<std::string, std::vector<int64_t>> wanted;
+  for (const ParameterState& p : layout) {
+    wanted[p.path] = p.shape;
+    wanted[std::string(kMomentPrefix) + "m." + p.path] = p.shape;
+    wanted[std::string(kMomentPrefix) + "v." + p.path] = p.shape;
+  }
+  check_layout(file, wanted, safetensors_dtype(exec::native::element_type_of(master)), false);
+  std::ostringstream differences;
+  for (const auto& [key, value] : identity) {
+    const std::string theirs = metadata_value(file, key);
+    if (theirs != value)
+      differences << "\n  " << key << ": the checkpoint's " << theirs << ", this run's " << value;
+  }
+  if (!differences.str().empty()) {
+    user_error("E1007").hint(
+        "resume with the options the checkpoint was written with (presk tensors shows its "
+        "metadata)")
+        << "`" << path << "` was written by a run with other settings:" << differences.str();
+  }
+  TrainState state;
+  state.step = std::stoll(metadata_value(file, "step"));
+  for (const ParameterState& p : layout) {
+    ParameterState loaded = p;
+    loaded.theta = values_of(file.read(p.path), master);
+    loaded.m = values_of(file.read(std::string(kMomentPrefix) + "m." + p.path), master);
+    loaded.v = values_of(file.read(std::string(kMomentPrefix) + "v." + p.path), master);
+    state.parameters.push_back(std::move(loaded));
+  }
+  return state;
+}
+
+TrainState read_initial_parameters(const std::string& path,
+                                   const std::vector<ParameterState>& layout, RealType master) {
+  SafetensorsFile file = SafetensorsFile::open(path);
+  std::map<std::string, std::vector<int64_t>> wanted;
+  for (const ParameterState& p : layout) wanted[p.path] = p.shape;
+  check_layout(file, wanted, "", true);
+  TrainState state;
+  for (const ParameterState& p : layout) {
+    ParameterState loaded = p;
+    loaded.theta = values_of(file.read(p.path), master);
+    loaded.m.assign(loaded.theta.size(), 0.0);
+    loaded.v.assign(loaded.theta.size(), 0.0);
+    state.parameters.push_back(std::move(loaded));
+  }
+  return state;
+}
+
+}  // namespace presk::train
