@@ -6,6 +6,7 @@
 // the entry's vjp on the reference (reference::sensitivity) and ranks every site and parameter
 // by ‖∂L/∂v‖₁ (docs/ad.md). The stage kernel is listed and refused until it exists.
 #include <algorithm>
+#include <map>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -128,9 +129,36 @@ struct SensitivityRow {
   }
 };
 
+// How many times each function runs in one run of `function` (multiplied by `runs`): once per
+// call, L times per fold over a stack of L layers (the extent of axis `depth` of its params).
+void count_runs(const ir::Program& program, const ir::Function& function, int64_t runs, const std::string& path,
+                int depth, std::map<std::string, int64_t>& counts) {
+  counts[function.name] += runs;
+  for (const ir::Let& let : function.lets) {
+    if (let.op != ir::Op::call && let.op != ir::Op::fold) continue;
+    const ir::Function* callee = program.find_function(let.attrs.callee);
+    if (!callee) continue;
+    std::string inner = path.empty() ? let.attrs.path : let.attrs.path.empty() ? path : path + "." + let.attrs.path;
+    int64_t layers = 1;
+    if (let.op == ir::Op::fold) {
+      for (const ir::Param& param : program.params) {
+        if (param.path.rfind(inner + ".", 0) == 0 && param.stack_depth > depth) {
+          layers = param.type.shape[static_cast<size_t>(depth)];
+          break;
+        }
+      }
+    }
+    count_runs(program, *callee, runs * layers, inner, depth + (let.op == ir::Op::fold ? 1 : 0), counts);
+  }
+}
+
 // Every parameter and every non-tuple site (a tuple's parts are its `get` sites), ranked by
-// total, largest first; the unknown ones last, by name.
-std::vector<SensitivityRow> sensitivity_rows(const ir::Program& program, const reference::Sensitivity& report) {
+// total, largest first; the unknown ones last, by name. A site's elements are those of one
+// sample: its type's count times the runs of its function.
+std::vector<SensitivityRow> sensitivity_rows(const ir::Program& program, const std::string& entry,
+                                             const reference::Sensitivity& report) {
+  std::map<std::string, int64_t> runs;
+  if (const ir::Function* function = program.find_function(entry)) count_runs(program, *function, 1, "", 0, runs);
   std::vector<SensitivityRow> rows;
   for (const auto& [path, total] : report.parameters) {
     const ir::Param* param = program.find_param(path);
@@ -141,7 +169,9 @@ std::vector<SensitivityRow> sensitivity_rows(const ir::Program& program, const r
       auto found = report.sites.find(function.site_name(j));
       const ir::Let& let = function.lets[j];
       if (found == report.sites.end() || let.type.is_tuple()) continue;
-      rows.push_back({"site", found->first, std::string(ir::op_name(let.op)), let.type.element_count(), found->second});
+      const int64_t calls = std::max<int64_t>(1, runs[function.name]);
+      rows.push_back({"site", found->first, std::string(ir::op_name(let.op)), let.type.element_count() * calls,
+                      found->second});
     }
   }
   std::stable_sort(rows.begin(), rows.end(), [](const SensitivityRow& a, const SensitivityRow& b) {
@@ -208,7 +238,7 @@ int dump_sensitivity(const DumpOptions& options, const GlobalOptions& global) {
   reference::RunOptions run;
   run.bits = bits;
   reference::Sensitivity report = reference::sensitivity(program, options.entry, prepared.parameters, std::move(arguments), run);
-  print_sensitivity(options, global, bits, sensitivity_rows(program, report));
+  print_sensitivity(options, global, bits, sensitivity_rows(program, options.entry, report));
   return 0;
 }
 
