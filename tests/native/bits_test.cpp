@@ -7,6 +7,7 @@
 #include "exec/reference/interpreter.h"
 #include "exec/reference/parameters.h"
 #include "ir/sites.h"
+#include "common/realizations.h"
 #include "native/example_runs.h"  // tests/native/
 
 namespace presk::exec::native {
@@ -23,47 +24,13 @@ const Example kExamples[] = {
     {"gpt_tiny.psk", "logits"},  {"gpt.psk", "loss"},
 };
 
-// The realizations every example runs under.
-std::vector<Realization> realizations_for(const ir::Program& program) {
-  std::vector<Realization> all = {uniform_realization(RealType::f64), uniform_realization(RealType::f32),
-                                  uniform_realization(RealType::bf16)};
-  Realization blocked = uniform_realization(RealType::f32);
-  blocked.order = {OrderKind::blocked, 64, 1};
-  Realization interleaved = uniform_realization(RealType::f32);
-  interleaved.order = {OrderKind::interleaved, 0, 8};
-  Realization interleaved_f64 = interleaved;
-  interleaved_f64.default_type = RealType::f64;
-  Realization mixed = uniform_realization(RealType::f32);
-  int n = 0;
-  for (const ir::Site& site : ir::site_table(program)) {
-    const bool typable = site.type.kind == ir::ElemKind::Real && !site.type.is_tuple() && site.op != ir::Op::param &&
-                         ir::op_info(site.op).family != ir::OpFamily::Control;
-    if (typable && n % 3 != 2) mixed.sites[site.name] = n % 3 == 0 ? RealType::f64 : RealType::bf16;
-    n += typable;
-  }
-  Realization int8 = uniform_realization(RealType::f32), int4 = int8, int8_f64 = int8;
-  int8_f64.default_type = RealType::f64;
-  for (size_t i = 0; i < program.params.size(); ++i) {
-    const ir::Param& param = program.params[i];
-    if (param.type.kind != ir::ElemKind::Real) continue;
-    if (i % 2 == 1) mixed.params[param.path] = RealType::bf16;
-    if (param.type.rank() >= 2) {
-      int8.quant[param.path] = {8, -2, QuantScheme::absmax};
-      int8_f64.quant[param.path] = {8, -1, QuantScheme::absmax};
-      int4.quant[param.path] = {4, -2, QuantScheme::pow2};
-    }
-  }
-  for (Realization r : {blocked, interleaved, interleaved_f64, mixed, int8, int4, int8_f64}) all.push_back(r);
-  for (const Realization& r : all) validate_realization(r, program);
-  return all;
-}
 
 // `entry` under every realization: the scalar path on one thread defines the bits; SIMD and
 // two threads reproduce them; every result is finite.
 void expect_bits_agree(const ir::Program& program, const std::string& entry, const std::vector<Tensor>& inputs,
                        const reference::ParameterStore& store) {
   int index = 0;
-  for (const Realization& realization : realizations_for(program)) {
+  for (const Realization& realization : testing::test_realizations(program)) {
     SCOPED_TRACE("realization " + std::to_string(index++) + ": " + realization_to_json(realization).dump());
     const PreparedParameters params =
         prepare_parameters(program, realization, [&](const std::string& path) { return store.find(path); });

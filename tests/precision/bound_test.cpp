@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "exec/reference/interpreter.h"
+#include "common/realizations.h"
 #include "ir/sites.h"
 #include "lang/frontend.h"
 #include "precision/calibrate.h"
@@ -122,52 +123,10 @@ std::unique_ptr<Calibrated> calibrated_example(const Example& example, int64_t s
   return c;
 }
 
-// The realizations of tests/native/bits_test.cpp (realizations_for), with their names.
+// The realizations of the native bits test (tests/common/realizations.h), with their names.
 std::vector<std::pair<std::string, Realization>> realizations_for(const ir::Program& program) {
-  std::vector<std::pair<std::string, Realization>> all = {
-      {"f64", uniform_realization(RealType::f64)},
-      {"f32", uniform_realization(RealType::f32)},
-      {"bf16", uniform_realization(RealType::bf16)}};
-  Realization blocked = uniform_realization(RealType::f32);
-  blocked.order = {OrderKind::blocked, 64, 1};
-  Realization interleaved = uniform_realization(RealType::f32);
-  interleaved.order = {OrderKind::interleaved, 0, 8};
-  Realization interleaved_f64 = interleaved;
-  interleaved_f64.default_type = RealType::f64;
-  Realization mixed = uniform_realization(RealType::f32);
-  int n = 0;
-  for (const ir::Site& site : ir::site_table(program)) {
-    const bool typable = site.type.kind == ir::ElemKind::Real && !site.type.is_tuple() &&
-                         site.op != ir::Op::param &&
-                         ir::op_info(site.op).family != ir::OpFamily::Control;
-    if (typable && n % 3 != 2) mixed.sites[site.name] = n % 3 == 0 ? RealType::f64 : RealType::bf16;
-    n += typable;
-  }
-  Realization int8 = uniform_realization(RealType::f32), int4 = int8, int8_f64 = int8;
-  int8_f64.default_type = RealType::f64;
-  for (size_t i = 0; i < program.params.size(); ++i) {
-    const ir::Param& param = program.params[i];
-    if (param.type.kind != ir::ElemKind::Real) continue;
-    if (i % 2 == 1) mixed.params[param.path] = RealType::bf16;
-    if (param.type.rank() >= 2) {
-      int8.quant[param.path] = {8, -2, QuantScheme::absmax};
-      int8_f64.quant[param.path] = {8, -1, QuantScheme::absmax};
-      int4.quant[param.path] = {4, -2, QuantScheme::pow2};
-    }
-  }
-  for (auto named : {std::pair{"blocked-64", blocked},
-                     {"interleaved-8", interleaved},
-                     {"interleaved-8-f64", interleaved_f64},
-                     {"mixed", mixed},
-                     {"int8", int8},
-                     {"int4", int4},
-                     {"int8-f64", int8_f64}}) {
-    all.emplace_back(named.first, named.second);
-  }
-  for (auto& [name, r] : all) {
-    r.origin = name;
-    exec::native::validate_realization(r, program);
-  }
+  std::vector<std::pair<std::string, Realization>> all;
+  for (const Realization& r : testing::test_realizations(program)) all.emplace_back(r.origin, r);
   return all;
 }
 
