@@ -13,6 +13,7 @@
 #include "ad/gradient_check.h"
 #include "ad/split.h"
 #include "ad/vjp.h"
+#include "common/error_code.h"
 #include "common/run_command.h"
 #include "exec/native/executor.h"
 #include "exec/reference/interpreter.h"
@@ -252,16 +253,7 @@ TEST(Remat, ThePrintedFormRoundTrips) {
   }
 }
 
-// The code of the user error `action` throws ("" when it throws none).
-template <class Action>
-std::string error_code(Action action) {
-  try {
-    action();
-  } catch (const UserError& error) {
-    return error.code();
-  }
-  return "";
-}
+using testing::error_code;
 
 TEST(Remat, UserErrors) {
   ir::Program integer =

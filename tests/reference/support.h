@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error_code.h"
 #include "exec/reference/interpreter.h"
 #include "reference/builder.h"
 
@@ -80,16 +81,6 @@ inline double relative_error_log2(mpfr_srcptr got, mpfr_srcptr expected) {
   long exponent = 0;
   double mantissa = mpfr_get_d_2exp(&exponent, difference, MPFR_RNDN);
   return static_cast<double>(exponent) + std::log2(mantissa);
-}
-
-// The code of the UserError `body` throws, or "none" when it throws none.
-inline std::string error_code(const std::function<void()>& body) {
-  try {
-    body();
-  } catch (const UserError& e) {
-    return e.code();
-  }
-  return "none";
 }
 
 }  // namespace presk::testing

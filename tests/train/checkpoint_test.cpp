@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/error_code.h"
 #include "support/diagnostics.h"
 #include "support/safetensors.h"
 #include "support/temp_folder.h"
@@ -16,15 +17,7 @@ namespace {
 
 using testing_support::TempFolder;
 
-template <typename Action>
-std::string error_code(Action action) {
-  try {
-    action();
-  } catch (const UserError& e) {
-    return e.code();
-  }
-  return "";
-}
+using testing::error_code;
 
 std::vector<ParameterState> layout() {
   return {{"blocks.w", {2, 3}, 1, {}, {}, {}}, {"head", {3}, 0, {}, {}, {}}};

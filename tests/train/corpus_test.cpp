@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/error_code.h"
 #include "support/atomic_file.h"
 #include "support/diagnostics.h"
 #include "support/safetensors.h"
@@ -17,15 +18,7 @@ namespace {
 using testing_support::TempFolder;
 
 // The code of the UserError `action` throws, or "" when it throws none.
-template <typename Action>
-std::string error_code(Action action) {
-  try {
-    action();
-  } catch (const UserError& e) {
-    return e.code();
-  }
-  return "";
-}
+using testing::error_code;
 
 TEST(StripVerseReferences, RemovesUpToTheFirstSpaceOfEachLine) {
   EXPECT_EQ(strip_verse_references("Ge1:1 In the beginning.\nGe1:2 And the earth.\n"),

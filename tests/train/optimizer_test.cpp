@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "common/error_code.h"
 #include "support/diagnostics.h"
 #include "support/safetensors.h"
 #include "support/temp_folder.h"
@@ -16,15 +17,7 @@ namespace {
 
 using testing_support::TempFolder;
 
-template <typename Action>
-std::string error_code(Action action) {
-  try {
-    action();
-  } catch (const UserError& e) {
-    return e.code();
-  }
-  return "";
-}
+using testing::error_code;
 
 TEST(Schedule, WarmupIsLinearThenCosineEndsAtTheFloor) {
   Schedule s{ScheduleKind::cosine, 1e-3, 1e-4, 10, 110};

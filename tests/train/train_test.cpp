@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/error_code.h"
 #include "lang/frontend.h"
 #include "support/diagnostics.h"
 #include "support/temp_folder.h"
@@ -17,15 +18,7 @@ namespace {
 
 using testing_support::TempFolder;
 
-template <typename Action>
-std::string error_code(Action action) {
-  try {
-    action();
-  } catch (const UserError& e) {
-    return e.code();
-  }
-  return "";
-}
+using testing::error_code;
 
 std::string bytes_of(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
