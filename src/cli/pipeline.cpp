@@ -62,23 +62,6 @@ lang::FrontendOptions frontend_options(const BindingOptions& bindings, const std
   return frontend;
 }
 
-std::vector<Tensor> to_tensors(const std::vector<reference::HostTensor>& hosts) {
-  std::vector<Tensor> tensors;
-  for (const reference::HostTensor& host : hosts) {
-    if (host.type.kind == ir::ElemKind::Real) {
-      Tensor tensor(ElementType::f64, host.type.shape);
-      for (size_t i = 0; i < host.reals.size(); ++i) tensor.set(i, host.reals[i]);
-      tensors.push_back(std::move(tensor));
-      continue;
-    }
-    ElementType type = host.type.kind == ir::ElemKind::Int ? ElementType::i64 : ElementType::boolean;
-    Tensor tensor(type, host.type.shape);
-    for (size_t i = 0; i < host.integers.size(); ++i) tensor.set_integer(i, host.integers[i]);
-    tensors.push_back(std::move(tensor));
-  }
-  return tensors;
-}
-
 void add_run_input_options(CLI::App& command, RunInputOptions& options) {
   command.add_option("program", options.program_path, "The .psk program")->required();
   command.add_option("--entry", options.entry, "The entry to run")->required();

@@ -31,8 +31,8 @@ std::vector<lang::Binding> parse_bindings(const std::vector<std::string>& texts,
 // The front end's options for `bindings` and `entry` (empty: every entry).
 lang::FrontendOptions frontend_options(const BindingOptions& bindings, const std::string& entry);
 
-// Host tensors (binary64 reals, int64 integers) as support tensors of type f64, i64 or bool.
-std::vector<Tensor> to_tensors(const std::vector<reference::HostTensor>& hosts);
+using reference::to_tensors;  // exec/reference/value.h
+
 
 // What a run needs before any executor starts: the program, its entry, the parameters
 // (--weights, or synthesized from the seed), and where each sample's data comes from.

@@ -15,6 +15,7 @@
 
 #include "exec/native/executor.h"
 #include "exec/reference/interpreter.h"
+#include "precision/measure.h"
 #include "support/safetensors.h"
 
 namespace presk::cli {
@@ -22,11 +23,7 @@ namespace {
 
 using Outputs = std::vector<Tensor>;
 
-struct Gap {
-  double absolute = 0;   // max |native − exact|
-  double magnitude = 0;  // max |exact|
-  double relative() const { return magnitude > 0 ? absolute / magnitude : absolute; }
-};
+using Gap = precision::MeasuredGap;  // max |native − exact|, max |exact|
 
 std::string shape_text(const std::vector<int64_t>& shape) {
   std::string text;
@@ -80,20 +77,7 @@ std::vector<Exact> run_samples_exactly(const PreparedRun& prepared, const refere
 Gap gap_of(const reference::MpfrArith& arith, const Tensor& native,
            const reference::Value<reference::MpfrArith>& exact) {
   Gap gap;
-  if (!exact.is_real()) return gap;
-  reference::Value<reference::MpfrArith> scratch =
-      reference::Value<reference::MpfrArith>::make_real(arith, {2});
-  for (int64_t i = 0; i < exact.size(); ++i) {
-    double value = native.get(static_cast<uint64_t>(i));
-    gap.magnitude = std::max(gap.magnitude, std::fabs(arith.to_double(exact.real(i))));
-    if (!std::isfinite(value)) {
-      gap.absolute = std::numeric_limits<double>::infinity();
-      continue;
-    }
-    arith.set_double(scratch.real(0), value);
-    arith.sub(scratch.real(1), scratch.real(0), exact.real(i));
-    gap.absolute = std::max(gap.absolute, std::fabs(arith.to_double(scratch.real(1))));
-  }
+  precision::add_gap(arith, native, exact, gap);
   return gap;
 }
 

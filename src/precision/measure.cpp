@@ -15,24 +15,16 @@ namespace {
 
 using Exact = reference::Value<reference::MpfrArith>;
 
-std::vector<Tensor> to_tensors(const std::vector<reference::HostTensor>& hosts) {
-  std::vector<Tensor> tensors;
-  for (const reference::HostTensor& host : hosts) {
-    if (host.type.kind == ir::ElemKind::Real) {
-      Tensor tensor(ElementType::f64, host.type.shape);
-      for (size_t i = 0; i < host.reals.size(); ++i) tensor.set(i, host.reals[i]);
-      tensors.push_back(std::move(tensor));
-      continue;
-    }
-    Tensor tensor(host.type.kind == ir::ElemKind::Int ? ElementType::i64 : ElementType::boolean,
-                  host.type.shape);
-    for (size_t i = 0; i < host.integers.size(); ++i) tensor.set_integer(i, host.integers[i]);
-    tensors.push_back(std::move(tensor));
-  }
-  return tensors;
+
+void add_roundings(double x, RoundingEnvelope& rounding) {
+  // fl(x) and x lie within a factor 2 of each other, so each difference is exact (Sterbenz).
+  rounding.f64 = std::max(rounding.f64, 0.0);  // x is a binary64 number
+  rounding.f32 = std::max(rounding.f32, std::fabs(round_to(x, ElementType::f32) - x));
+  rounding.bf16 = std::max(rounding.bf16, std::fabs(round_to(x, ElementType::bf16) - x));
 }
 
-// max |native − exact| over one result, the difference taken exactly in MPFR.
+}  // namespace
+
 void add_gap(const reference::MpfrArith& arith, const Tensor& native, const Exact& exact,
              MeasuredGap& gap) {
   if (!exact.is_real()) return;
@@ -49,15 +41,6 @@ void add_gap(const reference::MpfrArith& arith, const Tensor& native, const Exac
     gap.absolute = std::max(gap.absolute, std::fabs(arith.to_double(scratch.real(1))));
   }
 }
-
-void add_roundings(double x, RoundingEnvelope& rounding) {
-  // fl(x) and x lie within a factor 2 of each other, so each difference is exact (Sterbenz).
-  rounding.f64 = std::max(rounding.f64, 0.0);  // x is a binary64 number
-  rounding.f32 = std::max(rounding.f32, std::fabs(round_to(x, ElementType::f32) - x));
-  rounding.bf16 = std::max(rounding.bf16, std::fabs(round_to(x, ElementType::bf16) - x));
-}
-
-}  // namespace
 
 ExactOutputs run_exactly(const ir::Program& program, const ir::Function& entry,
                          const reference::ParameterStore& parameters, int64_t count,
@@ -90,7 +73,7 @@ MeasuredGap measure_gap(const ir::Program& program, const ir::Function& entry,
   MeasuredGap gap;
   for (int64_t k = 0; k < count; ++k) {
     const std::vector<Tensor> native = exec::native::execute(
-        program, entry.name, realization, to_tensors(inputs(k)), prepared, {threads, false});
+        program, entry.name, realization, reference::to_tensors(inputs(k)), prepared, {threads, false});
     internal_assert(native.size() == exact.samples[k].size());
     for (size_t r = 0; r < native.size(); ++r) add_gap(arith, native[r], exact.samples[k][r], gap);
   }

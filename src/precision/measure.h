@@ -38,6 +38,11 @@ struct MeasuredGap {
   double relative() const { return magnitude > 0 ? absolute / magnitude : absolute; }
 };
 
+// Adds one result to `gap`: max |native − exact| over its elements (the difference taken
+// exactly in MPFR, then rounded; +∞ for a native element that is not finite) and max |exact|.
+void add_gap(const reference::MpfrArith& arith, const Tensor& native,
+             const reference::Value<reference::MpfrArith>& exact, MeasuredGap& gap);
+
 // Runs `entry` natively under `realization` on every sample and compares with `exact`.
 MeasuredGap measure_gap(const ir::Program& program, const ir::Function& entry,
                         const exec::native::Realization& realization,

@@ -46,4 +46,20 @@ int64_t single_axis(const ir::Let& let, int64_t rank) {
   return axis;
 }
 
+std::vector<Tensor> to_tensors(const std::vector<HostTensor>& hosts) {
+  std::vector<Tensor> tensors;
+  for (const HostTensor& host : hosts) {
+    if (host.type.kind == ir::ElemKind::Real) {
+      Tensor tensor(ElementType::f64, host.type.shape);
+      for (size_t i = 0; i < host.reals.size(); ++i) tensor.set(i, host.reals[i]);
+      tensors.push_back(std::move(tensor));
+      continue;
+    }
+    Tensor tensor(host.type.kind == ir::ElemKind::Int ? ElementType::i64 : ElementType::boolean, host.type.shape);
+    for (size_t i = 0; i < host.integers.size(); ++i) tensor.set_integer(i, host.integers[i]);
+    tensors.push_back(std::move(tensor));
+  }
+  return tensors;
+}
+
 }  // namespace presk::reference

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "support/tensor.h"
 
 namespace presk::reference {
 
@@ -64,5 +65,9 @@ Value<A> to_value(const A& arith, const HostTensor& host) {
   for (int64_t i = 0; i < value.size(); ++i) arith.set_double(value.real(i), host.reals[i]);
   return value;
 }
+
+// Host tensors as support tensors: R as F64, Z as I64, B as bool (what the native executor
+// takes as inputs).
+std::vector<Tensor> to_tensors(const std::vector<HostTensor>& hosts);
 
 }  // namespace presk::reference
