@@ -13,17 +13,6 @@ namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
-// The result of a let with the given error: its magnitude and rounding from its envelope,
-// stored in its site's type.
-Ceiling result_of(const RuleContext& context, ErrorParts error) {
-  Ceiling out;
-  out.magnitude = context.magnitude();
-  out.error = std::move(error);
-  out.type = context.site;
-  out.rounding = context.envelope != nullptr ? &context.envelope->rounding : nullptr;
-  return out;
-}
-
 // The operand whose error ceiling is the larger: a 1-Lipschitz selection (max, min, where,
 // concat) is within the larger of its operands' errors.
 const Ceiling* larger_error(const std::vector<const Ceiling*>& candidates) {
@@ -48,6 +37,15 @@ double gelu_erf_slope(double x) {
 }
 
 }  // namespace
+
+Ceiling result_of(const RuleContext& context, ErrorParts error) {
+  Ceiling out;
+  out.magnitude = context.magnitude();
+  out.error = std::move(error);
+  out.type = context.site;
+  out.rounding = context.envelope != nullptr ? &context.envelope->rounding : nullptr;
+  return out;
+}
 
 Ceiling exact_ceiling() {
   Ceiling c;

@@ -102,5 +102,8 @@ double gelu_slope_bound(ir::Op op, double bound);
 
 // A ceiling with no error: Z and B values.
 Ceiling exact_ceiling();
+// The result of a let with the given error: its magnitude and rounding from its envelope,
+// stored in its site's type.
+Ceiling result_of(const RuleContext& context, ErrorParts error);
 
 }  // namespace presk::precision::bound_detail

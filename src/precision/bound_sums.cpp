@@ -93,15 +93,6 @@ ErrorParts propagated(const RuleContext& context, const Terms& t, const Ceiling&
   return error;
 }
 
-Ceiling result_of(const RuleContext& context, ErrorParts error) {
-  Ceiling out;
-  out.magnitude = context.magnitude();
-  out.error = std::move(error);
-  out.type = context.site;
-  out.rounding = context.envelope != nullptr ? &context.envelope->rounding : nullptr;
-  return out;
-}
-
 int64_t extent_product(const ir::Type& type, const std::vector<int64_t>& axes) {
   int64_t k = 1;
   for (int64_t axis : axes)
