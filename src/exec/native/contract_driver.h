@@ -36,7 +36,8 @@ void panel_kernel_scalar(const T* a, size_t lda, size_t astep, size_t rows, cons
 }
 
 inline constexpr size_t kKBlock = 256;   // terms per B panel
-inline constexpr size_t kRowBlock = 64;  // rows of C per tile
+inline constexpr size_t kRowBlock = 64;    // rows of C per kernel call
+inline constexpr size_t kGroupRows = 512;  // rows of C per task, at most
 
 // A TBB arena of `threads` workers, made once per thread count and kept (creating one per
 // call costs more than a small kernel).
@@ -56,15 +57,23 @@ void for_each_task(size_t count, int threads, const F& f) {
   });
 }
 
+// C in tasks of (a group of rows, a column tile). Each task loads every B panel of its column
+// tile once and runs the kernel over all its rows, in strips; groups are as few as keep the
+// workers busy (B panels are the costly load at these sizes) and at most kGroupRows rows.
 template <typename T>
 void contract_tiles(const ContractionShape& s, const T* a, const BSource& b, T* c, int threads,
                     PanelKernelFn<T> kernel) {
   const size_t col_block = 1024 / sizeof(T);                 // 256 f32 / 128 f64 columns
   const size_t align = 128 / sizeof(T);                      // two 64-byte vectors
-  const size_t row_tiles = (s.m + kRowBlock - 1) / kRowBlock;
   const size_t col_tiles = (s.n + col_block - 1) / col_block;
-  for_each_task(row_tiles * col_tiles, threads, [&](size_t task) {
-    const size_t i0 = (task / col_tiles) * kRowBlock, rows = std::min(kRowBlock, s.m - i0);
+  const size_t workers = static_cast<size_t>(std::max(threads, 1));
+  size_t groups = std::max<size_t>((workers + col_tiles - 1) / col_tiles, (s.m + kGroupRows - 1) / kGroupRows);
+  groups = std::max<size_t>(1, std::min(groups, (s.m + kRowBlock - 1) / kRowBlock));
+  const size_t group_rows = ((s.m + groups - 1) / groups + 7) / 8 * 8;
+  for_each_task(groups * col_tiles, threads, [&](size_t task) {
+    const size_t i0 = (task / col_tiles) * group_rows;
+    if (i0 >= s.m) return;
+    const size_t rows = std::min(group_rows, s.m - i0);
     const size_t j0 = (task % col_tiles) * col_block, cols = std::min(col_block, s.n - j0);
     const size_t ld = (cols + align - 1) / align * align;
     hwy::AlignedFreeUniquePtr<T[]> tile = hwy::AllocateAligned<T>(rows * ld);
@@ -73,8 +82,10 @@ void contract_tiles(const ContractionShape& s, const T* a, const BSource& b, T* 
     for (size_t t0 = 0; t0 < s.terms; t0 += kKBlock) {
       const size_t kc = std::min(kKBlock, s.terms - t0);
       load_b_panel(b, s, t0, kc, j0, cols, panel.get(), ld);
-      kernel(a + i0 * s.lda + s.k_first + t0 * s.k_step, s.lda, s.k_step, rows, panel.get(), ld, kc,
-             tile.get(), ld);
+      for (size_t r0 = 0; r0 < rows; r0 += kRowBlock) {
+        kernel(a + (i0 + r0) * s.lda + s.k_first + t0 * s.k_step, s.lda, s.k_step, std::min(kRowBlock, rows - r0),
+               panel.get(), ld, kc, tile.get() + r0 * ld, ld);
+      }
     }
     for (size_t r = 0; r < rows; ++r) std::memcpy(c + (i0 + r) * s.n + j0, tile.get() + r * ld, cols * sizeof(T));
   });

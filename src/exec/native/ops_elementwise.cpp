@@ -202,6 +202,11 @@ void zip_into(C* out, const C* a, size_t n, const C* b, const Broadcast& plan, F
       for (size_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
       break;
     case Broadcast::Kind::rows:
+      if (plan.period == 1) {  // a scalar: one value for every element, a loop that vectorizes
+        const C y = b[0];
+        for (size_t i = 0; i < n; ++i) out[i] = f(a[i], y);
+        break;
+      }
       for (size_t base = 0; base < n; base += plan.period) {
         for (size_t j = 0; j < plan.period; ++j) out[base + j] = f(a[base + j], b[j]);
       }
@@ -266,6 +271,24 @@ void binary(ir::Op op, C* out, const C* a, size_t n, const Operand<C>& b) {
   }
 }
 
+// binary() over chunks on up to `threads` workers; a chunk starts at a multiple of the plan's
+// period, so each reads its operand by the same plan from a shifted start.
+template <typename C>
+void binary_chunked(ir::Op op, C* out, const C* a, size_t n, const Operand<C>& b, int threads) {
+  constexpr size_t kChunk = 16384;
+  const Broadcast::Kind kind = b.plan.kind;
+  const size_t period = kind == Broadcast::Kind::same ? 1 : b.plan.period;
+  if (threads <= 1 || n < 2 * kChunk || kind == Broadcast::Kind::general || period == 0) return binary(op, out, a, n, b);
+  const size_t chunk = std::max<size_t>(1, kChunk / period) * period;
+  for_each_task((n + chunk - 1) / chunk, threads, [&](size_t task) {
+    const size_t begin = task * chunk, count = std::min(chunk, n - begin);
+    Operand<C> part;
+    part.plan = b.plan;
+    part.loaded.data = b.loaded.data + (kind == Broadcast::Kind::same ? begin : kind == Broadcast::Kind::repeat ? begin / period : 0);
+    binary(op, out + begin, a + begin, count, part);
+  });
+}
+
 template <typename C>
 C unary(ir::Op op, C x) {
   switch (op) {
@@ -318,7 +341,7 @@ Value elementwise_real(const ir::Let& let, const std::vector<const Value*>& oper
     if (in_place) std::copy(a, a + x.size(), x.begin());
     apply_dropout(let, x, ctx);
   } else if (operands.size() == 2) {
-    binary(let.op, x.data(), a, x.size(), operand_of<C>(*operands[1], shape, ctx.site));
+    binary_chunked(let.op, x.data(), a, x.size(), operand_of<C>(*operands[1], shape, ctx.site), ctx.options.threads);
   } else if (auto fn = kernel_fn(let.op)) {
     apply_unary(*fn, a, x, ctx);
   } else {

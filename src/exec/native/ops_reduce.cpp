@@ -3,6 +3,8 @@
 // sites accumulate in their own type. Every sum follows the realization's order.
 #include <cmath>
 
+#include "exec/native/contract_driver.h"
+#include "exec/native/kernels_rows.h"
 #include "exec/native/ops.h"
 #include "support/diagnostics.h"
 
@@ -15,6 +17,7 @@ struct ReductionPlan {
   std::vector<size_t> terms;
   std::vector<size_t> bases;
   bool contiguous = false;  // terms[t] == t for every t
+  bool rows = false;        // contiguous, and bases[o] == o · |terms|: output o reduces row o
 };
 
 std::vector<size_t> offsets_over(const std::vector<int64_t>& shape, const std::vector<bool>& take) {
@@ -40,6 +43,8 @@ ReductionPlan plan_reduction(const std::vector<int64_t>& shape, const std::vecto
   ReductionPlan plan{offsets_over(shape, reduced), offsets_over(shape, kept)};
   plan.contiguous = true;
   for (size_t t = 0; t < plan.terms.size(); ++t) plan.contiguous &= plan.terms[t] == t;
+  plan.rows = plan.contiguous;
+  for (size_t o = 0; o < plan.bases.size(); ++o) plan.rows &= plan.bases[o] == o * plan.terms.size();
   return plan;
 }
 
@@ -65,19 +70,28 @@ C max_fold(const C* base, const std::vector<size_t>& offsets) {
   return m;
 }
 
+// Whether sums follow the sequential chain (sequential and blocked orders: the same bits).
+bool sequential(const Order& order) { return order.kind != OrderKind::interleaved || order.partials <= 1; }
+
+inline constexpr size_t kReduceRows = 16;  // rows per task of the row-wise reductions
+
 template <typename C>
 Value reduce(const ir::Let& let, const Value& operand, const OpContext& ctx) {
   const Loaded<C> x = view_as<C>(operand, ctx.site);
   const ReductionPlan plan = plan_reduction(operand.shape, let.attrs.axes);
   std::vector<C> out(plan.bases.size());
   const C count = static_cast<C>(plan.terms.size());
-  parallel_chunks(out.size(), ctx.options.threads, [&](size_t begin, size_t end) {
+  const size_t len = plan.terms.size();
+  const bool row_sums = plan.rows && let.op != ir::Op::reduce_max && sequential(ctx.realization.order);
+  for_each_task((out.size() + kReduceRows - 1) / kReduceRows, ctx.options.threads, [&](size_t block) {
+    const size_t begin = block * kReduceRows, end = std::min(out.size(), begin + kReduceRows);
+    if (row_sums) sequential_row_sums(x.data + plan.bases[begin], end - begin, len, len, out.data() + begin);
     for (size_t o = begin; o < end; ++o) {
       const C* base = x.data + plan.bases[o];
       if (let.op == ir::Op::reduce_max) {
-        out[o] = max_fold(base, plan.terms);
+        out[o] = plan.rows ? max_of_row(base, len, ctx.options.force_scalar) : max_fold(base, plan.terms);
       } else {
-        const C s = ordered_sum(base, plan.terms, ctx.realization.order);
+        const C s = row_sums ? out[o] : ordered_sum(base, plan.terms, ctx.realization.order);
         out[o] = let.op == ir::Op::mean ? s / count : s;  // mean: one division by the count
       }
     }
@@ -85,12 +99,57 @@ Value reduce(const ir::Let& let, const Value& operand, const OpContext& ctx) {
   return store_as<C>(std::move(out), let.type.shape, ctx.site);
 }
 
+void unary_rows(UnaryFn fn, const double* x, double* y, size_t n, bool force_scalar) { unary_f64(fn, x, y, n, force_scalar); }
+void unary_rows(UnaryFn fn, const float* x, float* y, size_t n, bool force_scalar) { unary_f32(fn, x, y, n, force_scalar); }
+
+// softmax / log_softmax over the last axes (rows of `len` contiguous terms): the steps of
+// normalize below, row block by row block (threads take whole blocks; every element gets the
+// same operations, so the same bits).
+template <typename C>
+Value normalize_rows(const ir::Let& let, const Value& operand, size_t len, const OpContext& ctx) {
+  const Loaded<C> x = view_as<C>(operand, ctx.site);
+  const bool log = let.op == ir::Op::log_softmax;
+  const size_t rows = len ? x.size / len : 0;
+  const bool force_scalar = ctx.options.force_scalar;
+  std::vector<C> e(x.size), d(log ? x.size : 0);
+  for_each_task((rows + kReduceRows - 1) / kReduceRows, ctx.options.threads, [&](size_t block) {
+    const size_t r0 = block * kReduceRows, count = std::min(rows, r0 + kReduceRows) - r0;
+    C* shifted = (log ? d.data() : e.data()) + r0 * len;  // softmax: d lives where e will
+    for (size_t r = 0; r < count; ++r) {
+      const C* row = x.data + (r0 + r) * len;
+      const C m = max_of_row(row, len, force_scalar);
+      for (size_t t = 0; t < len; ++t) shifted[r * len + t] = row[t] - m;
+    }
+    C* out = e.data() + r0 * len;
+    unary_rows(UnaryFn::exp, shifted, out, count * len, force_scalar);
+    C sums[kReduceRows];
+    if (sequential(ctx.realization.order)) {
+      sequential_row_sums(out, count, len, len, sums);
+    } else {
+      const std::vector<size_t> terms = offsets_over({static_cast<int64_t>(len)}, {true});
+      for (size_t r = 0; r < count; ++r) sums[r] = ordered_sum(out + r * len, terms, ctx.realization.order);
+    }
+    if (log) unary_rows(UnaryFn::log, sums, sums, count, force_scalar);
+    for (size_t r = 0; r < count; ++r) {
+      const C s = sums[r];
+      C* y = out + r * len;
+      if (log) {
+        for (size_t t = 0; t < len; ++t) y[t] = shifted[r * len + t] - s;
+      } else {
+        for (size_t t = 0; t < len; ++t) y[t] = y[t] / s;
+      }
+    }
+  });
+  return store_as<C>(std::move(e), let.type.shape, ctx.site);
+}
+
 // softmax along one axis: m = max, d = x − m, e = exp(d), s = Σ e (ordered);
 // softmax = e / s, log_softmax = d − log(s).
 template <typename C>
 Value normalize(const ir::Let& let, const Value& operand, const OpContext& ctx) {
-  std::vector<C> d = load_as<C>(operand, ctx.site);
   const ReductionPlan plan = plan_reduction(operand.shape, let.attrs.axes);
+  if (plan.rows) return normalize_rows<C>(let, operand, plan.terms.size(), ctx);
+  std::vector<C> d = load_as<C>(operand, ctx.site);
   for (size_t base : plan.bases) {
     const C m = max_fold(d.data() + base, plan.terms);
     for_each_term(plan, base, [&](size_t i) { d[i] = d[i] - m; });
