@@ -2,6 +2,7 @@
 // that is the correctly rounded bf16 result (f32 has 24 ≥ 2·8 + 2 bits, so rounding twice is
 // innocuous); transcendentals are the f32 kernels' results rounded. Values of bf16 sites are
 // held widened in f32 while computing and rounded on store; the SIMD path is the f32 kernel's.
+#include "exec/native/convert.h"
 #include "exec/native/kernels.h"
 #include "exec/native/numeric.h"
 
@@ -24,6 +25,7 @@ const char* unary_fn_name(UnaryFn fn) {
 
 void unary_bf16(UnaryFn fn, const float* x, float* y, size_t n, bool force_scalar) {
   unary_f32(fn, x, y, n, force_scalar);
+  if (!force_scalar) return round_through_bf16(y, y, n);  // convert.h: the same bits
   for (size_t i = 0; i < n; ++i) y[i] = round_bf16(y[i]);
 }
 

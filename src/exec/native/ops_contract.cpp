@@ -146,11 +146,11 @@ Value contract(const ir::Let& let, const Value& av, const Value& bv, const OpCon
     b.first += batch * k * n;
     contract_ordered<C>(m, n, k, a + batch * m * k, b, c.data() + batch * m * n, ctx);
   }
-  if (s.batch + s.m + s.n == s.out) return store_as<C>(std::move(c), let.type.shape, ctx.site);
+  if (s.batch + s.m + s.n == s.out) return store_as<C>(std::move(c), let.type.shape, ctx.site, ctx.options.threads);
   std::vector<int64_t> bmn_shape;
   for (char ch : s.batch + s.m) bmn_shape.push_back(extent_of(ch, s.a, av.shape));
   for (char ch : s.n) bmn_shape.push_back(extent_of(ch, s.b, bv.shape));
-  return store_as<C>(permute(c.data(), s.batch + s.m + s.n, bmn_shape, s.out), let.type.shape, ctx.site);
+  return store_as<C>(permute(c.data(), s.batch + s.m + s.n, bmn_shape, s.out), let.type.shape, ctx.site, ctx.options.threads);
 }
 
 }  // namespace

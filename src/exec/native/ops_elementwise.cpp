@@ -322,7 +322,7 @@ Value where_real(const ir::Let& let, const std::vector<const Value*>& operands, 
   broadcast_into(x.data(), x.size(), a.loaded.data, a.plan);
   broadcast_into(y.data(), y.size(), b.loaded.data, b.plan);
   for (size_t i = 0; i < x.size(); ++i) x[i] = cond[i] ? x[i] : y[i];
-  return store_as<C>(std::move(x), shape, ctx.site);
+  return store_as<C>(std::move(x), shape, ctx.site, ctx.options.threads);
 }
 
 template <typename C>
@@ -347,7 +347,7 @@ Value elementwise_real(const ir::Let& let, const std::vector<const Value*>& oper
   } else {
     for (size_t i = 0; i < x.size(); ++i) x[i] = unary(let.op, a[i]);
   }
-  return store_as<C>(std::move(x), shape, ctx.site);
+  return store_as<C>(std::move(x), shape, ctx.site, ctx.options.threads);
 }
 
 int64_t integer_op(ir::Op op, int64_t a, int64_t b) {

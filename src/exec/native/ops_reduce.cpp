@@ -96,7 +96,7 @@ Value reduce(const ir::Let& let, const Value& operand, const OpContext& ctx) {
       }
     }
   });
-  return store_as<C>(std::move(out), let.type.shape, ctx.site);
+  return store_as<C>(std::move(out), let.type.shape, ctx.site, ctx.options.threads);
 }
 
 void unary_rows(UnaryFn fn, const double* x, double* y, size_t n, bool force_scalar) { unary_f64(fn, x, y, n, force_scalar); }
@@ -140,7 +140,7 @@ Value normalize_rows(const ir::Let& let, const Value& operand, size_t len, const
       }
     }
   });
-  return store_as<C>(std::move(e), let.type.shape, ctx.site);
+  return store_as<C>(std::move(e), let.type.shape, ctx.site, ctx.options.threads);
 }
 
 // softmax along one axis: m = max, d = x − m, e = exp(d), s = Σ e (ordered);
@@ -167,7 +167,7 @@ Value normalize(const ir::Let& let, const Value& operand, const OpContext& ctx) 
       for_each_term(plan, plan.bases[o], [&](size_t i) { e[i] = d[i] - s; });
     }
   }
-  return store_as<C>(std::move(e), let.type.shape, ctx.site);
+  return store_as<C>(std::move(e), let.type.shape, ctx.site, ctx.options.threads);
 }
 
 // Mean over positions of log(Σ exp(x − m)) − (x_target − m); both sums ordered.

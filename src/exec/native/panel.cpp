@@ -3,7 +3,9 @@
 // integers in memory and become f32(q·s) here, in the load (docs/semantics.md).
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
+#include "exec/native/convert.h"
 #include "exec/native/kernels.h"
 #include "exec/native/numeric.h"
 
@@ -70,7 +72,11 @@ void load_panel(const BSource& b, const ContractionShape& s, size_t t0, size_t r
       }
       case BSource::Kind::bf16: {
         const uint16_t* row = static_cast<const uint16_t*>(b.data) + b.first + k * b.ldb + j0;
-        for (size_t j = 0; j < cols; ++j) out[j] = static_cast<T>(from_bf16(row[j]));
+        if constexpr (std::is_same_v<T, float>) {
+          widen_bf16(row, out, cols);  // exact, vectorized
+        } else {
+          for (size_t j = 0; j < cols; ++j) out[j] = static_cast<T>(from_bf16(row[j]));
+        }
         break;
       }
       case BSource::Kind::i8:

@@ -1,6 +1,9 @@
 // Values of the executor: loading into a site's compute type and storing into its type.
 #include "exec/native/value.h"
 
+#include "exec/native/contract_driver.h"
+
+#include "exec/native/convert.h"
 #include "support/diagnostics.h"
 
 namespace presk::exec::native {
@@ -36,64 +39,56 @@ double element(const Value& v, size_t index) {
   return 0;
 }
 
-namespace {
-
-// to[i] = to_bf16(from[i]) (numeric.h, RNE, NaN quieted), written without a branch so the
-// loop vectorizes: the same bits for every f32 input (all 2^32 checked when it was written).
-void round_all_to_bf16(const float* from, uint16_t* to, size_t n) {
-  for (size_t i = 0; i < n; ++i) {
-    const uint32_t bits = std::bit_cast<uint32_t>(from[i]);
-    const uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
-    const uint32_t quiet_nan = (bits >> 16) | 0x0040u;
-    to[i] = static_cast<uint16_t>((bits & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded);
-  }
-}
-
-}  // namespace
-
-std::vector<double> load_f64(const Value& v) {
+void load_f64_into(const Value& v, double* out) {
   const size_t n = v.count();
-  std::vector<double> out(n);
   const Storage& s = *v.storage;
   if (v.kind == Value::Kind::real && v.type == RealType::f64) {
-    std::copy(s.f64.begin() + v.offset, s.f64.begin() + v.offset + n, out.begin());
+    std::copy(s.f64.begin() + v.offset, s.f64.begin() + v.offset + n, out);
   } else if (v.kind == Value::Kind::real && v.type == RealType::f32) {
     for (size_t i = 0; i < n; ++i) out[i] = s.f32[v.offset + i];
+  } else if (v.kind == Value::Kind::real && v.type == RealType::bf16) {
+    for (size_t i = 0; i < n; ++i) out[i] = from_bf16(s.bf16[v.offset + i]);
   } else {
     for (size_t i = 0; i < n; ++i) out[i] = element(v, i);
   }
+}
+
+std::vector<double> load_f64(const Value& v) {
+  std::vector<double> out(v.count());
+  load_f64_into(v, out.data());
   return out;
 }
 
-std::vector<float> load_f32(const Value& v, RealType site) {
+// bf16 sites: a bf16 value widened (convert.h), an f32 one rounded once straight from its
+// storage, an f64 one rounded once (never via f32); anything else converted to f32 first.
+void load_f32_into(const Value& v, RealType site, float* out) {
   internal_assert(site != RealType::f64);
   const size_t n = v.count();
-  std::vector<float> out(n);
   const Storage& s = *v.storage;
   const bool to_bf16 = site == RealType::bf16;
   if (v.kind == Value::Kind::real && v.type == RealType::f64) {
-    // Rounded once into the site's type (f64 -> bf16 never via f32).
     for (size_t i = 0; i < n; ++i) {
       const double x = s.f64[v.offset + i];
       out[i] = to_bf16 ? from_bf16(native::to_bf16(x)) : static_cast<float>(x);
     }
-    return out;
-  }
-  if (v.kind == Value::Kind::real && v.type == RealType::bf16) {
-    for (size_t i = 0; i < n; ++i) out[i] = from_bf16(s.bf16[v.offset + i]);
-    return out;
-  }
-  if (v.kind == Value::Kind::real && v.type == RealType::f32) {
-    std::copy(s.f32.begin() + v.offset, s.f32.begin() + v.offset + n, out.begin());
+  } else if (v.kind == Value::Kind::real && v.type == RealType::bf16) {
+    widen_bf16(s.bf16.data() + v.offset, out, n);
+  } else if (v.kind == Value::Kind::real && v.type == RealType::f32) {
+    if (to_bf16) {
+      round_through_bf16(s.f32.data() + v.offset, out, n);
+    } else {
+      std::copy(s.f32.begin() + v.offset, s.f32.begin() + v.offset + n, out);
+    }
   } else {
     // Integers convert (RNE), booleans are 0/1, integer weights are f32(q·s).
     for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(element(v, i));
+    if (to_bf16) round_through_bf16(out, out, n);
   }
-  if (to_bf16) {
-    std::vector<uint16_t> rounded(n);
-    round_all_to_bf16(out.data(), rounded.data(), n);
-    for (size_t i = 0; i < n; ++i) out[i] = from_bf16(rounded[i]);
-  }
+}
+
+std::vector<float> load_f32(const Value& v, RealType site) {
+  std::vector<float> out(v.count());
+  load_f32_into(v, site, out.data());
   return out;
 }
 
@@ -103,11 +98,16 @@ Value store_f64(std::vector<double> data, std::vector<int64_t> shape) {
   return Value{Value::Kind::real, RealType::f64, std::move(shape), std::move(storage), 0};
 }
 
-Value store_f32(std::vector<float> data, std::vector<int64_t> shape, RealType site) {
+Value store_f32(std::vector<float> data, std::vector<int64_t> shape, RealType site, int threads) {
   auto storage = std::make_shared<Storage>();
   if (site == RealType::bf16) {
     storage->bf16.resize(data.size());
-    round_all_to_bf16(data.data(), storage->bf16.data(), data.size());
+    constexpr size_t kChunk = 32768;  // elements per task: each rounds on its own
+    const size_t n = data.size(), tasks = threads > 1 ? (n + kChunk - 1) / kChunk : std::min<size_t>(n, 1);
+    for_each_task(tasks, threads, [&](size_t task) {
+      const size_t begin = tasks == 1 ? 0 : task * kChunk, count = tasks == 1 ? n : std::min(kChunk, n - begin);
+      round_to_bf16(data.data() + begin, storage->bf16.data() + begin, count);
+    });
   } else {
     internal_assert(site == RealType::f32);
     storage->f32 = std::move(data);
@@ -143,17 +143,17 @@ std::vector<uint8_t> load_booleans(const Value& v) {
 
 namespace {
 
-template <typename E>
-std::vector<E> pick(const std::vector<E>& from, size_t offset, const std::vector<size_t>& indices) {
-  std::vector<E> out(indices.size());
+template <typename Vector>
+Vector pick(const Vector& from, size_t offset, const std::vector<size_t>& indices) {
+  Vector out(indices.size());
   for (size_t i = 0; i < indices.size(); ++i) out[i] = from[offset + indices[i]];
   return out;
 }
 
-template <typename E>
-std::vector<E> pick_strided(const std::vector<E>& from, size_t offset, const std::vector<int64_t>& shape,
-                            const std::vector<size_t>& strides, size_t base) {
-  std::vector<E> out(element_count(shape));
+template <typename Vector>
+Vector pick_strided(const Vector& from, size_t offset, const std::vector<int64_t>& shape,
+                    const std::vector<size_t>& strides, size_t base) {
+  Vector out(element_count(shape));
   copy_strided(from.data() + offset, shape, strides, base, out.data());
   return out;
 }

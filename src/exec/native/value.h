@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "exec/native/kernels.h"
@@ -19,10 +21,28 @@ namespace presk::exec::native {
 std::vector<size_t> strides_of(const std::vector<int64_t>& shape);
 size_t element_count(const std::vector<int64_t>& shape);
 
+// std::allocator, except that value-initialization (vector(n), resize(n)) leaves the elements
+// uninitialized: for buffers that are written in full right after (bf16 stores round into them).
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+  UninitializedAllocator() = default;
+  template <typename U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    std::construct_at(p, std::forward<Args>(args)...);
+  }
+};
+using Bf16Patterns = std::vector<uint16_t, UninitializedAllocator<uint16_t>>;
+
 struct Storage {
   std::vector<double> f64;
   std::vector<float> f32;
-  std::vector<uint16_t> bf16;
+  Bf16Patterns bf16;
   std::vector<int64_t> ints;
   std::vector<uint8_t> bools;
   std::shared_ptr<const QuantizedWeights> quant;
@@ -42,6 +62,9 @@ struct Value {
 // A value's elements in the compute type of a site of type `site` (see file comment).
 std::vector<double> load_f64(const Value& value);
 std::vector<float> load_f32(const Value& value, RealType site);  // site f32 or bf16
+// The same elements written to out[0 … count) (no intermediate buffer; out need not be zeroed).
+void load_f64_into(const Value& value, double* out);
+void load_f32_into(const Value& value, RealType site, float* out);
 
 template <typename C>
 std::vector<C> load_as(const Value& value, RealType site) {
@@ -57,7 +80,7 @@ std::vector<C> load_as(const Value& value, RealType site) {
 // value's storage then, else into `owned`. Valid while the value's storage lives.
 template <typename C>
 struct Loaded {
-  std::vector<C> owned;
+  std::unique_ptr<C[]> owned;  // not zero-filled: load_*_into writes every element
   const C* data = nullptr;
   size_t size = 0;
 };
@@ -74,21 +97,27 @@ Loaded<C> view_as(const Value& value, RealType site) {
     }
   }
   if (!out.data) {
-    out.owned = load_as<C>(value, site);
-    out.data = out.owned.data();
+    out.owned = std::make_unique_for_overwrite<C[]>(out.size);
+    if constexpr (std::is_same_v<C, double>) {
+      load_f64_into(value, out.owned.get());
+    } else {
+      load_f32_into(value, site, out.owned.get());
+    }
+    out.data = out.owned.get();
   }
   return out;
 }
 
 // A real value of type `site` from compute-type results (bf16: rounded once, RNE).
 Value store_f64(std::vector<double> data, std::vector<int64_t> shape);
-Value store_f32(std::vector<float> data, std::vector<int64_t> shape, RealType site);
+// `threads`: workers that may share a bf16 store's rounding (<= 1: the calling thread).
+Value store_f32(std::vector<float> data, std::vector<int64_t> shape, RealType site, int threads = 1);
 template <typename C>
-Value store_as(std::vector<C> data, std::vector<int64_t> shape, RealType site) {
+Value store_as(std::vector<C> data, std::vector<int64_t> shape, RealType site, int threads = 1) {
   if constexpr (std::is_same_v<C, double>) {
     return store_f64(std::move(data), std::move(shape));
   } else {
-    return store_f32(std::move(data), std::move(shape), site);
+    return store_f32(std::move(data), std::move(shape), site, threads);
   }
 }
 
