@@ -7,6 +7,7 @@
 #include "exec/reference/interpreter.h"
 #include "exec/reference/parameters.h"
 #include "ir/sites.h"
+#include "lang/frontend.h"
 #include "common/realizations.h"
 #include "native/example_runs.h"  // tests/native/
 
@@ -94,6 +95,23 @@ TEST_P(VjpBits, ScalarSimdAndThreadsAgree) {
 
 INSTANTIATE_TEST_SUITE_P(Examples, VjpBits, ::testing::ValuesIn(kExamples),
                          [](const auto& info) { return test_support::test_name(info.param); });
+
+// The threaded paths (elementwise chunks, softmax row blocks, contraction row groups, bf16
+// stores rounded by the workers) start at sizes that dims of 5, 6, … never reach: gpt.psk at
+// T = 160 (D = 64; 51200 attention weights per layer) runs them, forward (the whole logits
+// matrix) and vjp (every gradient).
+TEST(BitsAtScale, GptLogitsAndVjpAtT160) {
+  lang::FrontendOptions options;
+  options.dims.push_back({"T", 160});
+  const auto source = lang::read_source(std::string(PRESK_SOURCE_DIR) + "/examples/gpt.psk");
+  options.entry = "logits";
+  const ir::Program logits = lang::compile(source, options);
+  expect_bits_agree(logits, "logits", tensors_of(test_support::example_inputs(logits, "logits", 7)),
+                    reference::synthesize_parameters(logits, 3, 1));
+  options.entry = "loss";
+  const test_support::VjpRun run = test_support::prepare_vjp(lang::compile(source, options), "loss", 7);
+  expect_bits_agree(run.program, run.entry, tensors_of(run.inputs), run.parameters);
+}
 
 }  // namespace
 }  // namespace presk::exec::native
