@@ -2,11 +2,16 @@
 // scalar fma chain) against OpenBLAS sgemm, same shapes, same thread counts, same run.
 // Prints GFLOP/s and the ratio presk / OpenBLAS. Median of 9 runs after a warm-up.
 //   cmake --build build/native --target bench_contraction && build/native/bench/bench_contraction
+//   build/native/bench/bench_contraction --memory-bound [--rows]   (only the memory-bound lines)
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
 #include <random>
 #include <vector>
 
@@ -27,6 +32,16 @@ double median_seconds(const F& f) {
   }
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
+}
+
+// This CPU's L3 (260 MiB here) holds a 64 MiB weight between runs: to time DRAM, read 512 MiB
+// of other data first (read, not written: dirty lines would cost the timed run write-backs).
+void evict_caches() {
+  static std::vector<char> junk(size_t{512} << 20, 1);
+  static std::atomic<long> sink{0};
+  long sum = 0;
+  for (size_t i = 0; i < junk.size(); i += 64) sum += junk[i];
+  sink.fetch_add(sum, std::memory_order_relaxed);
 }
 
 void run(size_t m, size_t n, size_t k, int threads) {
@@ -52,42 +67,102 @@ void run(size_t m, size_t n, size_t k, int threads) {
               threads, flops / presk_s * 1e-9, flops / blas_s * 1e-9, blas_s / presk_s);
 }
 
-// A memory-bound contraction: M = 4 rows against a 4096 × 4096 weight (64 MiB in f32), with the
-// weight in f32, int8 and int4 (dequantized in the kernel's load). GB/s counts the weight bytes.
-void run_memory_bound(int threads) {
+// One DRAM read of a 1 GiB array, in seconds: each of `threads` threads sums its share as 8
+// concurrent sequential streams (the streaming kernel reads 8 rows of B at a time; one stream
+// alone gets less), 16 independent lanes, so the loop is bound by memory.
+double dram_read_seconds(int threads) {
+  const size_t count = (size_t{1} << 30) / sizeof(float);
+  static std::vector<float> big(count, 1.0f);
+  std::vector<float> sums(static_cast<size_t>(threads) * 16);
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      const size_t part = count / threads / 8, begin = part * 8 * t;
+      float lanes[16] = {};
+      for (size_t i = 0; i < part; i += 16) {
+        for (size_t s = 0; s < 8; ++s) {
+          for (size_t l = 0; l < 16; ++l) lanes[l] += big[begin + s * part + i + l];
+        }
+      }
+      std::copy(lanes, lanes + 16, sums.begin() + 16 * t);
+    });
+  }
+  for (std::thread& thread : pool) thread.join();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double median(std::vector<double> x) {
+  std::sort(x.begin(), x.end());
+  return x[x.size() / 2];
+}
+
+// A memory-bound contraction: M rows against a 4096 × 4096 weight (64 MiB in f32), with the
+// weight in f32, bf16, int8 and int4 (scales per column; converted in the kernel's load). The
+// caches are evicted before each timed run, so the weights come from DRAM. The DRAM read and
+// the four weights take turns within each of 9 rounds (after a warm-up round), so load from
+// other processes falls on all alike; medians. GB/s counts the weight bytes; "% DRAM" is that
+// against the DRAM read of the same run.
+void run_memory_bound(int threads, size_t m) {
   using namespace presk::exec::native;
-  const size_t m = 4, k = 4096, n = 4096;
+  const size_t k = 4096, n = 4096;
   std::mt19937 rng(2);
   std::normal_distribution<double> normal(0.0, 0.02);
   std::vector<double> w(k * n);
   for (double& x : w) x = normal(rng);
   std::vector<float> wf(w.begin(), w.end()), a(m * k, 0.5f), c(m * n);
+  std::vector<uint16_t> wb(k * n);
+  for (size_t i = 0; i < w.size(); ++i) std::memcpy(&wb[i], reinterpret_cast<const char*>(&wf[i]) + 2, 2);
   const QuantizedWeights q8 = quantize(w, {static_cast<int64_t>(k), static_cast<int64_t>(n)}, 8, 0, false);
   const QuantizedWeights q4 = quantize(w, {static_cast<int64_t>(k), static_cast<int64_t>(n)}, 4, 0, false);
   const ContractionShape shape{m, n, 0, 1, k, k};
-  double f32_s = 0;
-  for (int variant = 0; variant < 3; ++variant) {
-    BSource b;
-    b.ldb = n;
-    b.kind = variant == 0 ? BSource::Kind::f32 : variant == 1 ? BSource::Kind::i8 : BSource::Kind::i4;
-    b.data = variant == 0 ? static_cast<const void*>(wf.data()) : variant == 1 ? q8.q.data() : q4.q.data();
-    b.scales = variant == 1 ? q8.scales.data() : q4.scales.data();
-    const double s = median_seconds([&] { contract_f32(shape, a.data(), b, c.data(), threads, false); });
-    if (variant == 0) f32_s = s;
-    const double bytes = variant == 0 ? 4.0 * k * n : variant == 1 ? 1.0 * k * n : 0.5 * k * n;
-    std::printf("memory-bound 4 x 4096 x 4096 %-5s threads %d  %7.2f ms  %6.1f GB/s of weights  speed-up vs f32 %.2f\n",
-                variant == 0 ? "f32" : variant == 1 ? "int8" : "int4", threads, s * 1e3, bytes / s * 1e-9, f32_s / s);
+  const char* names[] = {"f32", "bf16", "int8", "int4"};
+  const BSource::Kind kinds[] = {BSource::Kind::f32, BSource::Kind::bf16, BSource::Kind::i8, BSource::Kind::i4};
+  const void* data[] = {wf.data(), wb.data(), q8.q.data(), q4.q.data()};
+  const double bytes_per[] = {4.0, 2.0, 1.0, 0.5};
+  std::vector<double> dram, times[4];
+  for (int round = 0; round < 10; ++round) {
+    const double read = dram_read_seconds(threads);
+    if (round > 0) dram.push_back(read);
+    for (int variant = 0; variant < 4; ++variant) {
+      BSource b;
+      b.ldb = n;
+      b.kind = kinds[variant];
+      b.data = data[variant];
+      b.scales = variant == 2 ? q8.scales.data() : q4.scales.data();
+      evict_caches();
+      const auto start = std::chrono::steady_clock::now();
+      contract_f32(shape, a.data(), b, c.data(), threads, false);
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (round > 0) times[variant].push_back(s);
+    }
+  }
+  const double dram_gbs = (size_t{1} << 30) / median(dram) * 1e-9, f32_s = median(times[0]);
+  std::printf("DRAM read, %d thread(s), 1 GiB: %.1f GB/s\n", threads, dram_gbs);
+  for (int variant = 0; variant < 4; ++variant) {
+    const double s = median(times[variant]), gbs = bytes_per[variant] * k * n / s * 1e-9;
+    std::printf("memory-bound %zu x 4096 x 4096 %-5s threads %d  %7.3f ms  %6.1f GB/s of weights  %3.0f %% DRAM  "
+                "speed-up vs f32 %.2f\n",
+                m, names[variant], threads, s * 1e3, gbs, 100 * gbs / dram_gbs, f32_s / s);
   }
 }
 
 }  // namespace
 
-int main() {
-  std::printf("M x N x K (f32, presk sequential order vs OpenBLAS sgemm; ratio = presk speed / OpenBLAS speed)\n");
-  for (int threads : {1, 2}) {
-    run(64, 1024, 4096, threads);
-    run(1024, 1024, 1024, threads);
+int main(int argc, char** argv) {
+  // --memory-bound: only the memory-bound section; --rows: also M = 1, 2, 8 (2 threads).
+  const bool only_memory = argc > 1 && std::string(argv[1]) == "--memory-bound";
+  const bool rows = argc > 1 && std::string(argv[argc - 1]) == "--rows";
+  if (!only_memory) {
+    std::printf("M x N x K (f32, presk sequential order vs OpenBLAS sgemm; ratio = presk speed / OpenBLAS speed)\n");
+    for (int threads : {1, 2}) {
+      run(64, 1024, 4096, threads);
+      run(1024, 1024, 1024, threads);
+    }
   }
-  for (int threads : {1, 2}) run_memory_bound(threads);
+  for (int threads : {1, 2}) run_memory_bound(threads, 4);
+  if (rows) {
+    for (size_t m : {1, 2, 8}) run_memory_bound(2, m);
+  }
   return 0;
 }

@@ -52,6 +52,15 @@ void contract_f64(const ContractionShape& shape, const double* a, const BSource&
 void contract_f32(const ContractionShape& shape, const float* a, const BSource& b, float* c,
                   int threads, bool force_scalar);
 
+// The memory-bound contraction (kernels_stream.cpp), for few rows of A against a large B:
+// B is read once, contiguously, in its storage type (each thread a contiguous range of
+// columns) and converted in registers. Same chains and bits as contract_f32's scalar path;
+// `force_scalar` runs the same traversal with the scalar loop.
+inline constexpr size_t kStreamMaxRows = 8;
+bool stream_applies(const ContractionShape& shape, const BSource& b);
+void contract_stream(const ContractionShape& shape, const float* a, const BSource& b, float* c, int threads,
+                     bool force_scalar);
+
 // Loads panel rows t0 … t0+rows−1 (k = k_first + t·k_step) and columns j0 … j0+cols−1 of B
 // into dst (row stride ld, zero-padded to ld), converted to T. kernels_int.cpp owns the int cases.
 void load_b_panel(const BSource& b, const ContractionShape& shape, size_t t0, size_t rows,

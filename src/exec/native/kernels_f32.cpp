@@ -29,17 +29,6 @@ void panel_f32_simd(const float* a, size_t lda, size_t astep, size_t rows, const
 #endif
 }
 
-// The small-M streaming path; returns the first column not done (j0 on targets without FMA).
-size_t stream_f32_simd(const float* a, const ContractionShape& shape, const BSource& b, size_t j0, size_t cols,
-                       float* c) {
-#if PRESK_HWY_FMA
-  return stream_columns(a, shape, b, j0, cols, c);
-#else
-  (void)a, (void)shape, (void)b, (void)cols, (void)c;
-  return j0;
-#endif
-}
-
 }  // namespace presk::exec::native::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -50,7 +39,6 @@ namespace presk::exec::native {
 
 HWY_EXPORT(unary_f32_simd);
 HWY_EXPORT(panel_f32_simd);
-HWY_EXPORT(stream_f32_simd);
 
 float unary_scalar(UnaryFn fn, float x) {
   using M = scalar_math::ScalarOps<float>;
@@ -86,40 +74,9 @@ void unary_f32(UnaryFn fn, const float* x, float* y, size_t n, bool force_scalar
   for (size_t i = 0; i < n; ++i) y[i] = unary_scalar(fn, x[i]);
 }
 
-namespace {
-
-// Whether the small-M streaming path applies: few rows, B in a form it converts in registers.
-bool streams(const ContractionShape& shape, const BSource& b) {
-  const bool kind = b.kind == BSource::Kind::f32 || b.kind == BSource::Kind::bf16 || b.kind == BSource::Kind::i8;
-  return shape.m >= 1 && shape.m <= 4 && kind && shape.n >= 64;
-}
-
-// The small-M path over column chunks (threads take whole chunks); the tail columns by the
-// scalar definition.
-void contract_streaming(const ContractionShape& shape, const float* a, const BSource& b, float* c, int threads) {
-  constexpr size_t kChunk = 512;
-  const size_t chunks = (shape.n + kChunk - 1) / kChunk;
-  for_each_task(chunks, threads, [&](size_t chunk) {
-    const size_t j0 = chunk * kChunk, cols = std::min(kChunk, shape.n - j0);
-    const size_t done = HWY_DYNAMIC_DISPATCH(stream_f32_simd)(a, shape, b, j0, cols, c);
-    for (size_t i = 0; i < shape.m; ++i) {
-      for (size_t j = done; j < j0 + cols; ++j) {
-        float acc = 0.0f;
-        for (size_t t = 0; t < shape.terms; ++t) {
-          const size_t k = shape.k_first + t * shape.k_step;
-          acc = std::fma(a[i * shape.lda + k], static_cast<float>(b.value(k, j)), acc);
-        }
-        c[i * shape.n + j] = acc;
-      }
-    }
-  });
-}
-
-}  // namespace
-
 void contract_f32(const ContractionShape& shape, const float* a, const BSource& b, float* c,
                   int threads, bool force_scalar) {
-  if (!force_scalar && streams(shape, b)) return contract_streaming(shape, a, b, c, threads);
+  if (!force_scalar && stream_applies(shape, b)) return contract_stream(shape, a, b, c, threads, false);
   PanelKernelFn<float> kernel = &panel_kernel_scalar<float>;
   if (!force_scalar) kernel = HWY_DYNAMIC_DISPATCH(panel_f32_simd);
   contract_tiles<float>(shape, a, b, c, threads, kernel);

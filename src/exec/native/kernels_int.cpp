@@ -1,7 +1,8 @@
 // The integer-weights family: quantization of a parameter into int8 or int4 (two to a byte,
 // low nibble first) with one f32 scale per index of every axis but `over`, and the meaning of
 // a quantized weight, f32(q·s). Contractions read the integers and dequantize in the panel
-// load (panel.cpp), so weights stay integers in memory.
+// load (panel.cpp) or, for few rows of A, in registers (kernels_stream.cpp), so weights stay
+// integers in memory.
 #include <algorithm>
 #include <cmath>
 
