@@ -275,3 +275,33 @@ TEST(Transcendentals, GeluDerivativesAgainstMpfr) {
 
 }  // namespace
 }  // namespace presk::exec::native
+
+namespace presk::exec::native {
+namespace {
+
+// exp below its lower clamp (f32 −104, f64 −746) is +0 without computing: what the clamped
+// formula gives at the clamp itself, on every path; just above it, the subnormal results still
+// come from the formula, the same on the scalar and SIMD paths.
+TEST(Transcendentals, ExpBelowTheClampIsTheClampedFormulasZero) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float x : {-104.0f, -104.5f, -1e30f, -inf}) {
+    EXPECT_EQ(std::bit_cast<uint32_t>(unary_scalar(UnaryFn::exp, x)), 0u) << x;
+  }
+  for (double x : {-746.0, -746.5, -1e300, -std::numeric_limits<double>::infinity()}) {
+    EXPECT_EQ(std::bit_cast<uint64_t>(unary_scalar(UnaryFn::exp, x)), 0u) << x;
+  }
+  std::vector<float> xs;
+  for (float x = -104.5f; x < -86.0f; x += 0.01f) xs.push_back(x);
+  xs.push_back(-inf);
+  std::vector<float> simd(xs.size());
+  unary_f32(UnaryFn::exp, xs.data(), simd.data(), xs.size(), false);
+  size_t subnormal = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    EXPECT_EQ(std::bit_cast<uint32_t>(simd[i]), std::bit_cast<uint32_t>(unary_scalar(UnaryFn::exp, xs[i]))) << xs[i];
+    subnormal += std::fpclassify(simd[i]) == FP_SUBNORMAL;
+  }
+  EXPECT_GT(subnormal, 1000u);
+}
+
+}  // namespace
+}  // namespace presk::exec::native

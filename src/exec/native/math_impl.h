@@ -85,16 +85,20 @@ inline typename M::V times_pow2(typename M::V p, typename M::VI k) {
   return M::mul(M::mul(p, pow2_of<M>(k1)), pow2_of<M>(M::isub(k, k1)));
 }
 
-// exp: x clamped to [kExpLo, kExpHi], then p·2^k.
+// exp: x clamped to [kExpLo, kExpHi], then p·2^k. Below kExpLo the clamped formula gives +0
+// (exp(kExpLo)·(1 ± ε) is under half the least subnormal; math_test checks it), so those lanes
+// take +0 directly and compute from 0 meanwhile: the same bits, without the microcode assist an
+// underflowing multiply costs (softmax's masked −∞ entries).
 template <class M>
 inline typename M::V exp_impl(typename M::V x) {
   using C = MathConst<typename M::T>;
   using V = typename M::V;
+  const auto under = M::lt(x, M::set(C::kExpLo));
   V xc = M::select(M::gt(x, M::set(C::kExpHi)), M::set(C::kExpHi), x);
-  xc = M::select(M::lt(xc, M::set(C::kExpLo)), M::set(C::kExpLo), xc);
+  xc = M::select(under, M::set(0), xc);
   typename M::VI k;
   V p = exp_polynomial<M>(xc, k);
-  V y = times_pow2<M>(p, k);
+  V y = M::select(under, M::set(0), times_pow2<M>(p, k));
   return M::select(M::is_nan(x), x, y);
 }
 
@@ -106,7 +110,7 @@ inline typename M::V exp_scaled_impl(typename M::V x) {
   using C = MathConst<typename M::T>;
   using V = typename M::V;
   auto under = M::lt(x, M::set(C::kExpScaledLo));
-  V xc = M::select(under, M::set(C::kExpScaledLo), x);
+  V xc = M::select(under, M::set(0), x);  // selected away below: computed from 0, no underflow
   typename M::VI k;
   V p = exp_polynomial<M>(xc, k);
   V y = times_pow2<M>(p, M::iadd(k, M::iset(C::kExpScale)));
