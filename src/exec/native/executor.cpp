@@ -35,7 +35,7 @@ Value prepare_one(const ir::Param& param, const Realization& realization, const 
     return Value{Value::Kind::quantized, RealType::f32, param.type.shape, std::move(storage), 0};
   }
   // Rounded once into the parameter's type: what a realization means by "at rest".
-  Value f64 = store_f64(values, param.type.shape);
+  Value f64 = store_f64(Buffer<double>(values.begin(), values.end()), param.type.shape);
   return convert_real(f64, realization.param_type(param.path));
 }
 
@@ -284,7 +284,7 @@ class Runner {
 Value input_value(const Tensor& tensor, const ir::Type& type, RealType real_type) {
   const size_t n = tensor.element_count();
   if (type.kind == ir::ElemKind::Real) {
-    std::vector<double> values(n);
+    Buffer<double> values(n);
     for (size_t i = 0; i < n; ++i) values[i] = tensor.get(i);
     return convert_real(store_f64(std::move(values), type.shape), real_type);
   }

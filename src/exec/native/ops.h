@@ -44,11 +44,11 @@ template <typename C>
 C combine_partials(std::vector<C> partials);
 
 // y = fn(y) elementwise by the type family's kernel (C = double: f64; float: f32), in chunks.
-void apply_unary(UnaryFn fn, std::vector<double>& values, const OpContext& ctx);
-void apply_unary(UnaryFn fn, std::vector<float>& values, const OpContext& ctx);
+void apply_unary(UnaryFn fn, Buffer<double>& values, const OpContext& ctx);
+void apply_unary(UnaryFn fn, Buffer<float>& values, const OpContext& ctx);
 // to[i] = fn(from[i]) for i < to.size(), the same kernel out of place.
-void apply_unary(UnaryFn fn, const double* from, std::vector<double>& to, const OpContext& ctx);
-void apply_unary(UnaryFn fn, const float* from, std::vector<float>& to, const OpContext& ctx);
+void apply_unary(UnaryFn fn, const double* from, Buffer<double>& to, const OpContext& ctx);
+void apply_unary(UnaryFn fn, const float* from, Buffer<float>& to, const OpContext& ctx);
 
 // Splits [0, n) into chunks run on up to `threads` workers (elementwise kernels).
 void parallel_chunks(size_t n, int threads, const std::function<void(size_t, size_t)>& f);

@@ -54,7 +54,7 @@ size_t product(const std::string& letters, const std::string& in, const std::vec
 
 // x (axes named by `from`) rearranged into the axis order `to` (a permutation of `from`).
 template <typename C>
-std::vector<C> permute(const C* x, const std::string& from, const std::vector<int64_t>& shape, const std::string& to) {
+Buffer<C> permute(const C* x, const std::string& from, const std::vector<int64_t>& shape, const std::string& to) {
   const std::vector<size_t> strides = strides_of(shape);
   std::vector<int64_t> to_shape;
   std::vector<size_t> to_strides;
@@ -62,7 +62,7 @@ std::vector<C> permute(const C* x, const std::string& from, const std::vector<in
     to_shape.push_back(extent_of(c, from, shape));
     to_strides.push_back(strides[from.find(c)]);
   }
-  std::vector<C> out(element_count(shape));
+  Buffer<C> out(element_count(shape));
   copy_strided(x, to_shape, to_strides, 0, out.data());
   return out;
 }
@@ -108,7 +108,7 @@ void contract_ordered(size_t m, size_t n, size_t k, const C* a, const BSource& b
   const Order& order = ctx.realization.order;
   const size_t partials = order.kind == OrderKind::interleaved ? static_cast<size_t>(order.partials) : 1;
   if (partials <= 1) return contract_one<C>({m, n, 0, 1, k, k}, a, b, c, ctx);
-  std::vector<std::vector<C>> p(std::min(partials, std::max<size_t>(k, 1)), std::vector<C>(m * n));
+  std::vector<Buffer<C>> p(std::min(partials, std::max<size_t>(k, 1)), Buffer<C>(m * n));
   for (size_t r = 0; r < p.size(); ++r) {
     contract_one<C>({m, n, r, partials, (k - r + partials - 1) / partials, k}, a, b, p[r].data(), ctx);
   }
@@ -127,12 +127,12 @@ Value contract(const ir::Let& let, const Value& av, const Value& bv, const OpCon
   // A and B in [batch, M, K] and [batch, K, N]: read in place when they already are.
   const Loaded<C> a_loaded = view_as<C>(av, ctx.site);
   const std::string a_order = s.batch + s.m + s.k, b_order = s.batch + s.k + s.n;
-  const std::vector<C> a_permuted = s.a == a_order ? std::vector<C>{} : permute(a_loaded.data, s.a, av.shape, a_order);
+  const Buffer<C> a_permuted = s.a == a_order ? Buffer<C>{} : permute(a_loaded.data, s.a, av.shape, a_order);
   const C* a = s.a == a_order ? a_loaded.data : a_permuted.data();
   BSource source;
   source.ldb = n;
   Loaded<C> b_loaded;
-  std::vector<C> b_permuted;
+  Buffer<C> b_permuted;
   if (!b_in_place(bv, s, ctx.site, source, k)) {
     b_loaded = view_as<C>(bv, ctx.site);
     if (s.b != b_order) b_permuted = permute(b_loaded.data, s.b, bv.shape, b_order);
@@ -140,7 +140,7 @@ Value contract(const ir::Let& let, const Value& av, const Value& bv, const OpCon
     source.data = s.b == b_order ? b_loaded.data : b_permuted.data();
     source.first = 0;
   }
-  std::vector<C> c(batches * m * n);
+  Buffer<C> c(batches * m * n);
   for (size_t batch = 0; batch < batches; ++batch) {
     BSource b = source;
     b.first += batch * k * n;

@@ -60,25 +60,25 @@ C ordered_sum(const C* base, const std::vector<size_t>& offsets, const Order& or
   return combine_partials(std::move(partials));
 }
 
-void apply_unary(UnaryFn fn, std::vector<double>& x, const OpContext& ctx) {
+void apply_unary(UnaryFn fn, Buffer<double>& x, const OpContext& ctx) {
   parallel_chunks(x.size(), ctx.options.threads, [&](size_t begin, size_t end) {
     unary_f64(fn, x.data() + begin, x.data() + begin, end - begin, ctx.options.force_scalar);
   });
 }
 
-void apply_unary(UnaryFn fn, std::vector<float>& x, const OpContext& ctx) {
+void apply_unary(UnaryFn fn, Buffer<float>& x, const OpContext& ctx) {
   parallel_chunks(x.size(), ctx.options.threads, [&](size_t begin, size_t end) {
     unary_f32(fn, x.data() + begin, x.data() + begin, end - begin, ctx.options.force_scalar);
   });
 }
 
-void apply_unary(UnaryFn fn, const double* from, std::vector<double>& to, const OpContext& ctx) {
+void apply_unary(UnaryFn fn, const double* from, Buffer<double>& to, const OpContext& ctx) {
   parallel_chunks(to.size(), ctx.options.threads, [&](size_t begin, size_t end) {
     unary_f64(fn, from + begin, to.data() + begin, end - begin, ctx.options.force_scalar);
   });
 }
 
-void apply_unary(UnaryFn fn, const float* from, std::vector<float>& to, const OpContext& ctx) {
+void apply_unary(UnaryFn fn, const float* from, Buffer<float>& to, const OpContext& ctx) {
   parallel_chunks(to.size(), ctx.options.threads, [&](size_t begin, size_t end) {
     unary_f32(fn, from + begin, to.data() + begin, end - begin, ctx.options.force_scalar);
   });
@@ -149,11 +149,11 @@ std::optional<std::pair<size_t, size_t>> simple_broadcast(const std::vector<int6
   return std::nullopt;
 }
 
-template <typename E>
-std::vector<E> broadcast_to(std::vector<E> values, const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
+template <typename Vector>
+Vector broadcast_to(Vector values, const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
   if (from == to) return values;
   if (auto simple = simple_broadcast(from, to)) {
-    std::vector<E> out(element_count(to));
+    Vector out(element_count(to));
     if (simple->first) {
       for (size_t base = 0; base < out.size(); base += simple->first) {
         std::copy(values.begin(), values.begin() + static_cast<long>(simple->first), out.begin() + static_cast<long>(base));
@@ -166,7 +166,7 @@ std::vector<E> broadcast_to(std::vector<E> values, const std::vector<int64_t>& f
     return out;
   }
   std::vector<size_t> indices = broadcast_indices(from, to);
-  std::vector<E> out(indices.size());
+  Vector out(indices.size());
   for (size_t i = 0; i < indices.size(); ++i) out[i] = values[indices[i]];
   return out;
 }
@@ -304,7 +304,7 @@ C unary(ir::Op op, C x) {
 // d = 1 − rate rounded once to binary64, then (f32 and bf16 sites) once to f32; the quotient
 // is one rounding in the compute type. The mask is the reference's (support/dropout_mask.h).
 template <typename C>
-void apply_dropout(const ir::Let& let, std::vector<C>& x, const OpContext& ctx) {
+void apply_dropout(const ir::Let& let, Buffer<C>& x, const OpContext& ctx) {
   if (!ctx.options.training) return;  // the identity outside training
   const random::DropoutMask mask(*ctx.options.training, let.attrs.path, ctx.module_path, ctx.layers, let.attrs.rate);
   const C divisor = static_cast<C>(1.0 - let.attrs.rate);
@@ -318,7 +318,7 @@ Value where_real(const ir::Let& let, const std::vector<const Value*>& operands, 
   const std::vector<uint8_t> cond = broadcast_to(load_booleans(*operands[0]), operands[0]->shape, shape);
   const Operand<C> a = operand_of<C>(*operands[1], shape, ctx.site);
   const Operand<C> b = operand_of<C>(*operands[2], shape, ctx.site);
-  std::vector<C> x(cond.size()), y(cond.size());
+  Buffer<C> x(cond.size()), y(cond.size());
   broadcast_into(x.data(), x.size(), a.loaded.data, a.plan);
   broadcast_into(y.data(), y.size(), b.loaded.data, b.plan);
   for (size_t i = 0; i < x.size(); ++i) x[i] = cond[i] ? x[i] : y[i];
@@ -330,7 +330,7 @@ Value elementwise_real(const ir::Let& let, const std::vector<const Value*>& oper
   const std::vector<int64_t>& shape = let.type.shape;
   if (let.op == ir::Op::where) return where_real<C>(let, operands, ctx);
   const Operand<C> first = operand_of<C>(*operands[0], shape, ctx.site);
-  std::vector<C> x(element_count(shape));
+  Buffer<C> x(element_count(shape));
   const bool in_place = first.plan.kind == Broadcast::Kind::same;  // read operand 0 where it lies
   const C* a = first.loaded.data;
   if (!in_place) {
@@ -382,8 +382,8 @@ Value elementwise_integer(const ir::Let& let, const std::vector<const Value*>& o
 // Comparisons compare the stored values exactly (both widened to f64).
 Value comparison(const ir::Let& let, const std::vector<const Value*>& operands) {
   const std::vector<int64_t>& shape = let.type.shape;
-  std::vector<double> a = broadcast_to(load_f64(*operands[0]), operands[0]->shape, shape);
-  std::vector<double> b = broadcast_to(load_f64(*operands[1]), operands[1]->shape, shape);
+  const Buffer<double> a = broadcast_to(load_f64(*operands[0]), operands[0]->shape, shape);
+  const Buffer<double> b = broadcast_to(load_f64(*operands[1]), operands[1]->shape, shape);
   std::vector<uint8_t> out(a.size());
   for (size_t i = 0; i < a.size(); ++i) {
     switch (let.op) {
@@ -407,10 +407,10 @@ Value run_literal(const ir::Let& let, const OpContext& ctx) {
   if (let.type.kind == ir::ElemKind::Bool) return make_booleans(std::vector<uint8_t>(n, text == "true" || text == "1"), let.type.shape);
   // The decimal rounded once to f64 or f32 (strtod/strtof are correctly rounded); bf16: the
   // f64 value rounded once to bf16.
-  if (ctx.site == RealType::f64) return store_f64(std::vector<double>(n, std::strtod(text.c_str(), nullptr)), let.type.shape);
+  if (ctx.site == RealType::f64) return store_f64(Buffer<double>(n, std::strtod(text.c_str(), nullptr)), let.type.shape);
   const float value = ctx.site == RealType::f32 ? std::strtof(text.c_str(), nullptr)
                                                 : from_bf16(to_bf16(std::strtod(text.c_str(), nullptr)));
-  return store_f32(std::vector<float>(n, value), let.type.shape, ctx.site);
+  return store_f32(Buffer<float>(n, value), let.type.shape, ctx.site);
 }
 
 Value run_iota(const ir::Let& let) {

@@ -67,7 +67,7 @@ Value concat(const ir::Let& let, const std::vector<const Value*>& operands, cons
 
 template <typename C>
 Value causal_mask(const ir::Let& let, const Value& v, const OpContext& ctx) {
-  std::vector<C> x = load_as<C>(v, ctx.site);
+  Buffer<C> x = load_as<C>(v, ctx.site);
   const size_t rank = v.shape.size();
   const size_t rows = static_cast<size_t>(v.shape[rank - 2]), cols = static_cast<size_t>(v.shape[rank - 1]);
   for (size_t matrix = 0; matrix < x.size(); matrix += rows * cols) {

@@ -79,7 +79,7 @@ template <typename C>
 Value reduce(const ir::Let& let, const Value& operand, const OpContext& ctx) {
   const Loaded<C> x = view_as<C>(operand, ctx.site);
   const ReductionPlan plan = plan_reduction(operand.shape, let.attrs.axes);
-  std::vector<C> out(plan.bases.size());
+  Buffer<C> out(plan.bases.size());
   const C count = static_cast<C>(plan.terms.size());
   const size_t len = plan.terms.size();
   const bool row_sums = plan.rows && let.op != ir::Op::reduce_max && sequential(ctx.realization.order);
@@ -111,7 +111,7 @@ Value normalize_rows(const ir::Let& let, const Value& operand, size_t len, const
   const bool log = let.op == ir::Op::log_softmax;
   const size_t rows = len ? x.size / len : 0;
   const bool force_scalar = ctx.options.force_scalar;
-  std::vector<C> e(x.size), d(log ? x.size : 0);
+  Buffer<C> e(x.size), d(log ? x.size : 0);
   for_each_task((rows + kReduceRows - 1) / kReduceRows, ctx.options.threads, [&](size_t block) {
     const size_t r0 = block * kReduceRows, count = std::min(rows, r0 + kReduceRows) - r0;
     C* shifted = (log ? d.data() : e.data()) + r0 * len;  // softmax: d lives where e will
@@ -149,14 +149,14 @@ template <typename C>
 Value normalize(const ir::Let& let, const Value& operand, const OpContext& ctx) {
   const ReductionPlan plan = plan_reduction(operand.shape, let.attrs.axes);
   if (plan.rows) return normalize_rows<C>(let, operand, plan.terms.size(), ctx);
-  std::vector<C> d = load_as<C>(operand, ctx.site);
+  Buffer<C> d = load_as<C>(operand, ctx.site);
   for (size_t base : plan.bases) {
     const C m = max_fold(d.data() + base, plan.terms);
     for_each_term(plan, base, [&](size_t i) { d[i] = d[i] - m; });
   }
-  std::vector<C> e(d.size());
+  Buffer<C> e(d.size());
   apply_unary(UnaryFn::exp, d.data(), e, ctx);
-  std::vector<C> sums(plan.bases.size());
+  Buffer<C> sums(plan.bases.size());
   for (size_t o = 0; o < plan.bases.size(); ++o) sums[o] = ordered_sum(e.data() + plan.bases[o], plan.terms, ctx.realization.order);
   if (let.op == ir::Op::log_softmax) apply_unary(UnaryFn::log, sums, ctx);
   for (size_t o = 0; o < plan.bases.size(); ++o) {
@@ -173,7 +173,7 @@ Value normalize(const ir::Let& let, const Value& operand, const OpContext& ctx) 
 // Mean over positions of log(Σ exp(x − m)) − (x_target − m); both sums ordered.
 template <typename C>
 Value cross_entropy(const ir::Let& let, const Value& logits, const Value& targets, const OpContext& ctx) {
-  std::vector<C> d = load_as<C>(logits, ctx.site);
+  Buffer<C> d = load_as<C>(logits, ctx.site);
   const std::vector<int64_t> target = load_integers(targets);
   const int64_t classes = logits.shape.back();
   const ReductionPlan plan = plan_reduction(logits.shape, {static_cast<int64_t>(logits.shape.size()) - 1});
@@ -188,14 +188,14 @@ Value cross_entropy(const ir::Let& let, const Value& logits, const Value& target
     shifted_target[o] = d[plan.bases[o] + static_cast<size_t>(target[o])];
   }
   apply_unary(UnaryFn::exp, d, ctx);
-  std::vector<C> losses(plan.bases.size());
+  Buffer<C> losses(plan.bases.size());
   for (size_t o = 0; o < plan.bases.size(); ++o) losses[o] = ordered_sum(d.data() + plan.bases[o], plan.terms, ctx.realization.order);
   apply_unary(UnaryFn::log, losses, ctx);
   std::vector<size_t> all(losses.size());
   for (size_t o = 0; o < losses.size(); ++o) losses[o] = losses[o] - shifted_target[o], all[o] = o;
   const C total = ordered_sum(losses.data(), all, ctx.realization.order);
   const C mean = total / static_cast<C>(losses.size());
-  return store_as<C>(std::vector<C>(element_count(let.type.shape), mean), let.type.shape, ctx.site);
+  return store_as<C>(Buffer<C>(element_count(let.type.shape), mean), let.type.shape, ctx.site);
 }
 
 }  // namespace

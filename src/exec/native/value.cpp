@@ -53,8 +53,8 @@ void load_f64_into(const Value& v, double* out) {
   }
 }
 
-std::vector<double> load_f64(const Value& v) {
-  std::vector<double> out(v.count());
+Buffer<double> load_f64(const Value& v) {
+  Buffer<double> out(v.count());
   load_f64_into(v, out.data());
   return out;
 }
@@ -86,19 +86,19 @@ void load_f32_into(const Value& v, RealType site, float* out) {
   }
 }
 
-std::vector<float> load_f32(const Value& v, RealType site) {
-  std::vector<float> out(v.count());
+Buffer<float> load_f32(const Value& v, RealType site) {
+  Buffer<float> out(v.count());
   load_f32_into(v, site, out.data());
   return out;
 }
 
-Value store_f64(std::vector<double> data, std::vector<int64_t> shape) {
+Value store_f64(Buffer<double> data, std::vector<int64_t> shape) {
   auto storage = std::make_shared<Storage>();
   storage->f64 = std::move(data);
   return Value{Value::Kind::real, RealType::f64, std::move(shape), std::move(storage), 0};
 }
 
-Value store_f32(std::vector<float> data, std::vector<int64_t> shape, RealType site, int threads) {
+Value store_f32(Buffer<float> data, std::vector<int64_t> shape, RealType site, int threads) {
   auto storage = std::make_shared<Storage>();
   if (site == RealType::bf16) {
     storage->bf16.resize(data.size());

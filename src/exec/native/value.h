@@ -38,10 +38,14 @@ struct UninitializedAllocator : std::allocator<T> {
   }
 };
 using Bf16Patterns = std::vector<uint16_t, UninitializedAllocator<uint16_t>>;
+// A real value's elements (storage and the ops' compute buffers): not zero-filled on sizing,
+// since every op writes each element of its result.
+template <typename T>
+using Buffer = std::vector<T, UninitializedAllocator<T>>;
 
 struct Storage {
-  std::vector<double> f64;
-  std::vector<float> f32;
+  Buffer<double> f64;
+  Buffer<float> f32;
   Bf16Patterns bf16;
   std::vector<int64_t> ints;
   std::vector<uint8_t> bools;
@@ -60,14 +64,14 @@ struct Value {
 };
 
 // A value's elements in the compute type of a site of type `site` (see file comment).
-std::vector<double> load_f64(const Value& value);
-std::vector<float> load_f32(const Value& value, RealType site);  // site f32 or bf16
+Buffer<double> load_f64(const Value& value);
+Buffer<float> load_f32(const Value& value, RealType site);  // site f32 or bf16
 // The same elements written to out[0 … count) (no intermediate buffer; out need not be zeroed).
 void load_f64_into(const Value& value, double* out);
 void load_f32_into(const Value& value, RealType site, float* out);
 
 template <typename C>
-std::vector<C> load_as(const Value& value, RealType site) {
+Buffer<C> load_as(const Value& value, RealType site) {
   if constexpr (std::is_same_v<C, double>) {
     return load_f64(value);
   } else {
@@ -109,11 +113,11 @@ Loaded<C> view_as(const Value& value, RealType site) {
 }
 
 // A real value of type `site` from compute-type results (bf16: rounded once, RNE).
-Value store_f64(std::vector<double> data, std::vector<int64_t> shape);
+Value store_f64(Buffer<double> data, std::vector<int64_t> shape);
 // `threads`: workers that may share a bf16 store's rounding (<= 1: the calling thread).
-Value store_f32(std::vector<float> data, std::vector<int64_t> shape, RealType site, int threads = 1);
+Value store_f32(Buffer<float> data, std::vector<int64_t> shape, RealType site, int threads = 1);
 template <typename C>
-Value store_as(std::vector<C> data, std::vector<int64_t> shape, RealType site, int threads = 1) {
+Value store_as(Buffer<C> data, std::vector<int64_t> shape, RealType site, int threads = 1) {
   if constexpr (std::is_same_v<C, double>) {
     return store_f64(std::move(data), std::move(shape));
   } else {
