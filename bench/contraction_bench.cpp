@@ -3,12 +3,15 @@
 // Prints GFLOP/s and the ratio presk / OpenBLAS. Median of 9 runs after a warm-up.
 //   cmake --build build/native --target bench_contraction && build/native/bench/bench_contraction
 //   build/native/bench/bench_contraction --memory-bound [--rows]   (only the memory-bound lines)
+// Debian's OpenBLAS misdetects this VM's CPU and runs SSE3 kernels (4-5x slower) unless
+// OPENBLAS_CORETYPE names it, e.g. OPENBLAS_CORETYPE=SkylakeX where the CPU has AVX-512.
 #include <cblas.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -153,6 +156,10 @@ int main(int argc, char** argv) {
   // --memory-bound: only the memory-bound section; --rows: also M = 1, 2, 8 (2 threads).
   const bool only_memory = argc > 1 && std::string(argv[1]) == "--memory-bound";
   const bool rows = argc > 1 && std::string(argv[argc - 1]) == "--rows";
+  if (!only_memory && std::getenv("OPENBLAS_CORETYPE") == nullptr) {
+    std::fprintf(stderr, "note: OPENBLAS_CORETYPE is not set; Debian's OpenBLAS may run its SSE3 kernels here "
+                         "(set OPENBLAS_CORETYPE=SkylakeX on an AVX-512 CPU for a fair peer)\n");
+  }
   if (!only_memory) {
     std::printf("M x N x K (f32, presk sequential order vs OpenBLAS sgemm; ratio = presk speed / OpenBLAS speed)\n");
     for (int threads : {1, 2}) {
