@@ -256,10 +256,57 @@ std::optional<UnaryFn> kernel_fn(ir::Op op) {
   }
 }
 
+// The four arithmetic ops over runs, compiled for AVX-512, AVX2 and the baseline (GCC's
+// target_clones picks one when the program loads): IEEE add, sub, mul and div round alike on
+// each, and -ffp-contract=off keeps them unfused, so every clone gives the same bits.
+enum class Arith : uint8_t { add, sub, mul, div };
+
+std::optional<Arith> arith_of(ir::Op op) {
+  switch (op) {
+    case ir::Op::add: return Arith::add;
+    case ir::Op::sub: return Arith::sub;
+    case ir::Op::mul: return Arith::mul;
+    case ir::Op::div: return Arith::div;
+    default: return std::nullopt;
+  }
+}
+
+// out[i] = a[i] op b[i] for i < n, or a[i] op b[0] when `one` (out may alias a).
+template <typename C>
+[[gnu::always_inline]] inline void arith_body(Arith op, C* out, const C* a, const C* b, bool one, size_t n) {
+  const C y = b[0];
+  switch (op) {
+    case Arith::add: if (one) { for (size_t i = 0; i < n; ++i) out[i] = a[i] + y; } else { for (size_t i = 0; i < n; ++i) out[i] = a[i] + b[i]; } break;
+    case Arith::sub: if (one) { for (size_t i = 0; i < n; ++i) out[i] = a[i] - y; } else { for (size_t i = 0; i < n; ++i) out[i] = a[i] - b[i]; } break;
+    case Arith::mul: if (one) { for (size_t i = 0; i < n; ++i) out[i] = a[i] * y; } else { for (size_t i = 0; i < n; ++i) out[i] = a[i] * b[i]; } break;
+    case Arith::div: if (one) { for (size_t i = 0; i < n; ++i) out[i] = a[i] / y; } else { for (size_t i = 0; i < n; ++i) out[i] = a[i] / b[i]; } break;
+  }
+}
+
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void arith_run(Arith op, float* out, const float* a, const float* b, bool one, size_t n) { arith_body(op, out, a, b, one, n); }
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void arith_run(Arith op, double* out, const double* a, const double* b, bool one, size_t n) { arith_body(op, out, a, b, one, n); }
+
 // out[i] = a[i] op b[…] with the op chosen once, outside the loop; out may alias a.
 template <typename C>
 void binary(ir::Op op, C* out, const C* a, size_t n, const Operand<C>& b) {
   const C* y = b.loaded.data;
+  const std::optional<Arith> arith = arith_of(op);
+  if (arith && n > 0 && b.plan.kind != Broadcast::Kind::general) {
+    const size_t period = b.plan.period;
+    switch (b.plan.kind) {
+      case Broadcast::Kind::same: return arith_run(*arith, out, a, y, false, n);
+      case Broadcast::Kind::rows:
+        if (period == 1) return arith_run(*arith, out, a, y, true, n);  // a scalar
+        for (size_t base = 0; base < n; base += period) arith_run(*arith, out + base, a + base, y, false, period);
+        return;
+      case Broadcast::Kind::repeat:
+        for (size_t j = 0, base = 0; base < n; ++j, base += period) arith_run(*arith, out + base, a + base, y + j, true, period);
+        return;
+      case Broadcast::Kind::general: break;
+    }
+  }
   switch (op) {
     case ir::Op::add: return zip_into(out, a, n, y, b.plan, [](C p, C q) { return p + q; });
     case ir::Op::sub: return zip_into(out, a, n, y, b.plan, [](C p, C q) { return p - q; });
