@@ -11,11 +11,9 @@
 #include <vector>
 
 #include <hwy/aligned_allocator.h>
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
 
 #include "exec/native/kernels.h"
+#include "exec/native/workers.h"
 
 namespace presk::exec::native {
 
@@ -24,13 +22,16 @@ using PanelKernelFn = void (*)(const T* a, size_t lda, size_t astep, size_t rows
                                size_t ld, size_t kc, T* c, size_t ncols);
 
 // The defining loop: every c[r][j] continues c = fma(a[r][u], b[u][j], c), u ascending.
+// bp is a packed panel of kc rows in strips of kPanelStrip<T> columns (kernels.h).
 template <typename T>
 void panel_kernel_scalar(const T* a, size_t lda, size_t astep, size_t rows, const T* bp,
                          size_t ld, size_t kc, T* c, size_t ncols) {
+  constexpr size_t S = kPanelStrip<T>;
   for (size_t r = 0; r < rows; ++r) {
     for (size_t j = 0; j < ncols; ++j) {
+      const T* b = bp + (j / S) * kc * S + j % S;
       T acc = c[r * ld + j];
-      for (size_t u = 0; u < kc; ++u) acc = std::fma(a[r * lda + u * astep], bp[u * ld + j], acc);
+      for (size_t u = 0; u < kc; ++u) acc = std::fma(a[r * lda + u * astep], b[u * S], acc);
       c[r * ld + j] = acc;
     }
   }
@@ -40,22 +41,11 @@ inline constexpr size_t kKBlock = 256;   // terms per B panel
 inline constexpr size_t kRowBlock = 64;    // rows of C per kernel call
 inline constexpr size_t kGroupRows = 512;  // rows of C per task, at most
 
-// A TBB arena of `threads` workers, made once per thread count and kept (creating one per
-// call costs more than a small kernel).
-tbb::task_arena& arena_for(int threads);
-
-// Runs f(task) for task < count on up to `threads` TBB workers (serially for <= 1).
+// Runs f(task) for task < count on the calling thread and up to `threads` − 1 workers of the
+// executor's pool (workers.h; serially for <= 1).
 template <typename F>
 void for_each_task(size_t count, int threads, const F& f) {
-  if (threads <= 1 || count <= 1) {
-    for (size_t t = 0; t < count; ++t) f(t);
-    return;
-  }
-  arena_for(threads).execute([&] {
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, count, 1), [&](const tbb::blocked_range<size_t>& range) {
-      for (size_t t = range.begin(); t < range.end(); ++t) f(t);
-    });
-  });
+  run_tasks(count, threads, [](const void* context, size_t task) { (*static_cast<const F*>(context))(task); }, &f);
 }
 
 // C in tasks of (a group of rows, a column tile). Each task loads every B panel of its column
@@ -65,7 +55,7 @@ template <typename T>
 void contract_tiles(const ContractionShape& s, const T* a, const BSource& b, T* c, int threads,
                     PanelKernelFn<T> kernel) {
   const size_t col_block = 1024 / sizeof(T);                 // 256 f32 / 128 f64 columns
-  const size_t align = 128 / sizeof(T);                      // two 64-byte vectors
+  const size_t align = kPanelStrip<T>;                       // two 64-byte vectors
   const size_t col_tiles = (s.n + col_block - 1) / col_block;
   const size_t workers = static_cast<size_t>(std::max(threads, 1));
   size_t groups = std::max<size_t>((workers + col_tiles - 1) / col_tiles, (s.m + kGroupRows - 1) / kGroupRows);

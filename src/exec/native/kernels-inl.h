@@ -59,10 +59,12 @@ void unary_array(UnaryFn fn, const T* x, T* y, size_t n) {
 }
 
 // One MR-row by two-vector block of the panel product: c[r][j + v] = fma chain over u < kc of
-// a[r·lda + u·astep] · bp[u·ld + j + v], for the two vectors' columns v.
+// a[r·lda + u·astep] · b(u, j + v), for the two vectors' columns v; bs points at b(0, j) in
+// the packed panel, whose rows are kPanelStrip<T> apart.
 template <typename T, size_t MR>
-HWY_INLINE void panel_block(const T* a, size_t lda, size_t astep, const T* bp, size_t ld,
+HWY_INLINE void panel_block(const T* a, size_t lda, size_t astep, const T* bs, size_t ld,
                             size_t kc, T* c, size_t j) {
+  constexpr size_t S = kPanelStrip<T>;
   const hn::ScalableTag<T> d;
   const size_t lanes = hn::Lanes(d);
   hn::Vec<decltype(d)> acc0[MR], acc1[MR];
@@ -71,8 +73,8 @@ HWY_INLINE void panel_block(const T* a, size_t lda, size_t astep, const T* bp, s
     acc1[r] = hn::Load(d, c + r * ld + j + lanes);
   }
   for (size_t u = 0; u < kc; ++u) {
-    const auto b0 = hn::Load(d, bp + u * ld + j);
-    const auto b1 = hn::Load(d, bp + u * ld + j + lanes);
+    const auto b0 = hn::Load(d, bs + u * S);
+    const auto b1 = hn::Load(d, bs + u * S + lanes);
     for (size_t r = 0; r < MR; ++r) {
       const auto av = hn::Set(d, a[r * lda + u * astep]);
       acc0[r] = hn::MulAdd(av, b0, acc0[r]);
@@ -86,8 +88,9 @@ HWY_INLINE void panel_block(const T* a, size_t lda, size_t astep, const T* bp, s
 }
 
 // The panel kernel: rows × ncols of c (row stride ld, 64-byte aligned, ncols a multiple of
-// 64 bytes / sizeof(T) · 2) continue their fma chains over kc packed rows of B. Column strips
-// outermost: one strip of B (kc × two vectors) stays in L1 while every row block uses it.
+// 64 bytes / sizeof(T) · 2) continue their fma chains over kc rows of the packed panel bp.
+// Column strips outermost: one strip of B (kc × two vectors, contiguous) stays in L1 while
+// every row block uses it.
 template <typename T>
 void panel_kernel(const T* a, size_t lda, size_t astep, size_t rows, const T* bp, size_t ld,
                   size_t kc, T* c, size_t ncols) {
@@ -96,11 +99,13 @@ void panel_kernel(const T* a, size_t lda, size_t astep, size_t rows, const T* bp
 #else
   constexpr size_t kRows = 8;  // 16 accumulators in 32 zmm registers
 #endif
-  const size_t strip = 2 * hn::Lanes(hn::ScalableTag<T>());
+  constexpr size_t S = kPanelStrip<T>;
+  const size_t strip = 2 * hn::Lanes(hn::ScalableTag<T>());  // S, or S / 2 on AVX2
   for (size_t j = 0; j < ncols; j += strip) {
+    const T* bs = bp + (j / S) * kc * S + j % S;
     size_t r = 0;
-    for (; r + kRows <= rows; r += kRows) panel_block<T, kRows>(a + r * lda, lda, astep, bp, ld, kc, c + r * ld, j);
-    for (; r < rows; ++r) panel_block<T, 1>(a + r * lda, lda, astep, bp, ld, kc, c + r * ld, j);
+    for (; r + kRows <= rows; r += kRows) panel_block<T, kRows>(a + r * lda, lda, astep, bs, ld, kc, c + r * ld, j);
+    for (; r < rows; ++r) panel_block<T, 1>(a + r * lda, lda, astep, bs, ld, kc, c + r * ld, j);
   }
 }
 

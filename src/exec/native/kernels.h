@@ -61,8 +61,16 @@ bool stream_applies(const ContractionShape& shape, const BSource& b);
 void contract_stream(const ContractionShape& shape, const float* a, const BSource& b, float* c, int threads,
                      bool force_scalar);
 
+// A packed B panel holds its columns in strips of kPanelStrip<T> (128 bytes): strip s is
+// rows × kPanelStrip contiguous values at dst + s·rows·kPanelStrip, row after row. A kernel's
+// strip then lies in consecutive cache lines (rows of a row-major panel 1 KiB apart would all
+// fall into a few L1 sets and evict each other).
+template <typename T>
+inline constexpr size_t kPanelStrip = 128 / sizeof(T);
+
 // Loads panel rows t0 … t0+rows−1 (k = k_first + t·k_step) and columns j0 … j0+cols−1 of B
-// into dst (row stride ld, zero-padded to ld), converted to T. kernels_int.cpp owns the int cases.
+// into dst, packed in strips (above; columns zero-padded to ld, a multiple of the strip),
+// converted to T.
 void load_b_panel(const BSource& b, const ContractionShape& shape, size_t t0, size_t rows,
                   size_t j0, size_t cols, double* dst, size_t ld);
 void load_b_panel(const BSource& b, const ContractionShape& shape, size_t t0, size_t rows,

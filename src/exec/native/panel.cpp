@@ -53,40 +53,51 @@ void load_int4_row(const BSource& b, size_t k, size_t j0, size_t cols, T* out) {
   }
 }
 
+// Columns j0 … j0+cols−1 of row k of B, converted to T, into out.
+template <typename T>
+void load_row(const BSource& b, size_t k, size_t j0, size_t cols, T* out) {
+  switch (b.kind) {
+    case BSource::Kind::f64: {
+      const double* row = static_cast<const double*>(b.data) + b.first + k * b.ldb + j0;
+      for (size_t j = 0; j < cols; ++j) out[j] = static_cast<T>(row[j]);
+      break;
+    }
+    case BSource::Kind::f32: {
+      const float* row = static_cast<const float*>(b.data) + b.first + k * b.ldb + j0;
+      for (size_t j = 0; j < cols; ++j) out[j] = static_cast<T>(row[j]);
+      break;
+    }
+    case BSource::Kind::bf16: {
+      const uint16_t* row = static_cast<const uint16_t*>(b.data) + b.first + k * b.ldb + j0;
+      if constexpr (std::is_same_v<T, float>) {
+        widen_bf16(row, out, cols);  // exact, vectorized
+      } else {
+        for (size_t j = 0; j < cols; ++j) out[j] = static_cast<T>(from_bf16(row[j]));
+      }
+      break;
+    }
+    case BSource::Kind::i8:
+      load_int8_row(b, k, j0, cols, out);
+      break;
+    case BSource::Kind::i4:
+      load_int4_row(b, k, j0, cols, out);
+      break;
+  }
+}
+
+// Row by row, strip by strip (the packed layout of kernels.h).
 template <typename T>
 void load_panel(const BSource& b, const ContractionShape& s, size_t t0, size_t rows, size_t j0,
                 size_t cols, T* dst, size_t ld) {
+  constexpr size_t S = kPanelStrip<T>;
   for (size_t t = 0; t < rows; ++t) {
     const size_t k = s.k_first + (t0 + t) * s.k_step;
-    T* out = dst + t * ld;
-    switch (b.kind) {
-      case BSource::Kind::f64: {
-        const double* row = static_cast<const double*>(b.data) + b.first + k * b.ldb + j0;
-        for (size_t j = 0; j < cols; ++j) out[j] = static_cast<T>(row[j]);
-        break;
-      }
-      case BSource::Kind::f32: {
-        const float* row = static_cast<const float*>(b.data) + b.first + k * b.ldb + j0;
-        for (size_t j = 0; j < cols; ++j) out[j] = static_cast<T>(row[j]);
-        break;
-      }
-      case BSource::Kind::bf16: {
-        const uint16_t* row = static_cast<const uint16_t*>(b.data) + b.first + k * b.ldb + j0;
-        if constexpr (std::is_same_v<T, float>) {
-          widen_bf16(row, out, cols);  // exact, vectorized
-        } else {
-          for (size_t j = 0; j < cols; ++j) out[j] = static_cast<T>(from_bf16(row[j]));
-        }
-        break;
-      }
-      case BSource::Kind::i8:
-        load_int8_row(b, k, j0, cols, out);
-        break;
-      case BSource::Kind::i4:
-        load_int4_row(b, k, j0, cols, out);
-        break;
+    for (size_t s0 = 0; s0 < ld; s0 += S) {
+      T* out = dst + s0 * rows + t * S;
+      const size_t count = s0 < cols ? std::min(S, cols - s0) : 0;
+      if (count > 0) load_row(b, k, j0 + s0, count, out);
+      std::fill(out + count, out + S, T(0));
     }
-    std::fill(out + cols, out + ld, T(0));
   }
 }
 
