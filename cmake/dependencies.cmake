@@ -5,6 +5,7 @@ pkg_check_modules(GMP REQUIRED IMPORTED_TARGET gmp)
 find_package(nlohmann_json 3 CONFIG REQUIRED)
 find_package(fmt CONFIG REQUIRED)
 find_package(TBB CONFIG REQUIRED)
+find_package(Threads REQUIRED)
 find_package(hwy CONFIG REQUIRED)
 
 # Arb (libflint-arb-dev) has neither a .pc file nor a CMake config on bookworm.

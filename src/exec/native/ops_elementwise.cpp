@@ -3,11 +3,6 @@
 // type; sums follow the realization's order (ordered_sum).
 #include <cmath>
 #include <cstdlib>
-#include <map>
-#include <mutex>
-
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
 
 #include "exec/native/contract_driver.h"
 #include "exec/native/ops.h"
@@ -15,21 +10,10 @@
 
 namespace presk::exec::native {
 
-tbb::task_arena& arena_for(int threads) {
-  static std::mutex mutex;
-  static std::map<int, std::unique_ptr<tbb::task_arena>> arenas;
-  std::lock_guard<std::mutex> lock(mutex);
-  std::unique_ptr<tbb::task_arena>& arena = arenas[threads];
-  if (!arena) arena = std::make_unique<tbb::task_arena>(threads);
-  return *arena;
-}
-
 void parallel_chunks(size_t n, int threads, const std::function<void(size_t, size_t)>& f) {
   constexpr size_t kChunk = 8192;
   if (threads <= 1 || n <= kChunk) return f(0, n);
-  arena_for(threads).execute([&] {
-    tbb::parallel_for(size_t{0}, (n + kChunk - 1) / kChunk, [&](size_t c) { f(c * kChunk, std::min(n, (c + 1) * kChunk)); });
-  });
+  for_each_task((n + kChunk - 1) / kChunk, threads, [&](size_t c) { f(c * kChunk, std::min(n, (c + 1) * kChunk)); });
 }
 
 template <typename C>
