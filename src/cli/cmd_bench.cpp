@@ -1,4 +1,4 @@
-// `presk bench PROGRAM --entry E --realize R [-n N] [--json]`: times the native executor on one
+// `presk bench PROGRAM --entry E --realize R [-n N] [--profile] [--json]`: times the native executor on one
 // entry under one realization. Parameters and inputs are synthesized from --seed exactly as the
 // reference does (support/random.h through reference::synthesize_*), or read from --weights and
 // --data (the sample at --offset), converted once under the realization (not timed); one warm-up run, then N timed runs; prints median, min and max ms
@@ -29,6 +29,7 @@ struct BenchOptions {
   int runs = 10;
   bool scalar = false;
   bool grad = false;  // time `E.vjp` (seeded with ones) instead of E
+  bool profile = false;  // time each op kind over the timed runs
 };
 
 // The timed entry's inputs under --grad: E's inputs and a cotangent of ones for E's result.
@@ -38,6 +39,34 @@ std::vector<Tensor> with_ones_cotangent(std::vector<Tensor> inputs, const ir::Fu
   for (uint64_t i = 0; i < ones.element_count(); ++i) ones.set(i, 1.0);
   inputs.push_back(std::move(ones));
   return inputs;
+}
+
+// The op kinds by time, most first: ms per run and calls per run.
+std::vector<std::pair<std::string, exec::native::OpTime>> by_time(const exec::native::OpProfile& profile) {
+  std::vector<std::pair<std::string, exec::native::OpTime>> rows(profile.begin(), profile.end());
+  std::sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) { return x.second.seconds > y.second.seconds; });
+  return rows;
+}
+
+nlohmann::json profile_json(const exec::native::OpProfile& profile, size_t runs) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& [op, time] : by_time(profile)) {
+    rows.push_back({{"op", op}, {"ms_per_run", time.seconds * 1e3 / runs}, {"calls_per_run", time.calls / runs}});
+  }
+  return rows;
+}
+
+void print_profile(const exec::native::OpProfile& profile, const std::vector<double>& ms) {
+  double total = 0;
+  for (double x : ms) total += x;
+  const double runs = static_cast<double>(ms.size());
+  std::cout << "  per op kind (ms per run, share of the mean run, calls per run; the rest is the walk):\n";
+  for (const auto& [op, time] : by_time(profile)) {
+    std::cout << "    " << std::left << std::setw(24) << op << std::right << std::fixed << std::setprecision(3)
+              << std::setw(9) << time.seconds * 1e3 / runs << " ms " << std::setprecision(1) << std::setw(6)
+              << 100 * time.seconds * 1e3 / total << " %" << std::setw(7) << time.calls / ms.size() << "\n";
+  }
+  std::cout << std::defaultfloat;
 }
 
 int run_bench(const BenchOptions& options, const GlobalOptions& global) {
@@ -55,10 +84,13 @@ int run_bench(const BenchOptions& options, const GlobalOptions& global) {
   const std::vector<Tensor> outputs =
       exec::native::execute(program, entry, realization, inputs, parameters, run_options);  // warm-up
   const double first = outputs.empty() || outputs[0].element_count() == 0 ? 0.0 : outputs[0].get(0);
+  exec::native::OpProfile profile;
+  exec::native::ExecuteOptions timed_options = run_options;
+  if (options.profile) timed_options.profile = &profile;
   std::vector<double> ms;
   for (int r = 0; r < std::max(options.runs, 1); ++r) {
     const auto start = std::chrono::steady_clock::now();
-    exec::native::execute(program, entry, realization, inputs, parameters, run_options);
+    exec::native::execute(program, entry, realization, inputs, parameters, timed_options);
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
   std::vector<double> sorted = ms;
@@ -70,11 +102,13 @@ int run_bench(const BenchOptions& options, const GlobalOptions& global) {
                           {"threads", threads}, {"runs", ms.size()}, {"scalar", options.scalar}, {"grad", options.grad},
                           {"median_ms", median}, {"min_ms", sorted.front()}, {"max_ms", sorted.back()},
                           {"first_output", first}};
+    if (options.profile) out["profile"] = profile_json(profile, ms.size());
     std::cout << out.dump() << "\n";
   } else {
     std::cout << options.input.program_path << " --entry " << options.input.entry << " --realize " << options.realize << (options.grad ? " --grad" : "") << " ("
               << threads << " threads, " << ms.size() << " runs after a warm-up" << (options.scalar ? ", scalar" : "")
               << ")\n  first output element " << std::setprecision(17) << first << std::setprecision(6) << "\n  median " << median << " ms   min " << sorted.front() << " ms   max " << sorted.back() << " ms\n";
+    if (options.profile) print_profile(profile, ms);
   }
   return 0;
 }
@@ -87,6 +121,8 @@ Registration registration("bench", 45, [](CLI::App& app, GlobalOptions& global) 
   command->add_option("-n,--runs", options->runs, "Timed runs after one warm-up")->capture_default_str();
   command->add_flag("--scalar", options->scalar, "Use the scalar kernels (they define the bits)");
   command->add_flag("--grad", options->grad, "Time the entry's vjp (seeded with ones) instead of the entry");
+  command->add_flag("--profile", options->profile,
+                    "Also time each op kind (op and site type) over the timed runs and print them, most first");
   add_threads_option(*command, global);
   add_seed_option(*command, global);
   add_json_option(*command, global);

@@ -3,6 +3,7 @@
 // docs/semantics.md), and the dispatch of each let to its op family (ops_*.cpp).
 #include "exec/native/executor.h"
 
+#include <chrono>
 #include <cstring>
 
 #ifdef __GLIBC__
@@ -269,8 +270,14 @@ class Runner {
     if (let.type.is_tuple()) {
       frame.tuples[index] = run_control(let, operands, context, ctx.site);
       internal_assert(frame.tuples[index].size() == let.type.elements.size());
-    } else {
+    } else if (options_.profile == nullptr || ir::op_info(let.op).family == ir::OpFamily::Control) {
       frame.lets[index] = run_value(let, operands, ctx, context);
+    } else {
+      const auto start = std::chrono::steady_clock::now();
+      frame.lets[index] = run_value(let, operands, ctx, context);
+      OpTime& time = (*options_.profile)[std::string(ir::op_name(let.op)) + " " + real_type_name(ctx.site)];
+      time.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      ++time.calls;
     }
   }
 

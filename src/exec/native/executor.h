@@ -19,6 +19,14 @@
 
 namespace presk::exec::native {
 
+// Time spent per op kind ("contract f32", "exp bf16", …: the op and its site's type), summed
+// over every let run while ExecuteOptions::profile points at one (`presk bench --profile`).
+struct OpTime {
+  double seconds = 0;
+  uint64_t calls = 0;
+};
+using OpProfile = std::map<std::string, OpTime>;
+
 struct ExecuteOptions {
   ExecuteOptions() = default;
   // {threads, force_scalar}, as before `training` existed.
@@ -29,6 +37,8 @@ struct ExecuteOptions {
   // A training run's dropout key (support/dropout_mask.h): each `dropout` keeps its seeded
   // mask, the reference's bit for bit. Absent: dropout is the identity.
   std::optional<random::DropoutKey> training;
+  // Where to add each op's time (call, fold and other control ops count only their callees).
+  OpProfile* profile = nullptr;
 };
 
 // Where a parameter's values come from: its full path → row-major binary64 values over its
