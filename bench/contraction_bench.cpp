@@ -1,8 +1,9 @@
 // f32 contraction under presk's sequential order (the native kernel, bits defined by the
 // scalar fma chain) against OpenBLAS sgemm, same shapes, same thread counts, same run.
-// Prints GFLOP/s and the ratio presk / OpenBLAS. Median of 9 runs after a warm-up.
-//   cmake --build build/native --target bench_contraction && build/native/bench/bench_contraction
-//   build/native/bench/bench_contraction --memory-bound [--rows]   (only the memory-bound lines)
+// Prints GFLOP/s and the ratio presk / OpenBLAS per round (medians of 5 calls after a warm-up).
+//   cmake --build build/ci --target bench_contraction && build/ci/bench/bench_contraction
+//   build/ci/bench/bench_contraction --gemm [--rounds R]     (only the sgemm lines)
+//   build/ci/bench/bench_contraction --memory-bound [--rows]   (only the memory-bound lines)
 // Debian's OpenBLAS misdetects this VM's CPU and runs SSE3 kernels (4-5x slower) unless
 // OPENBLAS_CORETYPE names it, e.g. OPENBLAS_CORETYPE=SkylakeX where the CPU has AVX-512.
 #include <cblas.h>
@@ -25,16 +26,74 @@ namespace {
 extern "C" void openblas_set_num_threads(int);
 
 template <typename F>
-double median_seconds(const F& f) {
+double median_seconds(const F& f, int runs) {
   f();  // warm-up
   std::vector<double> times;
-  for (int r = 0; r < 9; ++r) {
+  for (int r = 0; r < runs; ++r) {
     auto start = std::chrono::steady_clock::now();
     f();
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
+}
+
+// Both sides' worker threads spin for a while after a parallel call (OpenBLAS's for about
+// 2^28 cycles, presk's for 1 ms): on a 2-core machine they would steal the other side's cores.
+// Each side is timed after a pause in which the other side's workers go to sleep.
+void let_workers_sleep() { std::this_thread::sleep_for(std::chrono::milliseconds(300)); }
+
+// The core's clock in GHz, from a chain of dependent integer adds (one per cycle): this VM's
+// clock moves between about 1.6 and 2.6 GHz from minute to minute, so GFLOP/s alone do not
+// tell a kernel's efficiency; flops per cycle do (AVX-512 peak: 2 fma × 16 lanes × 2 = 64).
+// AVX-512 code may run at a lower clock than this scalar loop: the printed flops per cycle
+// are then lower bounds.
+double clock_ghz() {
+  const long adds = 50'000'000;
+  const auto start = std::chrono::steady_clock::now();
+  long x = 0;
+  for (long i = 0; i < adds; ++i) asm volatile("add $1, %0" : "+r"(x));
+  return adds / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() * 1e-9;
+}
+
+// Same-run rounds: in each, presk then OpenBLAS (medians of 5 calls each, after a pause);
+// prints every round's GFLOP/s, flops per cycle and core, and ratio, then the median ratio.
+void run(size_t m, size_t n, size_t k, int threads, int rounds) {
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const size_t lda = k;
+  std::vector<float> a(m * lda), b(k * n), c(m * n), c_blas(m * n);
+  for (float& x : a) x = normal(rng);
+  for (float& x : b) x = normal(rng);
+  using namespace presk::exec::native;
+  BSource source;
+  source.kind = BSource::Kind::f32;
+  source.data = b.data();
+  source.ldb = n;
+  const ContractionShape shape{m, n, 0, 1, k, lda};
+  const double flops = 2.0 * static_cast<double>(m) * n * k;
+  std::vector<double> ratios;
+  for (int round = 0; round < rounds; ++round) {
+    let_workers_sleep();
+    const double presk_s = median_seconds([&] { contract_f32(shape, a.data(), source, c.data(), threads, false); }, 5);
+    let_workers_sleep();
+    openblas_set_num_threads(threads);
+    const double blas_s = median_seconds([&] {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
+                  static_cast<int>(k), 1.0f, a.data(), static_cast<int>(lda), b.data(), static_cast<int>(n), 0.0f,
+                  c_blas.data(), static_cast<int>(n));
+    }, 5);
+    const double ghz = clock_ghz(), per_cycle = 1e-9 / ghz / threads;
+    ratios.push_back(blas_s / presk_s);
+    std::printf("%5zu x %5zu x %5zu  threads %d  round %d  presk %6.1f GFLOP/s (%4.1f flops/cycle/core)  "
+                "OpenBLAS %6.1f GFLOP/s (%4.1f)  at %.2f GHz  ratio %.2f\n",
+                m, n, k, threads, round + 1, flops / presk_s * 1e-9, flops / presk_s * per_cycle,
+                flops / blas_s * 1e-9, flops / blas_s * per_cycle, ghz, blas_s / presk_s);
+  }
+  std::sort(ratios.begin(), ratios.end());
+  std::printf("%5zu x %5zu x %5zu  threads %d  median ratio of %d rounds %.2f (range %.2f-%.2f)\n", m, n, k, threads,
+              rounds, ratios[ratios.size() / 2], ratios.front(), ratios.back());
+  std::fflush(stdout);
 }
 
 // This CPU's L3 (260 MiB here) holds a 64 MiB weight between runs: to time DRAM, read 512 MiB
@@ -45,29 +104,6 @@ void evict_caches() {
   long sum = 0;
   for (size_t i = 0; i < junk.size(); i += 64) sum += junk[i];
   sink.fetch_add(sum, std::memory_order_relaxed);
-}
-
-void run(size_t m, size_t n, size_t k, int threads) {
-  std::mt19937 rng(1);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> a(m * k), b(k * n), c(m * n), c_blas(m * n);
-  for (float& x : a) x = normal(rng);
-  for (float& x : b) x = normal(rng);
-  using namespace presk::exec::native;
-  BSource source;
-  source.kind = BSource::Kind::f32;
-  source.data = b.data();
-  source.ldb = n;
-  const ContractionShape shape{m, n, 0, 1, k, k};
-  const double presk_s = median_seconds([&] { contract_f32(shape, a.data(), source, c.data(), threads, false); });
-  openblas_set_num_threads(threads);
-  const double blas_s = median_seconds([&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
-                1.0f, a.data(), static_cast<int>(k), b.data(), static_cast<int>(n), 0.0f, c_blas.data(), static_cast<int>(n));
-  });
-  const double flops = 2.0 * static_cast<double>(m) * n * k;
-  std::printf("%5zu x %5zu x %5zu  threads %d  presk %7.1f GFLOP/s  OpenBLAS %7.1f GFLOP/s  ratio %.2f\n", m, n, k,
-              threads, flops / presk_s * 1e-9, flops / blas_s * 1e-9, blas_s / presk_s);
 }
 
 // One DRAM read of a 1 GiB array, in seconds: each of `threads` threads sums its share as 8
@@ -153,9 +189,21 @@ void run_memory_bound(int threads, size_t m) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // --memory-bound: only the memory-bound section; --rows: also M = 1, 2, 8 (2 threads).
-  const bool only_memory = argc > 1 && std::string(argv[1]) == "--memory-bound";
-  const bool rows = argc > 1 && std::string(argv[argc - 1]) == "--rows";
+  // --memory-bound: only the memory-bound section; --gemm: only the sgemm section; --rows: also
+  // M = 1, 2, 8 (2 threads); --rounds R: same-run rounds per sgemm shape (default 3).
+  bool only_memory = false, only_gemm = false, rows = false;
+  int rounds = 3;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--memory-bound") only_memory = true;
+    else if (arg == "--gemm") only_gemm = true;
+    else if (arg == "--rows") rows = true;
+    else if (arg == "--rounds" && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
+    else {
+      std::fprintf(stderr, "usage: bench_contraction [--gemm | --memory-bound] [--rows] [--rounds R]\n");
+      return 2;
+    }
+  }
   if (!only_memory && std::getenv("OPENBLAS_CORETYPE") == nullptr) {
     std::fprintf(stderr, "note: OPENBLAS_CORETYPE is not set; Debian's OpenBLAS may run its SSE3 kernels here "
                          "(set OPENBLAS_CORETYPE=SkylakeX on an AVX-512 CPU for a fair peer)\n");
@@ -163,10 +211,11 @@ int main(int argc, char** argv) {
   if (!only_memory) {
     std::printf("M x N x K (f32, presk sequential order vs OpenBLAS sgemm; ratio = presk speed / OpenBLAS speed)\n");
     for (int threads : {1, 2}) {
-      run(64, 1024, 4096, threads);
-      run(1024, 1024, 1024, threads);
+      run(64, 1024, 4096, threads, rounds);
+      run(1024, 1024, 1024, threads, rounds);
     }
   }
+  if (only_gemm) return 0;
   for (int threads : {1, 2}) run_memory_bound(threads, 4);
   if (rows) {
     for (size_t m : {1, 2, 8}) run_memory_bound(2, m);
