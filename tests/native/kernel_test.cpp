@@ -81,6 +81,54 @@ TEST(Contraction, SimdAndThreadsMatchTheScalarChain) {
   }
 }
 
+// The panel path's integer loads (vectorized runs, int4 rows starting mid-byte) against the
+// plain loop over BSource::value, every element: scales per column and per row, int8 and int4.
+TEST(Contraction, IntegerPanelsMatchThePlainLoopEverywhere) {
+  const size_t k = 37, n = 67, m = 11;  // m > kStreamMaxRows: the panel path
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::vector<double> values(k * n + 1);
+  for (double& x : values) x = normal(rng);
+  std::vector<float> a(m * k);
+  for (float& x : a) x = static_cast<float>(normal(rng));
+  for (int bits : {8, 4}) {
+    for (int64_t over : {0, 1}) {
+      // One extra leading weight: B starts at element 1 (int4: mid-byte), rows of odd length.
+      const QuantizedWeights r = quantize({values.begin() + 1, values.end()}, {static_cast<int64_t>(k), static_cast<int64_t>(n)}, bits, over, false);
+      BSource b;
+      b.kind = bits == 8 ? BSource::Kind::i8 : BSource::Kind::i4;
+      b.ldb = n;
+      b.data = r.q.data();
+      b.scales = r.scales.data();
+      b.scale_per_column = over == 0;
+      BSource shifted = b;  // the same weights one element further into a copy with a leading q
+      std::vector<uint8_t> bytes(r.q.size() + 1, 0);
+      if (bits == 8) {
+        std::copy(r.q.begin(), r.q.end(), bytes.begin() + 1);
+      } else {
+        for (size_t i = 0; i < k * n; ++i) {
+          const uint8_t nibble = static_cast<uint8_t>(r.q_at(i) & 0xF);
+          bytes[(i + 1) / 2] |= static_cast<uint8_t>(nibble << (((i + 1) % 2) * 4));
+        }
+      }
+      shifted.data = bytes.data();
+      shifted.first = 1;
+      for (const BSource* source : {&b, &shifted}) {
+        std::vector<float> c(m * n);
+        contract_f32({m, n, 0, 1, k, k}, a.data(), *source, c.data(), 2, false);
+        for (size_t i = 0; i < m; ++i) {
+          for (size_t j = 0; j < n; ++j) {
+            float expected = 0.0f;
+            for (size_t t = 0; t < k; ++t) expected = std::fma(a[i * k + t], static_cast<float>(b.value(t, j)), expected);
+            ASSERT_EQ(std::memcmp(&expected, &c[i * n + j], 4), 0)
+                << "bits " << bits << " over " << over << " first " << source->first << " at " << i << "," << j;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(Quantize, ScalesAndZeroChannels) {
   // Two columns (over = 0: one scale per column): one all zero, one with max |w| = 2.54.
   const QuantizedWeights q = quantize({0.0, 2.54, 0.0, -1.27, 0.0, 0.01}, {3, 2}, 8, 0, false);

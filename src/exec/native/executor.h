@@ -32,7 +32,7 @@ struct ExecuteOptions {
   // {threads, force_scalar}, as before `training` existed.
   ExecuteOptions(int threads_, bool force_scalar_) : threads(threads_), force_scalar(force_scalar_) {}
 
-  int threads = 1;            // TBB workers for contractions and elementwise kernels (<= 1: one)
+  int threads = 1;            // threads for contractions and elementwise kernels (workers.h; <= 1: one)
   bool force_scalar = false;  // the defining scalar kernels instead of SIMD
   // A training run's dropout key (support/dropout_mask.h): each `dropout` keeps its seeded
   // mask, the reference's bit for bit. Absent: dropout is the identity.

@@ -46,7 +46,8 @@ struct ContractionShape {
   size_t lda = 0;
 };
 
-// `threads`: how many TBB workers may split the output tiles (<= 1: the calling thread).
+// `threads`: how many threads (the caller and pool workers, workers.h) may split the output
+// tiles (<= 1: the calling thread).
 void contract_f64(const ContractionShape& shape, const double* a, const BSource& b, double* c,
                   int threads, bool force_scalar);
 void contract_f32(const ContractionShape& shape, const float* a, const BSource& b, float* c,

@@ -26,31 +26,63 @@ inline float dequantized(const BSource& b, size_t k, size_t n) {
   return static_cast<float>(q) * b.scales[b.scale_per_column ? n : k];
 }
 
-// Row k, columns j0 … j0+cols−1 of int8 weights as f32(q·s), in a loop the compiler vectorizes
-// (an exact conversion and one rounded product per element: the same bits as dequantized()).
-template <typename T>
-void load_int8_row(const BSource& b, size_t k, size_t j0, size_t cols, T* out) {
-  const int8_t* q = static_cast<const int8_t*>(b.data) + b.first + k * b.ldb + j0;
-  if (b.scale_per_column) {
-    const float* s = b.scales + j0;
-    for (size_t j = 0; j < cols; ++j) out[j] = static_cast<T>(static_cast<float>(q[j]) * s[j]);
+// f32(q·s) over runs of integer weights, in loops compiled for AVX-512, AVX2 and the baseline
+// (target_clones; an exact int → f32 conversion and one IEEE product per element round alike
+// on each clone). s: one scale per column (`per_column`) or s[0] for all.
+[[gnu::always_inline]] inline float scale_of(const float* s, bool per_column, size_t j) { return per_column ? s[j] : s[0]; }
+
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void int8_run(const int8_t* q, const float* s, bool per_column, size_t n, float* out) {
+  if (per_column) {
+    for (size_t j = 0; j < n; ++j) out[j] = static_cast<float>(q[j]) * s[j];
   } else {
-    const float s = b.scales[k];
-    for (size_t j = 0; j < cols; ++j) out[j] = static_cast<T>(static_cast<float>(q[j]) * s);
+    for (size_t j = 0; j < n; ++j) out[j] = static_cast<float>(q[j]) * s[0];
   }
 }
 
-// Row k of int4 weights as f32(q·s): nibbles sign-extended from a shifted byte, no branches.
+// `pairs` bytes of int4 weights, low nibble first: out[2i] from the low, out[2i+1] from the high.
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void int4_run(const uint8_t* bytes, const float* s, bool per_column, size_t pairs, float* out) {
+  for (size_t i = 0; i < pairs; ++i) {
+    const int8_t low = static_cast<int8_t>(static_cast<uint8_t>(bytes[i] << 4)) >> 4;
+    const int8_t high = static_cast<int8_t>(bytes[i]) >> 4;
+    out[2 * i] = static_cast<float>(low) * scale_of(s, per_column, 2 * i);
+    out[2 * i + 1] = static_cast<float>(high) * scale_of(s, per_column, 2 * i + 1);
+  }
+}
+
+// Row k, columns j0 … j0+cols−1 of int8 weights as f32(q·s) (the bits of dequantized()).
+template <typename T>
+void load_int8_row(const BSource& b, size_t k, size_t j0, size_t cols, T* out) {
+  const int8_t* q = static_cast<const int8_t*>(b.data) + b.first + k * b.ldb + j0;
+  const float* s = b.scale_per_column ? b.scales + j0 : b.scales + k;
+  if constexpr (std::is_same_v<T, float>) {
+    int8_run(q, s, b.scale_per_column, cols, out);
+  } else {
+    for (size_t j = 0; j < cols; ++j) out[j] = static_cast<float>(q[j]) * scale_of(s, b.scale_per_column, j);
+  }
+}
+
+// Row k of int4 weights as f32(q·s): a column at an odd index first, then whole bytes, then
+// a last low nibble (the bits of dequantized()).
 template <typename T>
 void load_int4_row(const BSource& b, size_t k, size_t j0, size_t cols, T* out) {
   const uint8_t* bytes = static_cast<const uint8_t*>(b.data);
   const size_t first = b.first + k * b.ldb + j0;
-  for (size_t j = 0; j < cols; ++j) {
+  const float* s = b.scale_per_column ? b.scales + j0 : b.scales + k;
+  auto one = [&](size_t j) {
     const size_t index = first + j;
     const int8_t q = static_cast<int8_t>(static_cast<uint8_t>(bytes[index / 2] << (4 - (index % 2) * 4))) >> 4;
-    const float s = b.scales[b.scale_per_column ? j0 + j : k];
-    out[j] = static_cast<T>(static_cast<float>(q) * s);
+    out[j] = static_cast<T>(static_cast<float>(q) * scale_of(s, b.scale_per_column, j));
+  };
+  size_t j = 0;
+  if (cols > 0 && first % 2 == 1) one(j++);
+  if constexpr (std::is_same_v<T, float>) {
+    const size_t pairs = (cols - j) / 2;
+    int4_run(bytes + (first + j) / 2, b.scale_per_column ? s + j : s, b.scale_per_column, pairs, out + j);
+    j += 2 * pairs;
   }
+  for (; j < cols; ++j) one(j);
 }
 
 // Columns j0 … j0+cols−1 of row k of B, converted to T, into out.
