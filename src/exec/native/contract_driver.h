@@ -19,20 +19,20 @@ namespace presk::exec::native {
 
 template <typename T>
 using PanelKernelFn = void (*)(const T* a, size_t lda, size_t astep, size_t rows, const T* bp,
-                               size_t ld, size_t kc, T* c, size_t ncols);
+                               size_t kc, const PanelChains<T>& c);
 
-// The defining loop: every c[r][j] continues c = fma(a[r][u], b[u][j], c), u ascending.
+// The defining loop: every chain c[r][j] continues c = fma(a[r][u], b[u][j], c), u ascending.
 // bp is a packed panel of kc rows in strips of kPanelStrip<T> columns (kernels.h).
 template <typename T>
 void panel_kernel_scalar(const T* a, size_t lda, size_t astep, size_t rows, const T* bp,
-                         size_t ld, size_t kc, T* c, size_t ncols) {
+                         size_t kc, const PanelChains<T>& c) {
   constexpr size_t S = kPanelStrip<T>;
   for (size_t r = 0; r < rows; ++r) {
-    for (size_t j = 0; j < ncols; ++j) {
+    for (size_t j = 0; j < c.cols; ++j) {
       const T* b = bp + (j / S) * kc * S + j % S;
-      T acc = c[r * ld + j];
+      T acc = c.in ? c.in[r * c.in_ld + j] : T(0);
       for (size_t u = 0; u < kc; ++u) acc = std::fma(a[r * lda + u * astep], b[u * S], acc);
-      c[r * ld + j] = acc;
+      c.out[r * c.out_ld + j] = acc;
     }
   }
 }
@@ -50,7 +50,9 @@ void for_each_task(size_t count, int threads, const F& f) {
 
 // C in tasks of (a group of rows, a column tile). Each task loads every B panel of its column
 // tile once and runs the kernel over all its rows, in strips; groups are as few as keep the
-// workers busy (B panels are the costly load at these sizes) and at most kGroupRows rows.
+// workers busy (B panels are the costly load at these sizes) and at most kGroupRows rows. The
+// first panel starts every chain at +0 and the last stores the chains into C; a tile holds
+// them in between (none is needed when K fits one panel).
 template <typename T>
 void contract_tiles(const ContractionShape& s, const T* a, const BSource& b, T* c, int threads,
                     PanelKernelFn<T> kernel) {
@@ -66,19 +68,26 @@ void contract_tiles(const ContractionShape& s, const T* a, const BSource& b, T* 
     if (i0 >= s.m) return;
     const size_t rows = std::min(group_rows, s.m - i0);
     const size_t j0 = (task % col_tiles) * col_block, cols = std::min(col_block, s.n - j0);
+    if (s.terms == 0) {  // no terms: every chain is its +0
+      for (size_t r = 0; r < rows; ++r) std::fill(c + (i0 + r) * s.n + j0, c + (i0 + r) * s.n + j0 + cols, T(0));
+      return;
+    }
     const size_t ld = (cols + align - 1) / align * align;
-    hwy::AlignedFreeUniquePtr<T[]> tile = hwy::AllocateAligned<T>(rows * ld);
-    hwy::AlignedFreeUniquePtr<T[]> panel = hwy::AllocateAligned<T>(std::min(kKBlock, std::max<size_t>(s.terms, 1)) * ld);
-    std::fill(tile.get(), tile.get() + rows * ld, T(0));  // every chain starts at +0
+    hwy::AlignedFreeUniquePtr<T[]> tile;  // (Highway refuses a 0-byte allocation)
+    if (s.terms > kKBlock) tile = hwy::AllocateAligned<T>(rows * ld);
+    hwy::AlignedFreeUniquePtr<T[]> panel = hwy::AllocateAligned<T>(std::min(kKBlock, s.terms) * ld);
     for (size_t t0 = 0; t0 < s.terms; t0 += kKBlock) {
       const size_t kc = std::min(kKBlock, s.terms - t0);
+      const bool first = t0 == 0, last = t0 + kc == s.terms;
       load_b_panel(b, s, t0, kc, j0, cols, panel.get(), ld);
       for (size_t r0 = 0; r0 < rows; r0 += kRowBlock) {
+        const PanelChains<T> chains{first ? nullptr : tile.get() + r0 * ld, ld,
+                                    last ? c + (i0 + r0) * s.n + j0 : tile.get() + r0 * ld, last ? s.n : ld,
+                                    last ? cols : ld};
         kernel(a + (i0 + r0) * s.lda + s.k_first + t0 * s.k_step, s.lda, s.k_step, std::min(kRowBlock, rows - r0),
-               panel.get(), ld, kc, tile.get() + r0 * ld, ld);
+               panel.get(), kc, chains);
       }
     }
-    for (size_t r = 0; r < rows; ++r) std::memcpy(c + (i0 + r) * s.n + j0, tile.get() + r * ld, cols * sizeof(T));
   });
 }
 

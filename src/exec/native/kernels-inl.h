@@ -58,19 +58,20 @@ void unary_array(UnaryFn fn, const T* x, T* y, size_t n) {
   }
 }
 
-// One MR-row by two-vector block of the panel product: c[r][j + v] = fma chain over u < kc of
-// a[r·lda + u·astep] · b(u, j + v), for the two vectors' columns v; bs points at b(0, j) in
-// the packed panel, whose rows are kPanelStrip<T> apart.
+// One MR-row by two-vector block of the panel product: chain (r, j + v) continues over u < kc
+// with a[r·lda + u·astep] · b(u, j + v), for the two vectors' columns v; bs points at b(0, j)
+// in the packed panel, whose rows are kPanelStrip<T> apart. `valid` of the strip's columns are
+// stored (all, or the last strip of C's row: masked stores).
 template <typename T, size_t MR>
-HWY_INLINE void panel_block(const T* a, size_t lda, size_t astep, const T* bs, size_t ld,
-                            size_t kc, T* c, size_t j) {
+HWY_INLINE void panel_block(const T* a, size_t lda, size_t astep, const T* bs, size_t kc,
+                            const PanelChains<T>& c, size_t j, size_t valid) {
   constexpr size_t S = kPanelStrip<T>;
   const hn::ScalableTag<T> d;
   const size_t lanes = hn::Lanes(d);
   hn::Vec<decltype(d)> acc0[MR], acc1[MR];
   for (size_t r = 0; r < MR; ++r) {
-    acc0[r] = hn::Load(d, c + r * ld + j);
-    acc1[r] = hn::Load(d, c + r * ld + j + lanes);
+    acc0[r] = c.in ? hn::Load(d, c.in + r * c.in_ld + j) : hn::Zero(d);  // the tile is aligned
+    acc1[r] = c.in ? hn::Load(d, c.in + r * c.in_ld + j + lanes) : hn::Zero(d);
   }
   for (size_t u = 0; u < kc; ++u) {
     const auto b0 = hn::Load(d, bs + u * S);
@@ -82,18 +83,23 @@ HWY_INLINE void panel_block(const T* a, size_t lda, size_t astep, const T* bs, s
     }
   }
   for (size_t r = 0; r < MR; ++r) {
-    hn::Store(acc0[r], d, c + r * ld + j);
-    hn::Store(acc1[r], d, c + r * ld + j + lanes);
+    T* out = c.out + r * c.out_ld + j;
+    if (valid >= 2 * lanes) {
+      hn::StoreU(acc0[r], d, out);
+      hn::StoreU(acc1[r], d, out + lanes);
+    } else {
+      hn::BlendedStore(acc0[r], hn::FirstN(d, std::min(valid, lanes)), d, out);
+      if (valid > lanes) hn::BlendedStore(acc1[r], hn::FirstN(d, valid - lanes), d, out + lanes);
+    }
   }
 }
 
-// The panel kernel: rows × ncols of c (row stride ld, 64-byte aligned, ncols a multiple of
-// 64 bytes / sizeof(T) · 2) continue their fma chains over kc rows of the packed panel bp.
-// Column strips outermost: one strip of B (kc × two vectors, contiguous) stays in L1 while
-// every row block uses it.
+// The panel kernel: `rows` rows of chains (c, kernels.h) continue over kc rows of the packed
+// panel bp. Column strips outermost: one strip of B (kc × two vectors, contiguous) stays in
+// L1 while every row block uses it.
 template <typename T>
-void panel_kernel(const T* a, size_t lda, size_t astep, size_t rows, const T* bp, size_t ld,
-                  size_t kc, T* c, size_t ncols) {
+void panel_kernel(const T* a, size_t lda, size_t astep, size_t rows, const T* bp, size_t kc,
+                  const PanelChains<T>& c) {
 #if HWY_TARGET == HWY_AVX2
   constexpr size_t kRows = 4;  // 8 accumulators + 2 B + 1 A in 16 ymm registers
 #else
@@ -101,11 +107,21 @@ void panel_kernel(const T* a, size_t lda, size_t astep, size_t rows, const T* bp
 #endif
   constexpr size_t S = kPanelStrip<T>;
   const size_t strip = 2 * hn::Lanes(hn::ScalableTag<T>());  // S, or S / 2 on AVX2
-  for (size_t j = 0; j < ncols; j += strip) {
+  for (size_t j = 0; j < c.cols; j += strip) {
     const T* bs = bp + (j / S) * kc * S + j % S;
+    const size_t valid = std::min(strip, c.cols - j);
+    PanelChains<T> block = c;
     size_t r = 0;
-    for (; r + kRows <= rows; r += kRows) panel_block<T, kRows>(a + r * lda, lda, astep, bs, ld, kc, c + r * ld, j);
-    for (; r < rows; ++r) panel_block<T, 1>(a + r * lda, lda, astep, bs, ld, kc, c + r * ld, j);
+    for (; r + kRows <= rows; r += kRows) {
+      block.in = c.in ? c.in + r * c.in_ld : nullptr;
+      block.out = c.out + r * c.out_ld;
+      panel_block<T, kRows>(a + r * lda, lda, astep, bs, kc, block, j, valid);
+    }
+    for (; r < rows; ++r) {
+      block.in = c.in ? c.in + r * c.in_ld : nullptr;
+      block.out = c.out + r * c.out_ld;
+      panel_block<T, 1>(a + r * lda, lda, astep, bs, kc, block, j, valid);
+    }
   }
 }
 

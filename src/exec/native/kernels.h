@@ -69,6 +69,19 @@ void contract_stream(const ContractionShape& shape, const float* a, const BSourc
 template <typename T>
 inline constexpr size_t kPanelStrip = 128 / sizeof(T);
 
+// Where a panel kernel's fma chains come from and go: `in` holds the running chains (row
+// stride in_ld; nullptr: every chain starts at +0, the first panel), `out` takes them (row
+// stride out_ld: the task's tile between panels, C itself after the last), `cols` columns of
+// each row stored (the columns past them are the panel's zero padding).
+template <typename T>
+struct PanelChains {
+  const T* in;
+  size_t in_ld;
+  T* out;
+  size_t out_ld;
+  size_t cols;
+};
+
 // Loads panel rows t0 … t0+rows−1 (k = k_first + t·k_step) and columns j0 … j0+cols−1 of B
 // into dst, packed in strips (above; columns zero-padded to ld, a multiple of the strip),
 // converted to T.

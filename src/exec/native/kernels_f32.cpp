@@ -20,12 +20,12 @@ void unary_f32_simd(UnaryFn fn, const float* x, float* y, size_t n) {
 #endif
 }
 
-void panel_f32_simd(const float* a, size_t lda, size_t astep, size_t rows, const float* bp,
-                    size_t ld, size_t kc, float* c, size_t ncols) {
+void panel_f32_simd(const float* a, size_t lda, size_t astep, size_t rows, const float* bp, size_t kc,
+                    const PanelChains<float>& c) {
 #if PRESK_HWY_FMA
-  panel_kernel<float>(a, lda, astep, rows, bp, ld, kc, c, ncols);
+  panel_kernel<float>(a, lda, astep, rows, bp, kc, c);
 #else
-  panel_kernel_scalar<float>(a, lda, astep, rows, bp, ld, kc, c, ncols);
+  panel_kernel_scalar<float>(a, lda, astep, rows, bp, kc, c);
 #endif
 }
 

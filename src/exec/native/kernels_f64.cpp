@@ -20,12 +20,12 @@ void unary_f64_simd(UnaryFn fn, const double* x, double* y, size_t n) {
 #endif
 }
 
-void panel_f64_simd(const double* a, size_t lda, size_t astep, size_t rows, const double* bp,
-                    size_t ld, size_t kc, double* c, size_t ncols) {
+void panel_f64_simd(const double* a, size_t lda, size_t astep, size_t rows, const double* bp, size_t kc,
+                    const PanelChains<double>& c) {
 #if PRESK_HWY_FMA
-  panel_kernel<double>(a, lda, astep, rows, bp, ld, kc, c, ncols);
+  panel_kernel<double>(a, lda, astep, rows, bp, kc, c);
 #else
-  panel_kernel_scalar<double>(a, lda, astep, rows, bp, ld, kc, c, ncols);
+  panel_kernel_scalar<double>(a, lda, astep, rows, bp, kc, c);
 #endif
 }
 
