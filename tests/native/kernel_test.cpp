@@ -7,6 +7,8 @@
 #include <cstring>
 #include <random>
 
+#include <hwy/targets.h>
+
 #include "exec/native/kernels.h"
 #include "exec/native/numeric.h"
 
@@ -67,15 +69,20 @@ TEST(Contraction, SimdAndThreadsMatchTheScalarChain) {
           c = std::fma(a[(m - 1) * k + kk], static_cast<float>(b.value(kk, n - 1)), c);
         }
         EXPECT_EQ(std::memcmp(&c, &defining[m * n - 1], 4), 0);
-        for (int threads : {1, 2}) {
-          contract_f32(shape, a.data(), b, simd.data(), threads, false);
-          EXPECT_EQ(std::memcmp(defining.data(), simd.data(), 4 * m * n), 0)
-              << "f32 m=" << m << " kind=" << static_cast<int>(kind) << " step=" << step << " threads=" << threads;
-        }
         std::vector<double> d_defining(m * n), d_simd(m * n);
         contract_f64(shape, a64.data(), b, d_defining.data(), 1, true);
-        contract_f64(shape, a64.data(), b, d_simd.data(), 2, false);
-        EXPECT_EQ(std::memcmp(d_defining.data(), d_simd.data(), 8 * m * n), 0) << "f64 m=" << m;
+        for (int64_t target : hwy::SupportedAndGeneratedTargets()) {  // AVX-512, AVX2, …
+          hwy::SetSupportedTargetsForTest(target);
+          for (int threads : {1, 2}) {
+            contract_f32(shape, a.data(), b, simd.data(), threads, false);
+            EXPECT_EQ(std::memcmp(defining.data(), simd.data(), 4 * m * n), 0)
+                << hwy::TargetName(target) << " f32 m=" << m << " kind=" << static_cast<int>(kind) << " step=" << step
+                << " threads=" << threads;
+          }
+          contract_f64(shape, a64.data(), b, d_simd.data(), 2, false);
+          EXPECT_EQ(std::memcmp(d_defining.data(), d_simd.data(), 8 * m * n), 0) << hwy::TargetName(target) << " f64 m=" << m;
+        }
+        hwy::SetSupportedTargetsForTest(0);
       }
     }
   }
