@@ -73,7 +73,11 @@ class Pool {
   bool run(size_t count, int threads, TaskFn fn, const void* context) {
     std::unique_lock<std::mutex> caller(caller_mutex_, std::try_to_lock);
     if (!caller.owns_lock()) return false;
-    const size_t wanted = std::min<size_t>(static_cast<size_t>(threads) - 1, kMaxWorkers);
+    // More threads than cores would only wait for each other (a descheduled worker holding a
+    // claimed task delays the whole call): at most one worker per further core.
+    static const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+    const size_t wanted = std::min({static_cast<size_t>(threads) - 1, cores - 1, kMaxWorkers});
+    if (wanted == 0) return false;
     grow(wanted);
     Job job(fn, context, count, wanted);
     {

@@ -14,9 +14,9 @@ namespace presk::exec::native {
 using TaskFn = void (*)(const void* context, size_t task);
 
 // Runs fn(context, t) for every t < count, on the calling thread and up to `threads` − 1 pool
-// workers; returns when all have run. Serial when threads <= 1 or count <= 1, and when called
-// from inside a task or while another thread's call holds the pool (same results: the tasks
-// are independent).
+// workers (at most one per further core); returns when all have run. Serial when threads <= 1
+// or count <= 1, on one core, and when called from inside a task or while another thread's
+// call holds the pool (same results: the tasks are independent).
 void run_tasks(size_t count, int threads, TaskFn fn, const void* context);
 
 }  // namespace presk::exec::native
