@@ -43,21 +43,8 @@ double median_seconds(const F& f, int runs) {
 // Each side is timed after a pause in which the other side's workers go to sleep.
 void let_workers_sleep() { std::this_thread::sleep_for(std::chrono::milliseconds(300)); }
 
-// The core's clock in GHz, from a chain of dependent integer adds (one per cycle): this VM's
-// clock moves between about 1.6 and 2.6 GHz from minute to minute, so GFLOP/s alone do not
-// tell a kernel's efficiency; flops per cycle do (AVX-512 peak: 2 fma × 16 lanes × 2 = 64).
-// AVX-512 code may run at a lower clock than this scalar loop: the printed flops per cycle
-// are then lower bounds.
-double clock_ghz() {
-  const long adds = 50'000'000;
-  const auto start = std::chrono::steady_clock::now();
-  long x = 0;
-  for (long i = 0; i < adds; ++i) asm volatile("add $1, %0" : "+r"(x));
-  return adds / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() * 1e-9;
-}
-
 // Same-run rounds: in each, presk then OpenBLAS (medians of 5 calls each, after a pause);
-// prints every round's GFLOP/s, flops per cycle and core, and ratio, then the median ratio.
+// prints every round's GFLOP/s and ratio, then the median ratio of the rounds.
 void run(size_t m, size_t n, size_t k, int threads, int rounds) {
   std::mt19937 rng(1);
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -83,12 +70,9 @@ void run(size_t m, size_t n, size_t k, int threads, int rounds) {
                   static_cast<int>(k), 1.0f, a.data(), static_cast<int>(lda), b.data(), static_cast<int>(n), 0.0f,
                   c_blas.data(), static_cast<int>(n));
     }, 5);
-    const double ghz = clock_ghz(), per_cycle = 1e-9 / ghz / threads;
     ratios.push_back(blas_s / presk_s);
-    std::printf("%5zu x %5zu x %5zu  threads %d  round %d  presk %6.1f GFLOP/s (%4.1f flops/cycle/core)  "
-                "OpenBLAS %6.1f GFLOP/s (%4.1f)  at %.2f GHz  ratio %.2f\n",
-                m, n, k, threads, round + 1, flops / presk_s * 1e-9, flops / presk_s * per_cycle,
-                flops / blas_s * 1e-9, flops / blas_s * per_cycle, ghz, blas_s / presk_s);
+    std::printf("%5zu x %5zu x %5zu  threads %d  round %d  presk %6.1f GFLOP/s  OpenBLAS %6.1f GFLOP/s  ratio %.2f\n",
+                m, n, k, threads, round + 1, flops / presk_s * 1e-9, flops / blas_s * 1e-9, blas_s / presk_s);
   }
   std::sort(ratios.begin(), ratios.end());
   std::printf("%5zu x %5zu x %5zu  threads %d  median ratio of %d rounds %.2f (range %.2f-%.2f)\n", m, n, k, threads,
