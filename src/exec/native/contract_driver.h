@@ -81,9 +81,16 @@ void contract_tiles(const ContractionShape& s, const T* a, const BSource& b, T* 
       const bool first = t0 == 0, last = t0 + kc == s.terms;
       load_b_panel(b, s, t0, kc, j0, cols, panel.get(), ld);
       for (size_t r0 = 0; r0 < rows; r0 += kRowBlock) {
-        const PanelChains<T> chains{first ? nullptr : tile.get() + r0 * ld, ld,
-                                    last ? c + (i0 + r0) * s.n + j0 : tile.get() + r0 * ld, last ? s.n : ld,
-                                    last ? cols : ld};
+        PanelChains<T> chains{first ? nullptr : tile.get() + r0 * ld, ld,
+                              last ? c + (i0 + r0) * s.n + j0 : tile.get() + r0 * ld, last ? s.n : ld,
+                              last ? cols : ld};
+        // The first row block brings the next panel's B into L2: the task's next panel, or on
+        // one thread (tasks in order) the next task's first.
+        if (r0 == 0 && !last) {
+          chains.next = b_panel_source(b, s, t0 + kc, std::min(kKBlock, s.terms - t0 - kc), j0, cols);
+        } else if (r0 == 0 && threads <= 1 && j0 + cols < s.n) {
+          chains.next = b_panel_source(b, s, 0, std::min(kKBlock, s.terms), j0 + cols, std::min(col_block, s.n - j0 - cols));
+        }
         kernel(a + (i0 + r0) * s.lda + s.k_first + t0 * s.k_step, s.lda, s.k_step, std::min(kRowBlock, rows - r0),
                panel.get(), kc, chains);
       }

@@ -58,13 +58,28 @@ void unary_array(UnaryFn fn, const T* x, T* y, size_t n) {
   }
 }
 
+// Walks the cache lines of a PanelPrefetch, row after row.
+struct PrefetchCursor {
+  const char* row = nullptr;
+  size_t offset = 0, row_bytes = 0, stride = 0, left = 0;  // left: lines still to prefetch
+  explicit PrefetchCursor(const PanelPrefetch& p)
+      : row(p.first), row_bytes(p.row_bytes), stride(p.stride), left(p.rows * ((p.row_bytes + 63) / 64)) {}
+  HWY_INLINE void one() {
+    __builtin_prefetch(row + offset, 0, 2);  // into L2 (prefetcht1); no value depends on it
+    offset += 64;
+    if (offset >= row_bytes) offset = 0, row += stride;
+    --left;
+  }
+};
+
 // One MR-row by two-vector block of the panel product: chain (r, j + v) continues over u < kc
 // with a[r·lda + u·astep] · b(u, j + v), for the two vectors' columns v; bs points at b(0, j)
 // in the packed panel, whose rows are kPanelStrip<T> apart. `valid` of the strip's columns are
-// stored (all, or the last strip of C's row: masked stores).
+// stored (all, or the last strip of C's row: masked stores). Up to `lines` lines of `next` are
+// prefetched, one per four u.
 template <typename T, size_t MR>
 HWY_INLINE void panel_block(const T* a, size_t lda, size_t astep, const T* bs, size_t kc,
-                            const PanelChains<T>& c, size_t j, size_t valid) {
+                            const PanelChains<T>& c, size_t j, size_t valid, PrefetchCursor& next, size_t lines) {
   constexpr size_t S = kPanelStrip<T>;
   const hn::ScalableTag<T> d;
   const size_t lanes = hn::Lanes(d);
@@ -73,7 +88,7 @@ HWY_INLINE void panel_block(const T* a, size_t lda, size_t astep, const T* bs, s
     acc0[r] = c.in ? hn::Load(d, c.in + r * c.in_ld + j) : hn::Zero(d);  // the tile is aligned
     acc1[r] = c.in ? hn::Load(d, c.in + r * c.in_ld + j + lanes) : hn::Zero(d);
   }
-  for (size_t u = 0; u < kc; ++u) {
+  auto step = [&](size_t u) HWY_ATTR {
     const auto b0 = hn::Load(d, bs + u * S);
     const auto b1 = hn::Load(d, bs + u * S + lanes);
     for (size_t r = 0; r < MR; ++r) {
@@ -81,7 +96,13 @@ HWY_INLINE void panel_block(const T* a, size_t lda, size_t astep, const T* bs, s
       acc0[r] = hn::MulAdd(av, b0, acc0[r]);
       acc1[r] = hn::MulAdd(av, b1, acc1[r]);
     }
+  };
+  size_t u = 0;
+  for (const size_t end = std::min(kc / 4, lines) * 4; u < end; u += 4) {
+    next.one();
+    step(u), step(u + 1), step(u + 2), step(u + 3);
   }
+  for (; u < kc; ++u) step(u);
   for (size_t r = 0; r < MR; ++r) {
     T* out = c.out + r * c.out_ld + j;
     if (valid >= 2 * lanes) {
@@ -107,6 +128,9 @@ void panel_kernel(const T* a, size_t lda, size_t astep, size_t rows, const T* bp
 #endif
   constexpr size_t S = kPanelStrip<T>;
   const size_t strip = 2 * hn::Lanes(hn::ScalableTag<T>());  // S, or S / 2 on AVX2
+  PrefetchCursor next(c.next);
+  const size_t blocks = (c.cols + strip - 1) / strip * (rows / kRows + rows % kRows);
+  const size_t quota = blocks ? (next.left + blocks - 1) / blocks : 0;  // lines per block
   for (size_t j = 0; j < c.cols; j += strip) {
     const T* bs = bp + (j / S) * kc * S + j % S;
     const size_t valid = std::min(strip, c.cols - j);
@@ -115,12 +139,12 @@ void panel_kernel(const T* a, size_t lda, size_t astep, size_t rows, const T* bp
     for (; r + kRows <= rows; r += kRows) {
       block.in = c.in ? c.in + r * c.in_ld : nullptr;
       block.out = c.out + r * c.out_ld;
-      panel_block<T, kRows>(a + r * lda, lda, astep, bs, kc, block, j, valid);
+      panel_block<T, kRows>(a + r * lda, lda, astep, bs, kc, block, j, valid, next, std::min(quota, next.left));
     }
     for (; r < rows; ++r) {
       block.in = c.in ? c.in + r * c.in_ld : nullptr;
       block.out = c.out + r * c.out_ld;
-      panel_block<T, 1>(a + r * lda, lda, astep, bs, kc, block, j, valid);
+      panel_block<T, 1>(a + r * lda, lda, astep, bs, kc, block, j, valid, next, std::min(quota, next.left));
     }
   }
 }

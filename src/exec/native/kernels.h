@@ -69,10 +69,21 @@ void contract_stream(const ContractionShape& shape, const float* a, const BSourc
 template <typename T>
 inline constexpr size_t kPanelStrip = 128 / sizeof(T);
 
+// Bytes of B the next panel will be loaded from: `rows` runs of `row_bytes` bytes, `stride`
+// bytes apart. A panel kernel prefetches their cache lines into L2 while it computes, spread
+// over its row blocks, so the next load_b_panel reads from L2 (no effect on any value).
+struct PanelPrefetch {
+  const char* first = nullptr;
+  size_t rows = 0, row_bytes = 0, stride = 0;
+};
+PanelPrefetch b_panel_source(const BSource& b, const ContractionShape& shape, size_t t0, size_t rows, size_t j0,
+                             size_t cols);
+
 // Where a panel kernel's fma chains come from and go: `in` holds the running chains (row
 // stride in_ld; nullptr: every chain starts at +0, the first panel), `out` takes them (row
 // stride out_ld: the task's tile between panels, C itself after the last), `cols` columns of
-// each row stored (the columns past them are the panel's zero padding).
+// each row stored (the columns past them are the panel's zero padding). `next`: the source
+// of the panel after this one, to prefetch (none: rows == 0).
 template <typename T>
 struct PanelChains {
   const T* in;
@@ -80,6 +91,7 @@ struct PanelChains {
   T* out;
   size_t out_ld;
   size_t cols;
+  PanelPrefetch next{};
 };
 
 // Loads panel rows t0 … t0+rows−1 (k = k_first + t·k_step) and columns j0 … j0+cols−1 of B

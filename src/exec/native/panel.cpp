@@ -117,14 +117,47 @@ void load_row(const BSource& b, size_t k, size_t j0, size_t cols, T* out) {
   }
 }
 
-// Row by row, strip by strip (the packed layout of kernels.h).
+// A whole strip of a B stored in the compute type: 128 bytes of each of `rows` rows (src_ld
+// elements apart) into consecutive rows of the strip.
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void copy_strip_f32(const float* src, size_t src_ld, size_t rows, float* dst) {
+  for (size_t t = 0; t < rows; ++t) {
+    for (size_t j = 0; j < kPanelStrip<float>; ++j) dst[t * kPanelStrip<float> + j] = src[t * src_ld + j];
+  }
+}
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void copy_strip_f64(const double* src, size_t src_ld, size_t rows, double* dst) {
+  for (size_t t = 0; t < rows; ++t) {
+    for (size_t j = 0; j < kPanelStrip<double>; ++j) dst[t * kPanelStrip<double> + j] = src[t * src_ld + j];
+  }
+}
+void copy_strip(const float* src, size_t src_ld, size_t rows, float* dst) { copy_strip_f32(src, src_ld, rows, dst); }
+void copy_strip(const double* src, size_t src_ld, size_t rows, double* dst) { copy_strip_f64(src, src_ld, rows, dst); }
+
+// The whole strips of a panel whose B is stored in T, copied strip by strip; returns how many
+// columns that packed (a multiple of the strip; load_panel packs the rest).
+template <typename T>
+size_t copy_whole_strips(const BSource& b, const ContractionShape& s, size_t t0, size_t rows, size_t j0,
+                         size_t cols, T* dst) {
+  constexpr size_t S = kPanelStrip<T>;
+  constexpr BSource::Kind same = std::is_same_v<T, float> ? BSource::Kind::f32 : BSource::Kind::f64;
+  if (b.kind != same) return 0;
+  const T* first = static_cast<const T*>(b.data) + b.first + (s.k_first + t0 * s.k_step) * b.ldb + j0;
+  size_t s0 = 0;
+  for (; s0 + S <= cols; s0 += S) copy_strip(first + s0, s.k_step * b.ldb, rows, dst + s0 * rows);
+  return s0;
+}
+
+// B in the compute type: whole strips copied; the rest (every strip of other types) row by
+// row, strip by strip, converted (the packed layout of kernels.h).
 template <typename T>
 void load_panel(const BSource& b, const ContractionShape& s, size_t t0, size_t rows, size_t j0,
                 size_t cols, T* dst, size_t ld) {
   constexpr size_t S = kPanelStrip<T>;
-  for (size_t t = 0; t < rows; ++t) {
+  const size_t copied = copy_whole_strips(b, s, t0, rows, j0, cols, dst);
+  for (size_t t = 0; t < rows && copied < ld; ++t) {
     const size_t k = s.k_first + (t0 + t) * s.k_step;
-    for (size_t s0 = 0; s0 < ld; s0 += S) {
+    for (size_t s0 = copied; s0 < ld; s0 += S) {
       T* out = dst + s0 * rows + t * S;
       const size_t count = s0 < cols ? std::min(S, cols - s0) : 0;
       if (count > 0) load_row(b, k, j0 + s0, count, out);
@@ -144,6 +177,22 @@ double BSource::value(size_t k, size_t n) const {
     case Kind::i4: return dequantized(*this, k, n);
   }
   return 0;
+}
+
+PanelPrefetch b_panel_source(const BSource& b, const ContractionShape& s, size_t t0, size_t rows, size_t j0,
+                             size_t cols) {
+  size_t bits = 32;
+  switch (b.kind) {
+    case BSource::Kind::f64: bits = 64; break;
+    case BSource::Kind::f32: bits = 32; break;
+    case BSource::Kind::bf16: bits = 16; break;
+    case BSource::Kind::i8: bits = 8; break;
+    case BSource::Kind::i4: bits = 4; break;
+  }
+  if (rows == 0 || cols == 0) return {};
+  const size_t first = b.first + (s.k_first + t0 * s.k_step) * b.ldb + j0;  // in elements
+  return {static_cast<const char*>(b.data) + first * bits / 8, rows, (cols * bits + 7) / 8 + 1,
+          s.k_step * b.ldb * bits / 8};
 }
 
 void load_b_panel(const BSource& b, const ContractionShape& shape, size_t t0, size_t rows,
