@@ -10,6 +10,7 @@
 
 #include "exec/native/kernels.h"
 #include "exec/native/kernels_rows.h"
+#include "exec/native/value.h"
 
 namespace presk::exec::native {
 namespace {
@@ -105,6 +106,36 @@ TEST(RowKernels, ContractionRowGroupsKeepEveryChain) {
         }
         EXPECT_EQ(wrong, 0u) << "m=" << m << " threads=" << threads << " scalar=" << scalar;
       }
+    }
+  }
+}
+
+// copy_strided (transpose, slice, broadcast) against the index formula, for every permutation
+// of rank-3 shapes with odd extents (the tiled matrix path and the row paths), broadcast
+// strides and a base offset.
+TEST(Layout, CopyStridedMatchesTheIndexFormula) {
+  const std::vector<int64_t> in_shape = {5, 19, 37};
+  const std::vector<size_t> in_strides = {19 * 37, 37, 1};
+  std::vector<int> source(5 * 19 * 37 + 3);
+  for (size_t i = 0; i < source.size(); ++i) source[i] = static_cast<int>(i * 7 + 1);
+  std::vector<std::vector<size_t>> perms = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+  for (const auto& perm : perms) {
+    for (bool broadcast_last : {false, true}) {
+      std::vector<int64_t> shape;
+      std::vector<size_t> strides;
+      for (size_t a : perm) shape.push_back(in_shape[a]), strides.push_back(in_strides[a]);
+      if (broadcast_last) strides.back() = 0;
+      std::vector<int> out(element_count(shape), -1);
+      copy_strided(source.data(), shape, strides, 3, out.data());
+      size_t wrong = 0, i = 0;
+      for (int64_t x = 0; x < shape[0]; ++x) {
+        for (int64_t y = 0; y < shape[1]; ++y) {
+          for (int64_t z = 0; z < shape[2]; ++z, ++i) {
+            wrong += out[i] != source[3 + x * strides[0] + y * strides[1] + z * strides[2]];
+          }
+        }
+      }
+      EXPECT_EQ(wrong, 0u) << "perm " << perm[0] << perm[1] << perm[2] << " broadcast " << broadcast_last;
     }
   }
 }

@@ -23,6 +23,12 @@ struct OpContext {
   std::span<const int64_t> layers;
 };
 
+// The four IEEE arithmetic ops over a run (ops_elementwise.cpp): out[i] = a[i] op b[i] for
+// i < n, or a[i] op b[0] when `one`; out may alias a. Same bits on every clone.
+enum class Arith : uint8_t { add, sub, mul, div };
+void arith_run(Arith op, float* out, const float* a, const float* b, bool one, size_t n);
+void arith_run(Arith op, double* out, const double* a, const double* b, bool one, size_t n);
+
 Value run_literal(const ir::Let& let, const OpContext& ctx);
 Value run_iota(const ir::Let& let);
 Value run_elementwise(const ir::Let& let, const std::vector<const Value*>& operands, const OpContext& ctx);

@@ -73,6 +73,26 @@ template float ordered_sum<float>(const float*, const std::vector<size_t>&, cons
 template double combine_partials<double>(std::vector<double>);
 template float combine_partials<float>(std::vector<float>);
 
+// The four arithmetic ops over runs, compiled for AVX-512, AVX2 and the baseline (GCC's
+// target_clones picks one when the program loads): IEEE add, sub, mul and div round alike on
+// each, and -ffp-contract=off keeps them unfused, so every clone gives the same bits.
+// out[i] = a[i] op b[i] for i < n, or a[i] op b[0] when `one` (out may alias a).
+template <typename C>
+[[gnu::always_inline]] inline void arith_body(Arith op, C* out, const C* a, const C* b, bool one, size_t n) {
+  const C y = b[0];
+  switch (op) {
+    case Arith::add: if (one) { for (size_t i = 0; i < n; ++i) out[i] = a[i] + y; } else { for (size_t i = 0; i < n; ++i) out[i] = a[i] + b[i]; } break;
+    case Arith::sub: if (one) { for (size_t i = 0; i < n; ++i) out[i] = a[i] - y; } else { for (size_t i = 0; i < n; ++i) out[i] = a[i] - b[i]; } break;
+    case Arith::mul: if (one) { for (size_t i = 0; i < n; ++i) out[i] = a[i] * y; } else { for (size_t i = 0; i < n; ++i) out[i] = a[i] * b[i]; } break;
+    case Arith::div: if (one) { for (size_t i = 0; i < n; ++i) out[i] = a[i] / y; } else { for (size_t i = 0; i < n; ++i) out[i] = a[i] / b[i]; } break;
+  }
+}
+
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void arith_run(Arith op, float* out, const float* a, const float* b, bool one, size_t n) { arith_body(op, out, a, b, one, n); }
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void arith_run(Arith op, double* out, const double* a, const double* b, bool one, size_t n) { arith_body(op, out, a, b, one, n); }
+
 namespace {
 
 // max/min as IEEE maxNum/minNum (and MPFR): a NaN operand yields the other one; +0 above −0.
@@ -240,11 +260,6 @@ std::optional<UnaryFn> kernel_fn(ir::Op op) {
   }
 }
 
-// The four arithmetic ops over runs, compiled for AVX-512, AVX2 and the baseline (GCC's
-// target_clones picks one when the program loads): IEEE add, sub, mul and div round alike on
-// each, and -ffp-contract=off keeps them unfused, so every clone gives the same bits.
-enum class Arith : uint8_t { add, sub, mul, div };
-
 std::optional<Arith> arith_of(ir::Op op) {
   switch (op) {
     case ir::Op::add: return Arith::add;
@@ -254,23 +269,6 @@ std::optional<Arith> arith_of(ir::Op op) {
     default: return std::nullopt;
   }
 }
-
-// out[i] = a[i] op b[i] for i < n, or a[i] op b[0] when `one` (out may alias a).
-template <typename C>
-[[gnu::always_inline]] inline void arith_body(Arith op, C* out, const C* a, const C* b, bool one, size_t n) {
-  const C y = b[0];
-  switch (op) {
-    case Arith::add: if (one) { for (size_t i = 0; i < n; ++i) out[i] = a[i] + y; } else { for (size_t i = 0; i < n; ++i) out[i] = a[i] + b[i]; } break;
-    case Arith::sub: if (one) { for (size_t i = 0; i < n; ++i) out[i] = a[i] - y; } else { for (size_t i = 0; i < n; ++i) out[i] = a[i] - b[i]; } break;
-    case Arith::mul: if (one) { for (size_t i = 0; i < n; ++i) out[i] = a[i] * y; } else { for (size_t i = 0; i < n; ++i) out[i] = a[i] * b[i]; } break;
-    case Arith::div: if (one) { for (size_t i = 0; i < n; ++i) out[i] = a[i] / y; } else { for (size_t i = 0; i < n; ++i) out[i] = a[i] / b[i]; } break;
-  }
-}
-
-__attribute__((target_clones("avx512f", "avx2", "default")))
-void arith_run(Arith op, float* out, const float* a, const float* b, bool one, size_t n) { arith_body(op, out, a, b, one, n); }
-__attribute__((target_clones("avx512f", "avx2", "default")))
-void arith_run(Arith op, double* out, const double* a, const double* b, bool one, size_t n) { arith_body(op, out, a, b, one, n); }
 
 // out[i] = a[i] op b[…] with the op chosen once, outside the loop; out may alias a.
 template <typename C>

@@ -103,16 +103,15 @@ Value run_layout(const ir::Let& let, const std::vector<const Value*>& operands, 
 Value run_embed(const ir::Let& let, const Value& table, const Value& index, const OpContext& ctx) {
   const std::vector<int64_t> rows = load_integers(index);
   const size_t row_size = table.count() / static_cast<size_t>(std::max<int64_t>(table.shape[0], 1));
-  std::vector<size_t> indices;
-  indices.reserve(rows.size() * row_size);
+  std::vector<size_t> picks(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {
     if (rows[i] < 0 || rows[i] >= table.shape[0]) {
       user_error("E0624") << "embed index " << rows[i] << " at position " << i << " is outside the table's "
                           << table.shape[0] << " rows";
     }
-    for (size_t t = 0; t < row_size; ++t) indices.push_back(static_cast<size_t>(rows[i]) * row_size + t);
+    picks[i] = static_cast<size_t>(rows[i]);
   }
-  return into_site(gather(table, indices, let.type.shape), ctx);
+  return into_site(gather_rows(table, picks, row_size, let.type.shape), ctx);
 }
 
 }  // namespace presk::exec::native

@@ -118,7 +118,7 @@ Value normalize_rows(const ir::Let& let, const Value& operand, size_t len, const
     for (size_t r = 0; r < count; ++r) {
       const C* row = x.data + (r0 + r) * len;
       const C m = max_of_row(row, len, force_scalar);
-      for (size_t t = 0; t < len; ++t) shifted[r * len + t] = row[t] - m;
+      arith_run(Arith::sub, shifted + r * len, row, &m, true, len);
     }
     C* out = e.data() + r0 * len;
     unary_rows(UnaryFn::exp, shifted, out, count * len, force_scalar);
@@ -133,11 +133,7 @@ Value normalize_rows(const ir::Let& let, const Value& operand, size_t len, const
     for (size_t r = 0; r < count; ++r) {
       const C s = sums[r];
       C* y = out + r * len;
-      if (log) {
-        for (size_t t = 0; t < len; ++t) y[t] = shifted[r * len + t] - s;
-      } else {
-        for (size_t t = 0; t < len; ++t) y[t] = y[t] / s;
-      }
+      arith_run(log ? Arith::sub : Arith::div, y, log ? shifted + r * len : y, &s, true, len);
     }
   });
   return store_as<C>(std::move(e), let.type.shape, ctx.site, ctx.options.threads);

@@ -144,9 +144,12 @@ std::vector<uint8_t> load_booleans(const Value& v) {
 namespace {
 
 template <typename Vector>
-Vector pick(const Vector& from, size_t offset, const std::vector<size_t>& indices) {
-  Vector out(indices.size());
-  for (size_t i = 0; i < indices.size(); ++i) out[i] = from[offset + indices[i]];
+Vector pick_rows(const Vector& from, size_t offset, const std::vector<size_t>& rows, size_t row_size) {
+  Vector out(rows.size() * row_size);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::copy_n(from.begin() + static_cast<long>(offset + rows[i] * row_size), row_size,
+                out.begin() + static_cast<long>(i * row_size));
+  }
   return out;
 }
 
@@ -178,20 +181,20 @@ Value gather_strided(const Value& v, std::vector<int64_t> shape, const std::vect
   return Value{v.kind, v.type, std::move(shape), std::move(storage), 0};
 }
 
-Value gather(const Value& v, const std::vector<size_t>& indices, std::vector<int64_t> shape) {
-  if (v.kind == Value::Kind::quantized) return gather(convert_real(v, RealType::f32), indices, std::move(shape));
+Value gather_rows(const Value& v, const std::vector<size_t>& rows, size_t row_size, std::vector<int64_t> shape) {
+  if (v.kind == Value::Kind::quantized) return gather_rows(convert_real(v, RealType::f32), rows, row_size, std::move(shape));
   auto storage = std::make_shared<Storage>();
   const Storage& s = *v.storage;
   if (v.kind == Value::Kind::integer) {
-    storage->ints = pick(s.ints, v.offset, indices);
+    storage->ints = pick_rows(s.ints, v.offset, rows, row_size);
   } else if (v.kind == Value::Kind::boolean) {
-    storage->bools = pick(s.bools, v.offset, indices);
+    storage->bools = pick_rows(s.bools, v.offset, rows, row_size);
   } else if (v.type == RealType::f64) {
-    storage->f64 = pick(s.f64, v.offset, indices);
+    storage->f64 = pick_rows(s.f64, v.offset, rows, row_size);
   } else if (v.type == RealType::f32) {
-    storage->f32 = pick(s.f32, v.offset, indices);
+    storage->f32 = pick_rows(s.f32, v.offset, rows, row_size);
   } else {
-    storage->bf16 = pick(s.bf16, v.offset, indices);
+    storage->bf16 = pick_rows(s.bf16, v.offset, rows, row_size);
   }
   return Value{v.kind, v.type, std::move(shape), std::move(storage), 0};
 }

@@ -5,6 +5,7 @@
 // type; store_as rounds the compute type's results into the site's storage type.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <type_traits>
@@ -133,10 +134,28 @@ std::vector<uint8_t> load_booleans(const Value& value);
 // Element `index` as a double (exact for every kind; quantized: f32(q·s)).
 double element(const Value& value, size_t index);
 
-// The elements at `indices` (into the value's own elements), same kind and type: layout moves.
-Value gather(const Value& value, const std::vector<size_t>& indices, std::vector<int64_t> shape);
+// Rows `rows` of the value's elements taken as rows of `row_size` (row r: elements
+// r·row_size …), one after another, same kind and type (embed).
+Value gather_rows(const Value& value, const std::vector<size_t>& rows, size_t row_size, std::vector<int64_t> shape);
+// out[r·cols + c] = source[r + c·step] for r < rows, c < cols (a transposed matrix), in tiles
+// of 16 × 16 so that the source lines of a tile stay in L1 (a column's lines, `step` apart,
+// would otherwise fall into a few L1 sets).
+template <typename E>
+void copy_transposed(const E* source, size_t rows, size_t cols, size_t step, E* out) {
+  constexpr size_t kTile = 16;
+  for (size_t r0 = 0; r0 < rows; r0 += kTile) {
+    for (size_t c0 = 0; c0 < cols; c0 += kTile) {
+      const size_t r1 = std::min(rows, r0 + kTile), c1 = std::min(cols, c0 + kTile);
+      for (size_t r = r0; r < r1; ++r) {
+        for (size_t c = c0; c < c1; ++c) out[r * cols + c] = source[r + c * step];
+      }
+    }
+  }
+}
+
 // out[i] = source[base + Σ index[a]·strides[a]] for the i-th index of `shape` (row-major),
-// walked a row (the last axis) at a time.
+// walked a row (the last axis) at a time, or a matrix (the last two axes) at a time where
+// they are a transposed one (the row strided, the axis before it contiguous).
 template <typename E>
 void copy_strided(const E* source, const std::vector<int64_t>& shape, const std::vector<size_t>& strides, size_t base,
                   E* out) {
@@ -147,11 +166,20 @@ void copy_strided(const E* source, const std::vector<int64_t>& shape, const std:
     return;
   }
   const size_t rank = shape.size(), row = static_cast<size_t>(shape[rank - 1]), step = strides[rank - 1];
-  std::vector<int64_t> index(rank - 1, 0);
+  const bool matrices = rank >= 2 && step != 1 && strides[rank - 2] == 1;
+  const size_t walked = matrices ? rank - 2 : rank - 1;  // the axes walked by `index`
+  const size_t block = matrices ? row * static_cast<size_t>(shape[rank - 2]) : row;
+  std::vector<int64_t> index(walked, 0);
   size_t position = base;
-  for (size_t i = 0; i < n; i += row) {
-    for (size_t j = 0; j < row; ++j) out[i + j] = source[position + j * step];
-    for (size_t a = rank - 1; a-- > 0;) {
+  for (size_t i = 0; i < n; i += block) {
+    if (matrices) {
+      copy_transposed(source + position, static_cast<size_t>(shape[rank - 2]), row, step, out + i);
+    } else if (step == 1) {
+      std::copy_n(source + position, row, out + i);
+    } else {
+      for (size_t j = 0; j < row; ++j) out[i + j] = source[position + j * step];
+    }
+    for (size_t a = walked; a-- > 0;) {
       position += strides[a];
       if (++index[a] < shape[a]) break;
       position -= strides[a] * static_cast<size_t>(shape[a]);
