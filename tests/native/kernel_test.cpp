@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include <hwy/targets.h>
@@ -86,6 +87,71 @@ TEST(Contraction, SimdAndThreadsMatchTheScalarChain) {
       }
     }
   }
+}
+
+// The panel kernel skips terms with a = ±0 over finite b (docs/semantics.md, "Zero terms"):
+// causal attention's zero tails, zero heads, all-zero rows. Each case against the scalar
+// definition, bit for bit, on every target: signed zeros, a chain that underflows to −0 before
+// a zero tail (its tail must still run: +0·b + −0 is +0 for b > 0), ±∞ and NaN in b where a
+// is zero (NaN products), and chains continued across K panels.
+TEST(Contraction, ZeroTermsAreSkippedOnlyWhereExact) {
+  std::mt19937 rng(21);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_int_distribution<int> pick(0, 99);
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (int trial = 0; trial < 24; ++trial) {
+    const size_t m = 1 + static_cast<size_t>(pick(rng)) % 40, n = 1 + static_cast<size_t>(pick(rng)), k = trial % 3 == 0 ? 600 : 1 + static_cast<size_t>(pick(rng)) * 3;
+    std::vector<float> a(m * k), b(k * n);
+    for (float& x : b) x = normal(rng);
+    for (size_t i = 0; i < m; ++i) {
+      const int shape = pick(rng) % 5;  // dense, causal tail, zero head, all zero, −0 underflow
+      const size_t cut = static_cast<size_t>(pick(rng)) * k / 100;
+      for (size_t t = 0; t < k; ++t) {
+        float x = normal(rng);
+        if ((shape == 1 && t > cut) || (shape == 2 && t < cut) || shape == 3) x = pick(rng) % 2 ? 0.0f : -0.0f;
+        if (shape == 4) x = t == 0 ? -1e-30f : (t > 0 ? 0.0f : x);  // −1e−30 · b underflows to −0
+        a[i * k + t] = x;
+      }
+    }
+    if (trial % 4 == 1) {  // non-finite b where some rows of a are zero
+      for (int q = 0; q < 3; ++q) b[static_cast<size_t>(pick(rng)) * b.size() / 100] = q == 0 ? nan : (q == 1 ? inf : -inf);
+    }
+    for (size_t t = 0; t < k; ++t) {
+      for (size_t j = 0; j < n; ++j) b[t * n + j] = trial % 4 == 2 ? std::abs(b[t * n + j]) * 1e-20f : b[t * n + j];
+    }
+    BSource source;
+    source.kind = BSource::Kind::f32;
+    source.data = b.data();
+    source.ldb = n;
+    const ContractionShape shape{m, n, 0, 1, k, k};
+    std::vector<float> defining(m * n), simd(m * n);
+    contract_f32(shape, a.data(), source, defining.data(), 1, true);
+    for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+      hwy::SetSupportedTargetsForTest(target);
+      contract_f32(shape, a.data(), source, simd.data(), 2, false);
+      size_t wrong = 0;
+      for (size_t i = 0; i < m * n; ++i) wrong += std::memcmp(&defining[i], &simd[i], 4) != 0;
+      EXPECT_EQ(wrong, 0u) << hwy::TargetName(target) << " trial " << trial << " m=" << m << " n=" << n << " k=" << k;
+    }
+    hwy::SetSupportedTargetsForTest(0);
+  }
+  // Every chain underflows to −0 at its first term, then meets +0 · b (b > 0): +0 + −0 = +0.
+  const size_t m = 12, n = 40, k = 50;
+  std::vector<float> a(m * k, 0.0f), b(k * n, 1e-20f), defining(m * n), simd(m * n);
+  for (size_t i = 0; i < m; ++i) a[i * k] = -1e-30f;
+  BSource source;
+  source.kind = BSource::Kind::f32;
+  source.data = b.data();
+  source.ldb = n;
+  const ContractionShape shape{m, n, 0, 1, k, k};
+  contract_f32(shape, a.data(), source, defining.data(), 1, true);
+  EXPECT_FALSE(std::signbit(defining[0]));
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    contract_f32(shape, a.data(), source, simd.data(), 1, false);
+    EXPECT_EQ(std::memcmp(defining.data(), simd.data(), 4 * m * n), 0) << hwy::TargetName(target) << " −0 chains";
+  }
+  hwy::SetSupportedTargetsForTest(0);
 }
 
 // The panel path's integer loads (vectorized runs, int4 rows starting mid-byte) against the
