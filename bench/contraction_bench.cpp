@@ -4,6 +4,7 @@
 //   cmake --build build/ci --target bench_contraction && build/ci/bench/bench_contraction
 //   build/ci/bench/bench_contraction --gemm [--rounds R]     (only the sgemm lines)
 //   build/ci/bench/bench_contraction --memory-bound [--rows]   (only the memory-bound lines)
+//   build/ci/bench/bench_contraction --causal [--rounds R]     (att @ v with causal zeros)
 // Debian's OpenBLAS misdetects this VM's CPU and runs SSE3 kernels (4-5x slower) unless
 // OPENBLAS_CORETYPE names it, e.g. OPENBLAS_CORETYPE=SkylakeX where the CPU has AVX-512.
 #include <cblas.h>
@@ -77,6 +78,42 @@ void run(size_t m, size_t n, size_t k, int threads, int rounds) {
   std::sort(ratios.begin(), ratios.end());
   std::printf("%5zu x %5zu x %5zu  threads %d  median ratio of %d rounds %.2f (range %.2f-%.2f)\n", m, n, k, threads,
               rounds, ratios[ratios.size() / 2], ratios.front(), ratios.back());
+  std::fflush(stdout);
+}
+
+// Causal attention's att @ v (T = 256 rows of attention weights, zero after the diagonal,
+// against v of 256 × 128): presk on the causal A (zero terms skipped where exact,
+// docs/semantics.md), presk on a dense A of the same shape, and OpenBLAS on the causal A, in
+// same-run rounds. Prints milliseconds and the time ratios.
+void run_causal(int threads, int rounds) {
+  const size_t m = 256, k = 256, n = 128;
+  std::mt19937 rng(2);
+  std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+  std::vector<float> causal(m * k), dense(m * k), b(k * n), c(m * n);
+  for (size_t i = 0; i < m; ++i) {
+    for (size_t t = 0; t < k; ++t) dense[i * k + t] = uniform(rng), causal[i * k + t] = t <= i ? dense[i * k + t] : 0.0f;
+  }
+  for (float& x : b) x = uniform(rng) - 0.5f;
+  using namespace presk::exec::native;
+  BSource source;
+  source.kind = BSource::Kind::f32;
+  source.data = b.data();
+  source.ldb = n;
+  const ContractionShape shape{m, n, 0, 1, k, k};
+  for (int round = 0; round < rounds; ++round) {
+    let_workers_sleep();
+    const double skipped = median_seconds([&] { contract_f32(shape, causal.data(), source, c.data(), threads, false); }, 21);
+    const double full = median_seconds([&] { contract_f32(shape, dense.data(), source, c.data(), threads, false); }, 21);
+    let_workers_sleep();
+    openblas_set_num_threads(threads);
+    const double blas = median_seconds([&] {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
+                  1.0f, causal.data(), static_cast<int>(k), b.data(), static_cast<int>(n), 0.0f, c.data(), static_cast<int>(n));
+    }, 21);
+    std::printf("causal att @ v %zux%zux%zu  threads %d  round %d  presk causal %.3f ms  presk dense %.3f ms  OpenBLAS causal "
+                "%.3f ms  dense/causal %.2f  OpenBLAS/presk %.2f\n",
+                m, n, k, threads, round + 1, skipped * 1e3, full * 1e3, blas * 1e3, full / skipped, blas / skipped);
+  }
   std::fflush(stdout);
 }
 
@@ -178,19 +215,25 @@ void run_memory_bound(int threads, size_t m) {
 
 int main(int argc, char** argv) {
   // --memory-bound: only the memory-bound section; --gemm: only the sgemm section; --rows: also
-  // M = 1, 2, 8 (2 threads); --rounds R: same-run rounds per sgemm shape (default 3).
-  bool only_memory = false, only_gemm = false, rows = false;
+  // M = 1, 2, 8 (2 threads); --causal: only att @ v with causal zeros; --rounds R: same-run
+  // rounds per sgemm or causal shape (default 3).
+  bool only_memory = false, only_gemm = false, rows = false, causal = false;
   int rounds = 3;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--memory-bound") only_memory = true;
     else if (arg == "--gemm") only_gemm = true;
     else if (arg == "--rows") rows = true;
+    else if (arg == "--causal") causal = true;
     else if (arg == "--rounds" && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
     else {
-      std::fprintf(stderr, "usage: bench_contraction [--gemm | --memory-bound] [--rows] [--rounds R]\n");
+      std::fprintf(stderr, "usage: bench_contraction [--gemm | --memory-bound | --causal] [--rows] [--rounds R]\n");
       return 2;
     }
+  }
+  if (causal) {
+    for (int threads : {1, 2}) run_causal(threads, rounds);
+    return 0;
   }
   if (!only_memory && std::getenv("OPENBLAS_CORETYPE") == nullptr) {
     std::fprintf(stderr, "note: OPENBLAS_CORETYPE is not set; Debian's OpenBLAS may run its SSE3 kernels here "

@@ -76,10 +76,12 @@ TEST(RowKernels, RowSumsAreOneSequentialChainEach) {
   }
 }
 
-// Row groups of the contraction driver (more rows than a kernel call, more than a group),
-// two column tiles: every element is its own fma chain, on 1 and 2 threads.
-TEST(RowKernels, ContractionRowGroupsKeepEveryChain) {
-  const size_t k = 40, n = 300;
+// Row groups of the contraction driver (more rows than a kernel call, more than a group:
+// contiguous groups, and groups taking every other run of rows), two column tiles, K in one
+// panel and across two (chains held in the tile): every element is its own fma chain, on 1
+// and 2 threads.
+void check_row_groups(size_t k) {
+  const size_t n = 300;
   std::mt19937 rng(11);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::vector<float> b(k * n);
@@ -104,10 +106,14 @@ TEST(RowKernels, ContractionRowGroupsKeepEveryChain) {
             wrong += !same_bits(acc, c[i * n + j]);
           }
         }
-        EXPECT_EQ(wrong, 0u) << "m=" << m << " threads=" << threads << " scalar=" << scalar;
+        EXPECT_EQ(wrong, 0u) << "m=" << m << " k=" << k << " threads=" << threads << " scalar=" << scalar;
       }
     }
   }
+}
+
+TEST(RowKernels, ContractionRowGroupsKeepEveryChain) {
+  for (size_t k : {40, 300}) check_row_groups(k);
 }
 
 // copy_strided (transpose, slice, broadcast) against the index formula, for every permutation

@@ -48,11 +48,38 @@ void for_each_task(size_t count, int threads, const F& f) {
   run_tasks(count, threads, [](const void* context, size_t task) { (*static_cast<const F*>(context))(task); }, &f);
 }
 
+// The rows of C a group of a contraction owns: `count` runs of kRowBlock rows (the last maybe
+// shorter), run i starting at row first + i·stride. Where every group gets two runs or more,
+// groups take every groups-th run (a causal A's zero tails, whose skipped terms make later
+// rows dearer, then spread evenly); else one contiguous range each.
+struct RowRuns {
+  size_t first = 0, stride = 0, count = 0, rows = 0, end = 0;  // rows: in all runs; end: past the last row
+  size_t rows_of_run(size_t i) const { return std::min(kRowBlock, end - (first + i * stride)); }
+};
+
+inline RowRuns rows_of_group(size_t m, size_t groups, size_t group) {
+  const size_t runs = (m + kRowBlock - 1) / kRowBlock;
+  RowRuns r;
+  if (runs >= 2 * groups) {
+    r.first = group * kRowBlock, r.stride = groups * kRowBlock;
+    r.count = (runs - group + groups - 1) / groups;
+    r.rows = r.count * kRowBlock;
+    if ((runs - 1) % groups == group) r.rows -= runs * kRowBlock - m;  // the group of the last run
+    r.end = m;
+    return r;
+  }
+  const size_t group_rows = ((m + groups - 1) / groups + 7) / 8 * 8;
+  r.first = group * group_rows;
+  r.rows = r.first < m ? std::min(group_rows, m - r.first) : 0;
+  r.stride = kRowBlock, r.count = (r.rows + kRowBlock - 1) / kRowBlock, r.end = r.first + r.rows;
+  return r;
+}
+
 // C in tasks of (a group of rows, a column tile). Each task loads every B panel of its column
-// tile once and runs the kernel over all its rows, in strips; groups are as few as keep the
-// workers busy (B panels are the costly load at these sizes) and at most kGroupRows rows. The
-// first panel starts every chain at +0 and the last stores the chains into C; a tile holds
-// them in between (none is needed when K fits one panel).
+// tile once and runs the kernel over all its rows, in runs of kRowBlock; groups are as few as
+// keep the workers busy (B panels are the costly load at these sizes) and at most kGroupRows
+// rows. The first panel starts every chain at +0 and the last stores the chains into C; a
+// tile holds them in between (none is needed when K fits one panel).
 template <typename T>
 void contract_tiles(const ContractionShape& s, const T* a, const BSource& b, T* c, int threads,
                     PanelKernelFn<T> kernel) {
@@ -62,37 +89,39 @@ void contract_tiles(const ContractionShape& s, const T* a, const BSource& b, T* 
   const size_t workers = static_cast<size_t>(std::max(threads, 1));
   size_t groups = std::max<size_t>((workers + col_tiles - 1) / col_tiles, (s.m + kGroupRows - 1) / kGroupRows);
   groups = std::max<size_t>(1, std::min(groups, (s.m + kRowBlock - 1) / kRowBlock));
-  const size_t group_rows = ((s.m + groups - 1) / groups + 7) / 8 * 8;
   for_each_task(groups * col_tiles, threads, [&](size_t task) {
-    const size_t i0 = (task / col_tiles) * group_rows;
-    if (i0 >= s.m) return;
-    const size_t rows = std::min(group_rows, s.m - i0);
+    const RowRuns runs = rows_of_group(s.m, groups, task / col_tiles);
+    if (runs.rows == 0) return;
     const size_t j0 = (task % col_tiles) * col_block, cols = std::min(col_block, s.n - j0);
     if (s.terms == 0) {  // no terms: every chain is its +0
-      for (size_t r = 0; r < rows; ++r) std::fill(c + (i0 + r) * s.n + j0, c + (i0 + r) * s.n + j0 + cols, T(0));
+      for (size_t i = 0; i < runs.count; ++i) {
+        for (size_t r = 0, i0 = runs.first + i * runs.stride; r < runs.rows_of_run(i); ++r) {
+          std::fill(c + (i0 + r) * s.n + j0, c + (i0 + r) * s.n + j0 + cols, T(0));
+        }
+      }
       return;
     }
     const size_t ld = (cols + align - 1) / align * align;
     hwy::AlignedFreeUniquePtr<T[]> tile;  // (Highway refuses a 0-byte allocation)
-    if (s.terms > kKBlock) tile = hwy::AllocateAligned<T>(rows * ld);
+    if (s.terms > kKBlock) tile = hwy::AllocateAligned<T>(runs.count * kRowBlock * ld);
     hwy::AlignedFreeUniquePtr<T[]> panel = hwy::AllocateAligned<T>(std::min(kKBlock, s.terms) * ld);
     for (size_t t0 = 0; t0 < s.terms; t0 += kKBlock) {
       const size_t kc = std::min(kKBlock, s.terms - t0);
       const bool first = t0 == 0, last = t0 + kc == s.terms;
       load_b_panel(b, s, t0, kc, j0, cols, panel.get(), ld);
-      for (size_t r0 = 0; r0 < rows; r0 += kRowBlock) {
-        PanelChains<T> chains{first ? nullptr : tile.get() + r0 * ld, ld,
-                              last ? c + (i0 + r0) * s.n + j0 : tile.get() + r0 * ld, last ? s.n : ld,
+      for (size_t i = 0; i < runs.count; ++i) {
+        const size_t i0 = runs.first + i * runs.stride;  // run i's first row of C
+        T* held = tile.get() + i * kRowBlock * ld;       // its chains between panels
+        PanelChains<T> chains{first ? nullptr : held, ld, last ? c + i0 * s.n + j0 : held, last ? s.n : ld,
                               last ? cols : ld};
-        // The first row block brings the next panel's B into L2: the task's next panel, or on
-        // one thread (tasks in order) the next task's first.
-        if (r0 == 0 && !last) {
+        // The first run brings the next panel's B into L2: the task's next panel, or on one
+        // thread (tasks in order) the next task's first.
+        if (i == 0 && !last) {
           chains.next = b_panel_source(b, s, t0 + kc, std::min(kKBlock, s.terms - t0 - kc), j0, cols);
-        } else if (r0 == 0 && threads <= 1 && j0 + cols < s.n) {
+        } else if (i == 0 && threads <= 1 && j0 + cols < s.n) {
           chains.next = b_panel_source(b, s, 0, std::min(kKBlock, s.terms), j0 + cols, std::min(col_block, s.n - j0 - cols));
         }
-        kernel(a + (i0 + r0) * s.lda + s.k_first + t0 * s.k_step, s.lda, s.k_step, std::min(kRowBlock, rows - r0),
-               panel.get(), kc, chains);
+        kernel(a + i0 * s.lda + s.k_first + t0 * s.k_step, s.lda, s.k_step, runs.rows_of_run(i), panel.get(), kc, chains);
       }
     }
   });
