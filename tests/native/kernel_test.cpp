@@ -154,6 +154,46 @@ TEST(Contraction, ZeroTermsAreSkippedOnlyWhereExact) {
   hwy::SetSupportedTargetsForTest(0);
 }
 
+// A stored transposed ([K, M], reverse mode's Xᵀ · dY) and read in place (lda = 1, a_col = M):
+// the stream path (M ≤ 8) and the panel path, every k or every third (interleaved partials),
+// against the plain loop, scalar and SIMD, 1 and 2 threads.
+TEST(Contraction, TransposedAIsReadInPlace) {
+  const size_t k = 290, n = 77;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> b(k * n);
+  for (float& x : b) x = normal(rng);
+  BSource source;
+  source.kind = BSource::Kind::f32;
+  source.data = b.data();
+  source.ldb = n;
+  for (size_t m : {5, 70, 300}) {
+    std::vector<float> at(k * m);  // at[kk·m + i] = A(i, kk)
+    for (float& x : at) x = normal(rng);
+    for (size_t step : {1, 3}) {
+      const ContractionShape shape{m, n, step - 1, step, (k - (step - 1) + step - 1) / step, 1, m};
+      for (int threads : {1, 2}) {
+        for (bool scalar : {false, true}) {
+          std::vector<float> c(m * n, -1.0f);
+          contract_f32(shape, at.data(), source, c.data(), threads, scalar);
+          size_t wrong = 0;
+          for (size_t i = 0; i < m; ++i) {
+            for (size_t j = 0; j < n; ++j) {
+              float acc = 0.0f;
+              for (size_t t = 0; t < shape.terms; ++t) {
+                const size_t kk = shape.k_first + t * step;
+                acc = std::fma(at[kk * m + i], b[kk * n + j], acc);
+              }
+              wrong += std::memcmp(&acc, &c[i * n + j], 4) != 0;
+            }
+          }
+          EXPECT_EQ(wrong, 0u) << "m=" << m << " step=" << step << " threads=" << threads << " scalar=" << scalar;
+        }
+      }
+    }
+  }
+}
+
 // The panel path's integer loads (vectorized runs, int4 rows starting mid-byte) against the
 // plain loop over BSource::value, every element: scales per column and per row, int8 and int4.
 TEST(Contraction, IntegerPanelsMatchThePlainLoopEverywhere) {

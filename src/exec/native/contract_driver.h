@@ -121,7 +121,8 @@ void contract_tiles(const ContractionShape& s, const T* a, const BSource& b, T* 
         } else if (i == 0 && threads <= 1 && j0 + cols < s.n) {
           chains.next = b_panel_source(b, s, 0, std::min(kKBlock, s.terms), j0 + cols, std::min(col_block, s.n - j0 - cols));
         }
-        kernel(a + i0 * s.lda + s.k_first + t0 * s.k_step, s.lda, s.k_step, runs.rows_of_run(i), panel.get(), kc, chains);
+        kernel(a + i0 * s.lda + (s.k_first + t0 * s.k_step) * s.a_col, s.lda, s.k_step * s.a_col, runs.rows_of_run(i),
+               panel.get(), kc, chains);
       }
     }
   });

@@ -38,12 +38,15 @@ struct BSource {
 };
 
 // One contraction C[M, N] = Σ_k A[M, K] · B[K, N] in the compute type T (double or float):
-// A row-major with row stride lda; the k of term t is k_first + t·k_step, t < terms.
-// Each C element: c = +0, then c = fma(a_ik, b_kj, c) for t ascending (the sequential order).
+// A's element (i, k) at a[i·lda + k·a_col] (row-major: a_col = 1; a transposed A, stored
+// [K, M] and read in place: lda = 1, a_col = M); the k of term t is k_first + t·k_step,
+// t < terms. Each C element: c = +0, then c = fma(a_ik, b_kj, c) for t ascending (the
+// sequential order).
 struct ContractionShape {
   size_t m = 0, n = 0;
   size_t k_first = 0, k_step = 1, terms = 0;
   size_t lda = 0;
+  size_t a_col = 1;
 };
 
 // `threads`: how many threads (the caller and pool workers, workers.h) may split the output

@@ -224,7 +224,7 @@ inline void fill_block(const stream::Job& job, Format format, size_t t0, size_t 
     if (format == Format::i4_row) {
       for (int n = 0; n < 16; ++n) x.table[u][n] = static_cast<float>(n < 8 ? n : n - 16) * x.scale[u];
     }
-    for (size_t r = 0; r < s.m; ++r) x.a[u][r] = job.a[r * s.lda + k];
+    for (size_t r = 0; r < s.m; ++r) x.a[u][r] = job.a[r * s.lda + k * s.a_col];
   }
 }
 
@@ -332,7 +332,7 @@ void stream_range_scalar(const stream::Job& job, size_t j1) {
     const size_t k = s.k_first + t * s.k_step;
     for (size_t j = j1; j < end; ++j) {
       const float bk = static_cast<float>(job.b->value(k, j));
-      for (size_t r = 0; r < s.m; ++r) job.c[r * s.n + j] = std::fma(job.a[r * s.lda + k], bk, job.c[r * s.n + j]);
+      for (size_t r = 0; r < s.m; ++r) job.c[r * s.n + j] = std::fma(job.a[r * s.lda + k * s.a_col], bk, job.c[r * s.n + j]);
     }
   }
 }

@@ -1,9 +1,10 @@
 // contract: an einsum of two operands as batched matrix products C[b] = A[b] · B[b] in the
 // site's compute type, by the f64 or f32 family's kernel. Letters in A, B and the output are
 // batch axes, in A and the output M axes, in B and the output N axes, in A and B only the
-// contracted K axes, summed in row-major order of the K letters as A lists them. B is read in
-// place (a parameter at rest, integer weights dequantized in the kernel's load) when its
-// layout is already [batch, K, N]; otherwise it is first loaded and permuted.
+// contracted K axes, summed in row-major order of the K letters as A lists them. A is read in
+// place when its layout is [batch, M, K] or [batch, K, M] (reverse mode's Xᵀ · dY), B (a
+// parameter at rest, integer weights dequantized in the kernel's load) when it is [batch, K,
+// N]; otherwise each is first loaded and permuted.
 #include <algorithm>
 
 #include "exec/native/ops.h"
@@ -102,15 +103,18 @@ void contract_one(const ContractionShape& shape, const C* a, const BSource& b, C
   }
 }
 
-// C[M, N] of one batch under the realization's order (interleaved: n strided chains, then the tree).
+// C[M, N] of one batch under the realization's order (interleaved: n strided chains, then the
+// tree). A is [M, K] row-major, or [K, M] (`a_transposed`: read in place, column by column).
 template <typename C>
-void contract_ordered(size_t m, size_t n, size_t k, const C* a, const BSource& b, C* c, const OpContext& ctx) {
+void contract_ordered(size_t m, size_t n, size_t k, const C* a, bool a_transposed, const BSource& b, C* c,
+                      const OpContext& ctx) {
   const Order& order = ctx.realization.order;
   const size_t partials = order.kind == OrderKind::interleaved ? static_cast<size_t>(order.partials) : 1;
-  if (partials <= 1) return contract_one<C>({m, n, 0, 1, k, k}, a, b, c, ctx);
+  const size_t lda = a_transposed ? 1 : k, a_col = a_transposed ? m : 1;
+  if (partials <= 1) return contract_one<C>({m, n, 0, 1, k, lda, a_col}, a, b, c, ctx);
   std::vector<Buffer<C>> p(std::min(partials, std::max<size_t>(k, 1)), Buffer<C>(m * n));
   for (size_t r = 0; r < p.size(); ++r) {
-    contract_one<C>({m, n, r, partials, (k - r + partials - 1) / partials, k}, a, b, p[r].data(), ctx);
+    contract_one<C>({m, n, r, partials, (k - r + partials - 1) / partials, lda, a_col}, a, b, p[r].data(), ctx);
   }
   std::vector<C> lane(p.size());
   for (size_t i = 0; i < m * n; ++i) {
@@ -124,11 +128,14 @@ Value contract(const ir::Let& let, const Value& av, const Value& bv, const OpCon
   const Spec s = parse_spec(let.attrs.spec);
   const size_t batches = product(s.batch, s.a, av.shape), m = product(s.m, s.a, av.shape);
   const size_t n = product(s.n, s.b, bv.shape), k = product(s.k, s.a, av.shape);
-  // A and B in [batch, M, K] and [batch, K, N]: read in place when they already are.
+  // A in [batch, M, K] or [batch, K, M] and B in [batch, K, N]: read in place when they
+  // already are.
   const Loaded<C> a_loaded = view_as<C>(av, ctx.site);
   const std::string a_order = s.batch + s.m + s.k, b_order = s.batch + s.k + s.n;
-  const Buffer<C> a_permuted = s.a == a_order ? Buffer<C>{} : permute(a_loaded.data, s.a, av.shape, a_order);
-  const C* a = s.a == a_order ? a_loaded.data : a_permuted.data();
+  const bool a_transposed = s.a != a_order && s.a == s.batch + s.k + s.m;
+  const bool a_in_place = s.a == a_order || a_transposed;
+  const Buffer<C> a_permuted = a_in_place ? Buffer<C>{} : permute(a_loaded.data, s.a, av.shape, a_order);
+  const C* a = a_in_place ? a_loaded.data : a_permuted.data();
   BSource source;
   source.ldb = n;
   Loaded<C> b_loaded;
@@ -144,7 +151,7 @@ Value contract(const ir::Let& let, const Value& av, const Value& bv, const OpCon
   for (size_t batch = 0; batch < batches; ++batch) {
     BSource b = source;
     b.first += batch * k * n;
-    contract_ordered<C>(m, n, k, a + batch * m * k, b, c.data() + batch * m * n, ctx);
+    contract_ordered<C>(m, n, k, a + batch * m * k, a_transposed, b, c.data() + batch * m * n, ctx);
   }
   if (s.batch + s.m + s.n == s.out) return store_as<C>(std::move(c), let.type.shape, ctx.site, ctx.options.threads);
   std::vector<int64_t> bmn_shape;

@@ -408,23 +408,35 @@ Value elementwise_integer(const ir::Let& let, const std::vector<const Value*>& o
   return make_integers(std::move(x), shape);
 }
 
-// Comparisons compare the stored values exactly (both widened to f64).
+// out[i] = a[i] op b[i], the op chosen once, outside the loop.
+template <typename E>
+std::vector<uint8_t> compare(ir::Op op, const E& a, const E& b) {
+  std::vector<uint8_t> out(a.size());
+  auto each = [&](auto predicate) {
+    for (size_t i = 0; i < out.size(); ++i) out[i] = predicate(a[i], b[i]);
+  };
+  switch (op) {
+    case ir::Op::lt: each([](auto x, auto y) { return x < y; }); break;
+    case ir::Op::le: each([](auto x, auto y) { return x <= y; }); break;
+    case ir::Op::gt: each([](auto x, auto y) { return x > y; }); break;
+    case ir::Op::ge: each([](auto x, auto y) { return x >= y; }); break;
+    case ir::Op::eq: each([](auto x, auto y) { return x == y; }); break;
+    default: each([](auto x, auto y) { return x != y; }); break;
+  }
+  return out;
+}
+
+// Comparisons compare the stored values exactly: two integers as integers, anything else both
+// widened to f64 (exact for every real type).
 Value comparison(const ir::Let& let, const std::vector<const Value*>& operands) {
   const std::vector<int64_t>& shape = let.type.shape;
-  const Buffer<double> a = broadcast_to(load_f64(*operands[0]), operands[0]->shape, shape);
-  const Buffer<double> b = broadcast_to(load_f64(*operands[1]), operands[1]->shape, shape);
-  std::vector<uint8_t> out(a.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    switch (let.op) {
-      case ir::Op::lt: out[i] = a[i] < b[i]; break;
-      case ir::Op::le: out[i] = a[i] <= b[i]; break;
-      case ir::Op::gt: out[i] = a[i] > b[i]; break;
-      case ir::Op::ge: out[i] = a[i] >= b[i]; break;
-      case ir::Op::eq: out[i] = a[i] == b[i]; break;
-      default: out[i] = a[i] != b[i]; break;
-    }
+  const Value &x = *operands[0], &y = *operands[1];
+  if (x.kind == Value::Kind::integer && y.kind == Value::Kind::integer) {
+    return make_booleans(compare(let.op, broadcast_to(load_integers(x), x.shape, shape), broadcast_to(load_integers(y), y.shape, shape)),
+                         shape);
   }
-  return make_booleans(std::move(out), shape);
+  return make_booleans(compare(let.op, broadcast_to(load_f64(x), x.shape, shape), broadcast_to(load_f64(y), y.shape, shape)),
+                       shape);
 }
 
 }  // namespace
@@ -447,10 +459,13 @@ Value run_iota(const ir::Let& let) {
   const size_t axis = static_cast<size_t>(let.attrs.axes.at(0));
   const std::vector<size_t> strides = strides_of(shape);
   std::vector<int64_t> out(element_count(shape));
-  // Element i is (i / strides[axis]) mod shape[axis]: runs of strides[axis] equal indices.
+  // Element i is (i / strides[axis]) mod shape[axis]: runs of strides[axis] equal indices,
+  // the indices 0 … shape[axis]−1 repeated.
   const size_t run = strides[axis], extent = static_cast<size_t>(shape[axis]);
-  for (size_t i = 0, index = 0; i < out.size(); i += run, index = (index + 1) % extent) {
-    std::fill_n(out.begin() + static_cast<long>(i), run, static_cast<int64_t>(index));
+  for (size_t i = 0; i < out.size();) {
+    for (size_t index = 0; index < extent; ++index, i += run) {
+      std::fill_n(out.begin() + static_cast<long>(i), run, static_cast<int64_t>(index));
+    }
   }
   return make_integers(std::move(out), shape);
 }

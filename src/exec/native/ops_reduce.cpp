@@ -18,6 +18,7 @@ struct ReductionPlan {
   std::vector<size_t> bases;
   bool contiguous = false;  // terms[t] == t for every t
   bool rows = false;        // contiguous, and bases[o] == o · |terms|: output o reduces row o
+  bool columns = false;     // bases[o] == o: output o sums x[terms[t] + o] (the leading axes reduced)
 };
 
 std::vector<size_t> offsets_over(const std::vector<int64_t>& shape, const std::vector<bool>& take) {
@@ -44,7 +45,11 @@ ReductionPlan plan_reduction(const std::vector<int64_t>& shape, const std::vecto
   plan.contiguous = true;
   for (size_t t = 0; t < plan.terms.size(); ++t) plan.contiguous &= plan.terms[t] == t;
   plan.rows = plan.contiguous;
-  for (size_t o = 0; o < plan.bases.size(); ++o) plan.rows &= plan.bases[o] == o * plan.terms.size();
+  plan.columns = true;
+  for (size_t o = 0; o < plan.bases.size(); ++o) {
+    plan.rows &= plan.bases[o] == o * plan.terms.size();
+    plan.columns &= plan.bases[o] == o;
+  }
   return plan;
 }
 
@@ -73,7 +78,20 @@ C max_fold(const C* base, const std::vector<size_t>& offsets) {
 // Whether sums follow the sequential chain (sequential and blocked orders: the same bits).
 bool sequential(const Order& order) { return order.kind != OrderKind::interleaved || order.partials <= 1; }
 
-inline constexpr size_t kReduceRows = 16;  // rows per task of the row-wise reductions
+inline constexpr size_t kReduceRows = 16;      // rows per task of the row-wise reductions
+inline constexpr size_t kReduceColumns = 2048;  // outputs per task of the column-wise sums
+
+// Sequential sums of columns: out[o] = x[t0 + o] + x[t1 + o] + … for o in [o0, o1), each
+// output its own chain in the terms' order, added a term (a vector of outputs) at a time.
+template <typename C>
+void sequential_column_sums(const C* x, const std::vector<size_t>& terms, size_t o0, size_t o1, C* out) {
+  if (terms.empty()) {
+    std::fill(out + o0, out + o1, C(0));
+    return;
+  }
+  std::copy(x + terms[0] + o0, x + terms[0] + o1, out + o0);
+  for (size_t t = 1; t < terms.size(); ++t) arith_run(Arith::add, out + o0, out + o0, x + terms[t] + o0, false, o1 - o0);
+}
 
 template <typename C>
 Value reduce(const ir::Let& let, const Value& operand, const OpContext& ctx) {
@@ -83,6 +101,14 @@ Value reduce(const ir::Let& let, const Value& operand, const OpContext& ctx) {
   const C count = static_cast<C>(plan.terms.size());
   const size_t len = plan.terms.size();
   const bool row_sums = plan.rows && let.op != ir::Op::reduce_max && sequential(ctx.realization.order);
+  if (plan.columns && !plan.rows && let.op != ir::Op::reduce_max && sequential(ctx.realization.order)) {
+    for_each_task((out.size() + kReduceColumns - 1) / kReduceColumns, ctx.options.threads, [&](size_t block) {
+      const size_t o0 = block * kReduceColumns, o1 = std::min(out.size(), o0 + kReduceColumns);
+      sequential_column_sums(x.data, plan.terms, o0, o1, out.data());
+      if (let.op == ir::Op::mean) arith_run(Arith::div, out.data() + o0, out.data() + o0, &count, true, o1 - o0);
+    });
+    return store_as<C>(std::move(out), let.type.shape, ctx.site, ctx.options.threads);
+  }
   for_each_task((out.size() + kReduceRows - 1) / kReduceRows, ctx.options.threads, [&](size_t block) {
     const size_t begin = block * kReduceRows, end = std::min(out.size(), begin + kReduceRows);
     if (row_sums) sequential_row_sums(x.data + plan.bases[begin], end - begin, len, len, out.data() + begin);

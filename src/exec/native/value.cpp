@@ -48,6 +48,10 @@ void load_f64_into(const Value& v, double* out) {
     for (size_t i = 0; i < n; ++i) out[i] = s.f32[v.offset + i];
   } else if (v.kind == Value::Kind::real && v.type == RealType::bf16) {
     for (size_t i = 0; i < n; ++i) out[i] = from_bf16(s.bf16[v.offset + i]);
+  } else if (v.kind == Value::Kind::integer) {
+    for (size_t i = 0; i < n; ++i) out[i] = static_cast<double>(s.ints[v.offset + i]);
+  } else if (v.kind == Value::Kind::boolean) {
+    for (size_t i = 0; i < n; ++i) out[i] = s.bools[v.offset + i];
   } else {
     for (size_t i = 0; i < n; ++i) out[i] = element(v, i);
   }
