@@ -154,40 +154,64 @@ TEST(Contraction, ZeroTermsAreSkippedOnlyWhereExact) {
   hwy::SetSupportedTargetsForTest(0);
 }
 
-// A stored transposed ([K, M], reverse mode's Xᵀ · dY) and read in place (lda = 1, a_col = M):
-// the stream path (M ≤ 8) and the panel path, every k or every third (interleaved partials),
-// against the plain loop, scalar and SIMD, 1 and 2 threads.
-TEST(Contraction, TransposedAIsReadInPlace) {
+// A stored transposed ([K, M], reverse mode's Xᵀ · dY) and read in place (lda = 1, a_col = M),
+// and B stored transposed ([N, K], dY · Wᵀ: ldb = 1, ldn = K): the stream path (M ≤ 8, row-major
+// B only) and the panel path, every k or every third (interleaved partials), against the plain
+// loop, scalar and SIMD, 1 and 2 threads, f32 and f64.
+TEST(Contraction, TransposedOperandsAreReadInPlace) {
   const size_t k = 290, n = 77;
   std::mt19937 rng(5);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> b(k * n);
+  std::vector<float> b(k * n), bt(n * k);
   for (float& x : b) x = normal(rng);
-  BSource source;
-  source.kind = BSource::Kind::f32;
-  source.data = b.data();
-  source.ldb = n;
+  for (size_t kk = 0; kk < k; ++kk) {
+    for (size_t j = 0; j < n; ++j) bt[j * k + kk] = b[kk * n + j];
+  }
+  const std::vector<double> bt64(bt.begin(), bt.end());
   for (size_t m : {5, 70, 300}) {
     std::vector<float> at(k * m);  // at[kk·m + i] = A(i, kk)
     for (float& x : at) x = normal(rng);
-    for (size_t step : {1, 3}) {
-      const ContractionShape shape{m, n, step - 1, step, (k - (step - 1) + step - 1) / step, 1, m};
-      for (int threads : {1, 2}) {
-        for (bool scalar : {false, true}) {
-          std::vector<float> c(m * n, -1.0f);
-          contract_f32(shape, at.data(), source, c.data(), threads, scalar);
-          size_t wrong = 0;
-          for (size_t i = 0; i < m; ++i) {
-            for (size_t j = 0; j < n; ++j) {
-              float acc = 0.0f;
-              for (size_t t = 0; t < shape.terms; ++t) {
-                const size_t kk = shape.k_first + t * step;
-                acc = std::fma(at[kk * m + i], b[kk * n + j], acc);
-              }
-              wrong += std::memcmp(&acc, &c[i * n + j], 4) != 0;
+    const std::vector<double> at64(at.begin(), at.end());
+    for (bool b_transposed : {false, true}) {
+      BSource source;
+      source.kind = BSource::Kind::f32;
+      source.data = b_transposed ? bt.data() : b.data();
+      source.ldb = b_transposed ? 1 : n;
+      source.ldn = b_transposed ? k : 1;
+      for (size_t step : {1, 3}) {
+        const ContractionShape shape{m, n, step - 1, step, (k - (step - 1) + step - 1) / step, 1, m};
+        std::vector<float> expected(m * n);
+        for (size_t i = 0; i < m; ++i) {
+          for (size_t j = 0; j < n; ++j) {
+            float acc = 0.0f;
+            for (size_t t = 0; t < shape.terms; ++t) {
+              const size_t kk = shape.k_first + t * step;
+              acc = std::fma(at[kk * m + i], b[kk * n + j], acc);
             }
+            expected[i * n + j] = acc;
           }
-          EXPECT_EQ(wrong, 0u) << "m=" << m << " step=" << step << " threads=" << threads << " scalar=" << scalar;
+        }
+        for (int threads : {1, 2}) {
+          for (bool scalar : {false, true}) {
+            std::vector<float> c(m * n, -1.0f);
+            contract_f32(shape, at.data(), source, c.data(), threads, scalar);
+            EXPECT_EQ(std::memcmp(expected.data(), c.data(), 4 * m * n), 0)
+                << "m=" << m << " b_transposed=" << b_transposed << " step=" << step << " threads=" << threads << " scalar=" << scalar;
+          }
+        }
+        if (b_transposed) {  // f64: the same chains in binary64 against the scalar path
+          BSource source64 = source;
+          source64.kind = BSource::Kind::f64;
+          source64.data = bt64.data();
+          std::vector<double> defining(m * n), simd(m * n);
+          contract_f64(shape, at64.data(), source64, defining.data(), 1, true);
+          contract_f64(shape, at64.data(), source64, simd.data(), 2, false);
+          EXPECT_EQ(std::memcmp(defining.data(), simd.data(), 8 * m * n), 0) << "f64 m=" << m << " step=" << step;
+          EXPECT_EQ(defining[n + 1], [&] {
+            double acc = 0.0;
+            for (size_t t = 0; t < shape.terms; ++t) acc = std::fma(at64[(shape.k_first + t * step) * m + 1], bt64[1 * k + shape.k_first + t * step], acc);
+            return acc;
+          }()) << "f64 definition";
         }
       }
     }

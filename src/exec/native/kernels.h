@@ -25,13 +25,16 @@ void unary_f32(UnaryFn fn, const float* x, float* y, size_t n, bool force_scalar
 void unary_bf16(UnaryFn fn, const float* x, float* y, size_t n, bool force_scalar);
 
 // Where B of a contraction comes from: its storage, converted (exactly, or for int weights as
-// f32(q·s)) to the compute type while a panel is loaded. Row-major [K, N] with row stride ldb.
+// f32(q·s)) to the compute type while a panel is loaded. Element (k, n) at first + k·ldb + n·ldn:
+// row-major [K, N] (ldn = 1), or for f64/f32 storage a transposed [N, K] read in place (ldb = 1,
+// ldn = K; reverse mode's dY · Wᵀ).
 struct BSource {
   enum class Kind : uint8_t { f64, f32, bf16, i8, i4 };
   Kind kind = Kind::f32;
   const void* data = nullptr;
   size_t first = 0;                 // element index of (0, 0) in data
   size_t ldb = 0;                   // elements between rows k and k+1
+  size_t ldn = 1;                   // elements between columns n and n+1
   const float* scales = nullptr;    // i8/i4: f32 scales
   bool scale_per_column = true;     // scales[n] (quantized over K) or scales[k] (over N), relative to (0, 0)
   double value(size_t k, size_t n) const;  // element (k, n) in the compute type's value

@@ -148,12 +148,35 @@ size_t copy_whole_strips(const BSource& b, const ContractionShape& s, size_t t0,
   return s0;
 }
 
+// A transposed B (ldn != 1, stored in the compute type): strip by strip, 16 rows at a time, so
+// that a tile's source lines (one run along k per column) stay in L1; zero past the last column.
+template <typename T>
+void load_transposed_panel(const BSource& b, const ContractionShape& s, size_t t0, size_t rows, size_t j0,
+                           size_t cols, T* dst, size_t ld) {
+  constexpr size_t S = kPanelStrip<T>, kTile = 16;
+  const T* first = static_cast<const T*>(b.data) + b.first + (s.k_first + t0 * s.k_step) * b.ldb + j0 * b.ldn;
+  const size_t row_stride = s.k_step * b.ldb;
+  for (size_t s0 = 0; s0 < ld; s0 += S) {
+    T* strip = dst + s0 * rows;
+    const size_t count = s0 < cols ? std::min(S, cols - s0) : 0;
+    for (size_t u0 = 0; u0 < rows; u0 += kTile) {
+      const size_t u1 = std::min(rows, u0 + kTile);
+      for (size_t j = 0; j < count; ++j) {
+        const T* column = first + (s0 + j) * b.ldn;
+        for (size_t u = u0; u < u1; ++u) strip[u * S + j] = column[u * row_stride];
+      }
+      for (size_t u = u0; u < u1; ++u) std::fill(strip + u * S + count, strip + u * S + S, T(0));
+    }
+  }
+}
+
 // B in the compute type: whole strips copied; the rest (every strip of other types) row by
 // row, strip by strip, converted (the packed layout of kernels.h).
 template <typename T>
 void load_panel(const BSource& b, const ContractionShape& s, size_t t0, size_t rows, size_t j0,
                 size_t cols, T* dst, size_t ld) {
   constexpr size_t S = kPanelStrip<T>;
+  if (b.ldn != 1) return load_transposed_panel(b, s, t0, rows, j0, cols, dst, ld);
   const size_t copied = copy_whole_strips(b, s, t0, rows, j0, cols, dst);
   for (size_t t = 0; t < rows && copied < ld; ++t) {
     const size_t k = s.k_first + (t0 + t) * s.k_step;
@@ -170,8 +193,8 @@ void load_panel(const BSource& b, const ContractionShape& s, size_t t0, size_t r
 
 double BSource::value(size_t k, size_t n) const {
   switch (kind) {
-    case Kind::f64: return static_cast<const double*>(data)[first + k * ldb + n];
-    case Kind::f32: return static_cast<const float*>(data)[first + k * ldb + n];
+    case Kind::f64: return static_cast<const double*>(data)[first + k * ldb + n * ldn];
+    case Kind::f32: return static_cast<const float*>(data)[first + k * ldb + n * ldn];
     case Kind::bf16: return from_bf16(static_cast<const uint16_t*>(data)[first + k * ldb + n]);
     case Kind::i8:
     case Kind::i4: return dequantized(*this, k, n);
@@ -189,7 +212,7 @@ PanelPrefetch b_panel_source(const BSource& b, const ContractionShape& s, size_t
     case BSource::Kind::i8: bits = 8; break;
     case BSource::Kind::i4: bits = 4; break;
   }
-  if (rows == 0 || cols == 0) return {};
+  if (rows == 0 || cols == 0 || b.ldn != 1) return {};  // (a transposed B: no prefetch)
   const size_t first = b.first + (s.k_first + t0 * s.k_step) * b.ldb + j0;  // in elements
   return {static_cast<const char*>(b.data) + first * bits / 8, rows, (cols * bits + 7) / 8 + 1,
           s.k_step * b.ldb * bits / 8};
