@@ -44,6 +44,15 @@ double median_seconds(const F& f, int runs) {
 // Each side is timed after a pause in which the other side's workers go to sleep.
 void let_workers_sleep() { std::this_thread::sleep_for(std::chrono::milliseconds(300)); }
 
+// B: an f32 row-major [K, n] in `b`.
+presk::exec::native::BSource f32_rows(const std::vector<float>& b, size_t n) {
+  presk::exec::native::BSource source;
+  source.kind = presk::exec::native::BSource::Kind::f32;
+  source.data = b.data();
+  source.ldb = n;
+  return source;
+}
+
 // Same-run rounds: in each, presk then OpenBLAS (medians of 5 calls each, after a pause);
 // prints every round's GFLOP/s and ratio, then the median ratio of the rounds.
 void run(size_t m, size_t n, size_t k, int threads, int rounds) {
@@ -54,10 +63,7 @@ void run(size_t m, size_t n, size_t k, int threads, int rounds) {
   for (float& x : a) x = normal(rng);
   for (float& x : b) x = normal(rng);
   using namespace presk::exec::native;
-  BSource source;
-  source.kind = BSource::Kind::f32;
-  source.data = b.data();
-  source.ldb = n;
+  const BSource source = f32_rows(b, n);
   const ContractionShape shape{m, n, 0, 1, k, lda};
   const double flops = 2.0 * static_cast<double>(m) * n * k;
   std::vector<double> ratios;
@@ -95,10 +101,7 @@ void run_causal(int threads, int rounds) {
   }
   for (float& x : b) x = uniform(rng) - 0.5f;
   using namespace presk::exec::native;
-  BSource source;
-  source.kind = BSource::Kind::f32;
-  source.data = b.data();
-  source.ldb = n;
+  const BSource source = f32_rows(b, n);
   const ContractionShape shape{m, n, 0, 1, k, k};
   for (int round = 0; round < rounds; ++round) {
     let_workers_sleep();

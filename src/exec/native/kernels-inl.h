@@ -211,7 +211,8 @@ void panel_kernel(const T* a, size_t lda, size_t astep, size_t rows, const T* bp
   bool skips = false;  // whether any block has terms to skip (else the plain blocks run)
   for (size_t b = 0; b < blocks && !skips; ++b) skips = span_of(b).hi < kc || (!c.in && span_of(b).lo > 0);
   PrefetchCursor next(c.next);
-  const size_t quota = blocks ? (next.left + blocks * ((c.cols + strip - 1) / strip) - 1) / (blocks * ((c.cols + strip - 1) / strip)) : 0;
+  const size_t calls = blocks * ((c.cols + strip - 1) / strip);  // panel_block calls
+  const size_t quota = calls ? (next.left + calls - 1) / calls : 0;  // lines each prefetches
   for (size_t j = 0; j < c.cols; j += strip) {
     const T* bs = bp + (j / S) * kc * S + j % S;
     const size_t valid = std::min(strip, c.cols - j);
