@@ -4,7 +4,7 @@
 //   cmake --build build/ci --target bench_contraction && build/ci/bench/bench_contraction
 //   build/ci/bench/bench_contraction --gemm [--rounds R]     (only the sgemm lines)
 //   build/ci/bench/bench_contraction --memory-bound [--rows]   (only the memory-bound lines)
-//   build/ci/bench/bench_contraction --causal [--rounds R]     (att @ v with causal zeros)
+//   build/ci/bench/bench_contraction --causal [--rounds R]     (att @ v with causal zeros, q @ kT lower-only)
 // Debian's OpenBLAS misdetects this VM's CPU and runs SSE3 kernels (4-5x slower) unless
 // OPENBLAS_CORETYPE names it, e.g. OPENBLAS_CORETYPE=SkylakeX where the CPU has AVX-512.
 #include <cblas.h>
@@ -116,6 +116,23 @@ void run_causal(int threads, int rounds) {
     std::printf("causal att @ v %zux%zux%zu  threads %d  round %d  presk causal %.3f ms  presk dense %.3f ms  OpenBLAS causal "
                 "%.3f ms  dense/causal %.2f  OpenBLAS/presk %.2f\n",
                 m, n, k, threads, round + 1, skipped * 1e3, full * 1e3, blas * 1e3, full / skipped, blas / skipped);
+  }
+  // The scores before the mask, q · kᵀ (256 × 256, 128 terms): only j <= i wanted
+  // (ContractionShape::lower_only, what the executor asks for when a causal mask follows).
+  const size_t t = 256, e = 128;
+  std::vector<float> q(t * e), kt(e * t), s(t * t);
+  for (float& x : q) x = uniform(rng) - 0.5f;
+  for (float& x : kt) x = uniform(rng) - 0.5f;
+  const BSource keys = f32_rows(kt, t);
+  ContractionShape scores{t, t, 0, 1, e, e};
+  for (int round = 0; round < rounds; ++round) {
+    let_workers_sleep();
+    scores.lower_only = false;
+    const double full = median_seconds([&] { contract_f32(scores, q.data(), keys, s.data(), threads, false); }, 21);
+    scores.lower_only = true;
+    const double lower = median_seconds([&] { contract_f32(scores, q.data(), keys, s.data(), threads, false); }, 21);
+    std::printf("causal q @ kT %zux%zux%zu  threads %d  round %d  presk lower-only %.3f ms  presk full %.3f ms  full/lower %.2f\n",
+                t, t, e, threads, round + 1, lower * 1e3, full * 1e3, full / lower);
   }
   std::fflush(stdout);
 }

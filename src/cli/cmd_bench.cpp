@@ -61,8 +61,10 @@ void print_profile(const exec::native::OpProfile& profile, const std::vector<dou
   for (double x : ms) total += x;
   const double runs = static_cast<double>(ms.size());
   std::cout << "  per op kind (ms per run, share of the mean run, calls per run; the rest is the walk):\n";
+  int width = 24;
+  for (const auto& [op, time] : profile) width = std::max(width, static_cast<int>(op.size()));
   for (const auto& [op, time] : by_time(profile)) {
-    std::cout << "    " << std::left << std::setw(24) << op << std::right << std::fixed << std::setprecision(3)
+    std::cout << "    " << std::left << std::setw(width) << op << std::right << std::fixed << std::setprecision(3)
               << std::setw(9) << time.seconds * 1e3 / runs << " ms " << std::setprecision(1) << std::setw(6)
               << 100 * time.seconds * 1e3 / total << " %" << std::setw(7) << time.calls / ms.size() << "\n";
   }

@@ -218,6 +218,47 @@ TEST(Contraction, TransposedOperandsAreReadInPlace) {
   }
 }
 
+// ContractionShape::lower_only (a causal mask follows): every C(i, j) with j <= i keeps the
+// bits of the full contraction; a SIMD panel kernel stores +0 in row blocks' strips wholly
+// above the diagonal, so with M and N past one row block and strip some entries above it are
+// +0 (the skip happened) and none below it is touched.
+TEST(Contraction, LowerOnlyKeepsEveryWantedChain) {
+  std::mt19937 rng(17);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (size_t m : {7, 64, 200}) {
+    for (size_t k : {40, 300}) {  // one K panel, two
+      const size_t n = m + 13;
+      std::vector<float> a(m * k), b(k * n);
+      for (float& x : a) x = normal(rng);
+      for (float& x : b) x = normal(rng);
+      BSource source;
+      source.data = b.data(), source.ldb = n;
+      ContractionShape shape{m, n, 0, 1, k, k};
+      std::vector<float> full(m * n);
+      contract_f32(shape, a.data(), source, full.data(), 1, true);
+      shape.lower_only = true;
+      for (int threads : {1, 2}) {
+        for (bool scalar : {false, true}) {
+          std::vector<float> c(m * n, -1.0f);
+          contract_f32(shape, a.data(), source, c.data(), threads, scalar);
+          size_t skipped = 0;
+          for (size_t i = 0; i < m; ++i) {
+            for (size_t j = 0; j < n; ++j) {
+              if (j <= i) {
+                ASSERT_EQ(std::memcmp(&full[i * n + j], &c[i * n + j], 4), 0) << "m=" << m << " k=" << k << " i=" << i << " j=" << j;
+              } else if (std::memcmp(&full[i * n + j], &c[i * n + j], 4) != 0) {
+                ASSERT_EQ(c[i * n + j], 0.0f);
+                ++skipped;
+              }
+            }
+          }
+          if (!scalar && m >= 64) EXPECT_GT(skipped, m * n / 4) << "m=" << m << " k=" << k << " threads=" << threads;
+        }
+      }
+    }
+  }
+}
+
 // The panel path's integer loads (vectorized runs, int4 rows starting mid-byte) against the
 // plain loop over BSource::value, every element: scales per column and per row, int8 and int4.
 TEST(Contraction, IntegerPanelsMatchThePlainLoopEverywhere) {

@@ -114,6 +114,7 @@ void contract_tiles(const ContractionShape& s, const T* a, const BSource& b, T* 
         T* held = tile.get() + i * kRowBlock * ld;       // its chains between panels
         PanelChains<T> chains{first ? nullptr : held, ld, last ? c + i0 * s.n + j0 : held, last ? s.n : ld,
                               last ? cols : ld};
+        chains.lower_only = s.lower_only, chains.row0 = i0, chains.col0 = j0;
         // The first run brings the next panel's B into L2: the task's next panel, or on one
         // thread (tasks in order) the next task's first.
         if (i == 0 && !last) {

@@ -126,6 +126,38 @@ class Runner {
     return it->second;
   }
 
+  // For each let of `function`, whether a causal mask overwrites its values above the diagonal
+  // before anything else reads them: its one reader is causal_mask, or a mul/div by a scalar
+  // whose one reader is causal_mask (attention's scores: q·kᵀ, scaled, masked).
+  const std::vector<uint8_t>& masked_above_diagonal(const ir::Function& function) {
+    auto [it, fresh] = masked_.try_emplace(&function);
+    if (!fresh) return it->second;
+    const size_t n = function.lets.size();
+    std::vector<uint32_t> reads(n, 0), reader(n, 0);
+    for (uint32_t i = 0; i < n; ++i) {
+      for (const ir::ValueRef& ref : function.lets[i].operands) {
+        if (ref.kind == ir::ValueRef::Kind::Let) ++reads[ref.index], reader[ref.index] = i;
+      }
+    }
+    for (const ir::ValueRef& ref : function.results) {
+      if (ref.kind == ir::ValueRef::Kind::Let) reads[ref.index] += 2;  // read by the caller too
+    }
+    auto only_reader = [&](uint32_t v) -> const ir::Let* { return reads[v] == 1 ? &function.lets[reader[v]] : nullptr; };
+    it->second.assign(n, 0);
+    for (uint32_t v = 0; v < n; ++v) {
+      const ir::Let* r = only_reader(v);
+      if (r && (r->op == ir::Op::mul || r->op == ir::Op::div) && r->type.shape == function.lets[v].type.shape) {
+        const ir::ValueRef &x = r->operands.at(0), &y = r->operands.at(1);
+        const bool v_first = x.kind == ir::ValueRef::Kind::Let && x.index == v;  // v · s or v / s
+        const ir::ValueRef& s = v_first ? y : x;
+        const ir::Type& s_type = s.kind == ir::ValueRef::Kind::Let ? function.lets[s.index].type : function.argument_types.at(s.index);
+        r = s_type.shape.empty() && (v_first || r->op == ir::Op::mul) ? only_reader(reader[v]) : nullptr;
+      }
+      it->second[v] = r != nullptr && r->op == ir::Op::causal_mask;
+    }
+    return it->second;
+  }
+
   static const Value& resolve(const ir::ValueRef& ref, const Frame& frame) {
     return ref.kind == ir::ValueRef::Kind::Argument ? frame.arguments.at(ref.index) : frame.lets.at(ref.index);
   }
@@ -266,7 +298,8 @@ class Runner {
     std::vector<const Value*> operands;
     for (const ir::ValueRef& ref : let.operands) operands.push_back(&resolve(ref, frame));
     const std::string site_name = function.site_name(index);
-    const OpContext ctx{realization_, options_, realization_.site_type(site_name), site_name, context.path, context.layers};
+    const OpContext ctx{realization_,  options_,      realization_.site_type(site_name),
+                        site_name,     context.path, context.layers, masked_above_diagonal(function)[index] != 0};
     if (let.type.is_tuple()) {
       frame.tuples[index] = run_control(let, operands, context, ctx.site);
       internal_assert(frame.tuples[index].size() == let.type.elements.size());
@@ -275,7 +308,9 @@ class Runner {
     } else {
       const auto start = std::chrono::steady_clock::now();
       frame.lets[index] = run_value(let, operands, ctx, context);
-      OpTime& time = (*options_.profile)[std::string(ir::op_name(let.op)) + " " + real_type_name(ctx.site)];
+      std::string kind = std::string(ir::op_name(let.op)) + " " + real_type_name(ctx.site);
+      if (let.op == ir::Op::contract) kind += " " + format_shape(operands.at(0)->shape) + " @ " + format_shape(operands.at(1)->shape);
+      OpTime& time = (*options_.profile)[kind];
       time.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       ++time.calls;
     }
@@ -286,6 +321,7 @@ class Runner {
   const PreparedParameters& parameters_;
   const ExecuteOptions& options_;
   std::map<const ir::Function*, std::vector<std::vector<uint32_t>>> releases_;
+  std::map<const ir::Function*, std::vector<uint8_t>> masked_;
 };
 
 Value input_value(const Tensor& tensor, const ir::Type& type, RealType real_type) {

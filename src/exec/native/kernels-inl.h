@@ -223,7 +223,9 @@ void panel_kernel(const T* a, size_t lda, size_t astep, size_t rows, const T* bp
       block.in = c.in ? c.in + r * c.in_ld : nullptr;
       block.out = c.out + r * c.out_ld;
       const size_t lines = std::min(quota, next.left);
-      if (b < full && skips) {
+      if (c.lower_only && b < full && c.col0 + j > c.row0 + r + kRows - 1) {  // no column wanted
+        for (size_t i = 0; i < kRows; ++i) std::fill_n(block.out + i * block.out_ld + j, valid, T(0));
+      } else if (b < full && skips) {
         panel_block<T, kRows, true>(a + r * lda, lda, astep, bs, kc, block, j, valid, span_of(b), strip_is_finite, next, lines);
       } else if (b < full) {
         panel_block<T, kRows, false>(a + r * lda, lda, astep, bs, kc, block, j, valid, {}, strip_is_finite, next, lines);

@@ -50,6 +50,9 @@ struct ContractionShape {
   size_t k_first = 0, k_step = 1, terms = 0;
   size_t lda = 0;
   size_t a_col = 1;
+  // Only C(i, j) with j <= i is wanted (the rest feeds a causal mask, which overwrites it):
+  // a SIMD panel kernel may then store +0 in place of a row block's columns past its last row.
+  bool lower_only = false;
 };
 
 // `threads`: how many threads (the caller and pool workers, workers.h) may split the output
@@ -98,6 +101,9 @@ struct PanelChains {
   size_t out_ld;
   size_t cols;
   PanelPrefetch next{};
+  // ContractionShape::lower_only: C's row and column of (in, out)'s (0, 0), where wanted.
+  bool lower_only = false;
+  size_t row0 = 0, col0 = 0;
 };
 
 // Loads panel rows t0 … t0+rows−1 (k = k_first + t·k_step) and columns j0 … j0+cols−1 of B

@@ -21,6 +21,10 @@ struct OpContext {
   std::string_view site_name;
   std::string_view module_path;
   std::span<const int64_t> layers;
+  // Whether a causal mask overwrites this let's values above the diagonal of its last two
+  // axes before anything reads them (the executor's `masked_above_diagonal`): an op may leave
+  // them unspecified.
+  bool masked_above_diagonal = false;
 };
 
 // The four IEEE arithmetic ops over a run (ops_elementwise.cpp): out[i] = a[i] op b[i] for

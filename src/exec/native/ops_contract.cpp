@@ -114,13 +114,14 @@ void contract_one(const ContractionShape& shape, const C* a, const BSource& b, C
 
 // C[M, N] of one batch under the realization's order (interleaved: n strided chains, then the
 // tree). A is [M, K] row-major, or [K, M] (`a_transposed`: read in place, column by column).
+// `lower_only`: only C(i, j) with j <= i is wanted (ContractionShape).
 template <typename C>
 void contract_ordered(size_t m, size_t n, size_t k, const C* a, bool a_transposed, const BSource& b, C* c,
-                      const OpContext& ctx) {
+                      bool lower_only, const OpContext& ctx) {
   const Order& order = ctx.realization.order;
   const size_t partials = order.kind == OrderKind::interleaved ? static_cast<size_t>(order.partials) : 1;
   const size_t lda = a_transposed ? 1 : k, a_col = a_transposed ? m : 1;
-  if (partials <= 1) return contract_one<C>({m, n, 0, 1, k, lda, a_col}, a, b, c, ctx);
+  if (partials <= 1) return contract_one<C>({m, n, 0, 1, k, lda, a_col, lower_only}, a, b, c, ctx);
   std::vector<Buffer<C>> p(std::min(partials, std::max<size_t>(k, 1)), Buffer<C>(m * n));
   for (size_t r = 0; r < p.size(); ++r) {
     contract_one<C>({m, n, r, partials, (k - r + partials - 1) / partials, lda, a_col}, a, b, p[r].data(), ctx);
@@ -157,10 +158,12 @@ Value contract(const ir::Let& let, const Value& av, const Value& bv, const OpCon
     source.first = 0;
   }
   Buffer<C> c(batches * m * n);
+  // C's last two axes are M and N: a causal mask after it makes j > i unwanted.
+  const bool lower_only = ctx.masked_above_diagonal && s.out == s.batch + s.m + s.n && s.m.size() == 1 && s.n.size() == 1;
   for (size_t batch = 0; batch < batches; ++batch) {
     BSource b = source;
     b.first += batch * k * n;
-    contract_ordered<C>(m, n, k, a + batch * m * k, a_transposed, b, c.data() + batch * m * n, ctx);
+    contract_ordered<C>(m, n, k, a + batch * m * k, a_transposed, b, c.data() + batch * m * n, lower_only, ctx);
   }
   if (s.batch + s.m + s.n == s.out) return store_as<C>(std::move(c), let.type.shape, ctx.site, ctx.options.threads);
   std::vector<int64_t> bmn_shape;
