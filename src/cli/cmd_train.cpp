@@ -18,7 +18,7 @@ struct TrainCommandOptions {
   BindingOptions bindings;
   train::TrainOptions run;
   std::string schedule = "cosine";
-  std::string remat = "recompute";
+  std::string remat = "auto";
   std::optional<double> dropout;
   std::optional<double> min_lr;
 };
@@ -97,7 +97,10 @@ int run_train(TrainCommandOptions& options, const GlobalOptions& global) {
   run.schedule.kind = *train::schedule_from_name(options.schedule);
   run.schedule.steps = run.steps;
   run.schedule.floor = options.min_lr ? *options.min_lr : run.schedule.peak / 10;
-  run.remat = ad::parse_remat(options.remat);
+  // auto: store (no forward op recomputed) where the realization cannot type sites (a uniform
+  // one), else recompute (E1002); both give the same bits.
+  const bool uniform = run.realization_argument.empty() || run.realization_argument[0] != '@';
+  run.remat = ad::parse_remat(options.remat == "auto" ? (uniform ? "store" : "recompute") : options.remat);
   run.program = compile_for(options, true);
   run.evaluation = compile_for(options, false);
   if (options.dropout) {
@@ -171,8 +174,9 @@ Registration registration("train", 80, [](CLI::App& app, GlobalOptions& global) 
       ->capture_default_str();
   train
       ->add_option("--remat", options->remat,
-                   "Reverse mode: recompute (E.vjp) or store (E.fwd, E.bwd; same bits)")
-      ->check(CLI::IsMember({"recompute", "store"}))
+                   "Reverse mode: recompute (E.vjp), store (E.fwd, E.bwd; same bits, faster, more memory), "
+                   "or auto: store under f64/f32/bf16, recompute under a @file realization")
+      ->check(CLI::IsMember({"auto", "recompute", "store"}))
       ->capture_default_str();
   CLI::Option* init = train->add_option("--init", run.init,
                                         "Start from these parameters (a checkpoint or weights)");

@@ -30,7 +30,7 @@ void check_options(const TrainOptions& o, const exec::native::Realization& reali
   }
   if (o.remat == ad::Remat::Store && !realization.sites.empty()) {
     user_error("E1002").hint(
-        "use --remat recompute (the default), or a realization without `sites`")
+        "use --remat recompute (or auto, the default), or a realization without `sites`")
         << "--remat store hands the stored values from `" << o.entry << ".fwd` to `" << o.entry
         << ".bwd` as arguments, which take the default type: a realization that types sites (`"
         << realization.sites.begin()->first << "`) would round them";

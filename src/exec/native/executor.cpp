@@ -326,6 +326,16 @@ class Runner {
 
 Value input_value(const Tensor& tensor, const ir::Type& type, RealType real_type) {
   const size_t n = tensor.element_count();
+  if (type.kind == ir::ElemKind::Real && tensor.type() == element_type_of(real_type) && real_type != RealType::bf16) {
+    if (real_type == RealType::f64) {  // already in the argument's type: copied as it lies
+      Buffer<double> values(n);
+      std::memcpy(values.data(), tensor.data(), n * 8);
+      return store_f64(std::move(values), type.shape);
+    }
+    Buffer<float> values(n);
+    std::memcpy(values.data(), tensor.data(), n * 4);
+    return store_f32(std::move(values), type.shape, RealType::f32);
+  }
   if (type.kind == ir::ElemKind::Real) {
     Buffer<double> values(n);
     for (size_t i = 0; i < n; ++i) values[i] = tensor.get(i);

@@ -17,13 +17,21 @@ Value transpose(const ir::Let& let, const Value& v) {
   return gather_strided(v, let.type.shape, strides, 0);
 }
 
+// A slice that is one contiguous run of v's elements (extent 1 before some axis, whole axes
+// after it) shares v's storage; any other is gathered.
 Value slice(const ir::Let& let, const Value& v) {
   const std::vector<size_t> strides = strides_of(v.shape);
   size_t base = 0;
   for (size_t i = 0; i < let.attrs.axes.size(); ++i) {
     base += static_cast<size_t>(let.attrs.starts[i]) * strides[static_cast<size_t>(let.attrs.axes[i])];
   }
-  return gather_strided(v, let.type.shape, strides, base);
+  const std::vector<int64_t>& shape = let.type.shape;
+  size_t a = 0;
+  while (a < shape.size() && shape[a] == 1) ++a;
+  bool contiguous = v.kind != Value::Kind::quantized;
+  for (size_t b = a + 1; b < shape.size(); ++b) contiguous = contiguous && shape[b] == v.shape[b];
+  if (contiguous) return Value{v.kind, v.type, shape, v.storage, v.offset + base};
+  return gather_strided(v, shape, strides, base);
 }
 
 Value broadcast(const ir::Let& let, const Value& v) {
@@ -35,7 +43,8 @@ Value broadcast(const ir::Let& let, const Value& v) {
   return gather_strided(v, to, strides, 0);
 }
 
-// Concatenation along `axis`: operands converted to the result's type first (a common type).
+// Concatenation along `axis`: operands converted to the result's type first (a common type),
+// then for each index of the axes before `axis` each part's contiguous run in turn.
 Value concat(const ir::Let& let, const std::vector<const Value*>& operands, const OpContext& ctx) {
   const size_t axis = static_cast<size_t>(let.attrs.axes.at(0));
   const std::vector<int64_t>& shape = let.type.shape;
@@ -43,25 +52,26 @@ Value concat(const ir::Let& let, const std::vector<const Value*>& operands, cons
   for (size_t a = 0; a < axis; ++a) outer *= static_cast<size_t>(shape[a]);
   std::vector<Value> parts;
   for (const Value* v : operands) parts.push_back(v->kind == Value::Kind::real || v->kind == Value::Kind::quantized ? convert_real(*v, ctx.site) : *v);
-  // Index list into a virtual concatenation: gather from each part in turn, row by row.
   auto storage = std::make_shared<Storage>();
-  Value out{parts[0].kind, parts[0].type, shape, storage, 0};
-  std::vector<std::pair<size_t, size_t>> picks;  // (part, index)
-  for (size_t o = 0; o < outer; ++o) {
-    for (size_t p = 0; p < parts.size(); ++p) {
-      const size_t row = parts[p].count() / std::max<size_t>(outer, 1);
-      for (size_t i = 0; i < row; ++i) picks.emplace_back(p, o * row + i);
+  const Value out{parts[0].kind, parts[0].type, shape, storage, 0};
+  auto join = [&](auto member) {
+    auto& to = (*storage).*member;
+    to.resize(element_count(shape));
+    size_t at = 0;
+    for (size_t o = 0; o < outer; ++o) {
+      for (const Value& v : parts) {
+        const size_t row = v.count() / std::max<size_t>(outer, 1);
+        const auto& from = (*v.storage).*member;
+        std::copy_n(from.begin() + static_cast<long>(v.offset + o * row), row, to.begin() + static_cast<long>(at));
+        at += row;
+      }
     }
-  }
-  for (const auto& [p, i] : picks) {
-    const Value& v = parts[p];
-    const Storage& s = *v.storage;
-    if (v.kind == Value::Kind::integer) storage->ints.push_back(s.ints[v.offset + i]);
-    else if (v.kind == Value::Kind::boolean) storage->bools.push_back(s.bools[v.offset + i]);
-    else if (v.type == RealType::f64) storage->f64.push_back(s.f64[v.offset + i]);
-    else if (v.type == RealType::f32) storage->f32.push_back(s.f32[v.offset + i]);
-    else storage->bf16.push_back(s.bf16[v.offset + i]);
-  }
+  };
+  if (out.kind == Value::Kind::integer) join(&Storage::ints);
+  else if (out.kind == Value::Kind::boolean) join(&Storage::bools);
+  else if (out.type == RealType::f64) join(&Storage::f64);
+  else if (out.type == RealType::f32) join(&Storage::f32);
+  else join(&Storage::bf16);
   return out;
 }
 
