@@ -59,6 +59,7 @@ void print_result(const train::TrainResult& result, const train::TrainOptions& r
                           {"first_step", result.first_step},
                           {"last_step", result.last_step},
                           {"seconds", result.seconds},
+                          {"remat", run.remat == ad::Remat::Store ? "store" : "recompute"},
                           {"checkpoint", run.out},
                           {"steps", nlohmann::json::array()},
                           {"validations", nlohmann::json::array()}};

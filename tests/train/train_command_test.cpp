@@ -71,6 +71,12 @@ TEST_F(TrainCommand, JsonAndResumeAndDropout) {
   EXPECT_EQ(report["last_step"], 4);
   EXPECT_EQ(report["steps"].size(), 4u);
   EXPECT_EQ(report["validations"].size(), 2u);  // before the first step, at the end
+  EXPECT_EQ(report["remat"], "store");  // auto under a uniform realization
+  // recompute (what auto picks under a @file realization) writes the same bytes.
+  auto recompute = train("--steps 4 --remat recompute --json --out recompute.safetensors", false);
+  ASSERT_EQ(recompute.status, 0) << recompute.output;
+  EXPECT_EQ(nlohmann::json::parse(recompute.output)["remat"], "recompute");
+  EXPECT_EQ(file_bytes(folder_.file("whole.safetensors")), file_bytes(folder_.file("recompute.safetensors")));
   ASSERT_EQ(train("--steps 4 --until 2 --out part.safetensors").status, 0);
   ASSERT_EQ(train("--steps 4 --resume part.safetensors --out part.safetensors").status, 0);
   EXPECT_EQ(file_bytes(folder_.file("whole.safetensors")),
