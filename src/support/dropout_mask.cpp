@@ -1,6 +1,8 @@
 // Dropout's training mask (support/dropout_mask.h).
 #include "support/dropout_mask.h"
 
+#include <cmath>
+
 #include "support/random.h"
 
 namespace presk::random {
@@ -28,6 +30,14 @@ DropoutMask::DropoutMask(const DropoutKey& key, std::string_view id, std::string
   const uint64_t window_key = word(step_key, stream_of("dropout.window"), key.window);
   const uint64_t stream = stream_of(dropout_stream_name(id, module_path, layers));
   key_ = mix(window_key ^ mix(stream));  // word(window_key, stream, i) = mix(key_ + (i + 1)·φ)
+  // q·2⁻⁵³ ≥ rate ⟺ q ≥ rate·2⁵³ (both exact) ⟺ q ≥ ⌈rate·2⁵³⌉ for integers q < 2⁵³.
+  const double scaled = std::ceil(rate * 0x1p53);
+  threshold_ = rate != rate ? UINT64_MAX : scaled <= 0 ? 0 : scaled >= 0x1p53 ? uint64_t{1} << 53 : static_cast<uint64_t>(scaled);
+}
+
+void DropoutMask::keep_run(uint64_t first, size_t n, uint8_t* kept) const {
+  uint64_t counter = key_ + (first + 1) * 0x9E3779B97F4A7C15ull;
+  for (size_t j = 0; j < n; ++j, counter += 0x9E3779B97F4A7C15ull) kept[j] = (mix(counter) >> 11) >= threshold_;
 }
 
 bool DropoutMask::keep(uint64_t index) const {

@@ -11,6 +11,7 @@
 // A kept element becomes x / (1 − rate), a dropped one +0.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -37,11 +38,15 @@ class DropoutMask {
 
   // Whether element `index` (row-major in the let's shape) is kept.
   bool keep(uint64_t index) const;
+  // keep(first + j) for j < n into kept[j] (1 or 0): the same test as an integer compare,
+  // ⌊w / 2¹¹⌋ ≥ ⌈rate · 2⁵³⌉.
+  void keep_run(uint64_t first, size_t n, uint8_t* kept) const;
   double rate() const { return rate_; }
 
  private:
   uint64_t key_ = 0;  // the words of this application are mix(key_ + (i + 1)·φ)
   double rate_ = 0;
+  uint64_t threshold_ = 0;  // the least ⌊w / 2¹¹⌋ kept (2⁶⁴ − 1 for a NaN rate: none)
 };
 
 }  // namespace presk::random

@@ -17,12 +17,6 @@ uint64_t stream_of(std::string_view name) {
   return hash;
 }
 
-uint64_t mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 uint64_t word(uint64_t seed, uint64_t stream, uint64_t index) {
   uint64_t key = mix(seed ^ mix(stream));
   return mix(key + (index + 1) * 0x9E3779B97F4A7C15ull);

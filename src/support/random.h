@@ -20,7 +20,12 @@
 namespace presk::random {
 
 uint64_t stream_of(std::string_view name);  // FNV-1a-64 of the name
-uint64_t mix(uint64_t z);                   // splitmix64's finalizer, a bijection of 64-bit words
+// splitmix64's finalizer, a bijection of 64-bit words (inline: masks call it per element)
+inline uint64_t mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
 uint64_t word(uint64_t seed, uint64_t stream, uint64_t index);
 
 double uniform01(uint64_t w);                                    // [0, 1), a multiple of 2⁻⁵³

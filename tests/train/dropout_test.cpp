@@ -118,6 +118,19 @@ TEST(DropoutMask, IsTheDocumentedFunctionOfItsKey) {
   EXPECT_TRUE(random::DropoutMask(key, "x", "", {}, 0.0).keep(5));  // rate 0 keeps everything
 }
 
+// keep_run (the native executor's) is keep over a run, at rates where the integer threshold
+// meets rounding edges: 0, the smallest, just below 1, 1, a rate between two multiples of
+// 2⁻⁵³, and NaN (keep nothing, as uniform01 ≥ NaN is false).
+TEST(DropoutMask, RunsAgreeWithKeep) {
+  const random::DropoutKey key{11, 5, 1};
+  for (double rate : {0.0, 0x1p-60, 0.1, 0.3, 0.5, 1 - 0x1p-53, 1.0, 0.1 + 0x1p-56, -0.5, 1.5, std::nan("")}) {
+    const random::DropoutMask mask(key, "Layer.apply/%4", "", {}, rate);
+    std::vector<uint8_t> kept(5000);
+    mask.keep_run(37, kept.size(), kept.data());
+    for (size_t j = 0; j < kept.size(); ++j) ASSERT_EQ(kept[j] != 0, mask.keep(37 + j)) << "rate " << rate << " element " << 37 + j;
+  }
+}
+
 TEST(Dropout, LoweringGivesEachDropoutItsSiteAsId) {
   const ir::Program program = compile(true, "f");
   const ir::Function* layer = program.find_function("Layer.apply");

@@ -337,7 +337,12 @@ void apply_dropout(const ir::Let& let, Buffer<C>& x, const OpContext& ctx) {
   if (!ctx.options.training) return;  // the identity outside training
   const random::DropoutMask mask(*ctx.options.training, let.attrs.path, ctx.module_path, ctx.layers, let.attrs.rate);
   const C divisor = static_cast<C>(1.0 - let.attrs.rate);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = mask.keep(i) ? x[i] / divisor : C(0);
+  uint8_t kept[4096];
+  for (size_t i0 = 0; i0 < x.size(); i0 += sizeof kept) {
+    const size_t n = std::min(sizeof kept, x.size() - i0);
+    mask.keep_run(i0, n, kept);
+    for (size_t j = 0; j < n; ++j) x[i0 + j] = kept[j] ? x[i0 + j] / divisor : C(0);
+  }
 }
 
 // where(cond, a, b): a[i] where cond[i], else b[i].
