@@ -176,6 +176,8 @@ void copy_strided(const E* source, const std::vector<int64_t>& shape, const std:
       copy_transposed(source + position, static_cast<size_t>(shape[rank - 2]), row, step, out + i);
     } else if (step == 1) {
       std::copy_n(source + position, row, out + i);
+    } else if (step == 0) {  // a broadcast row
+      std::fill_n(out + i, row, source[position]);
     } else {
       for (size_t j = 0; j < row; ++j) out[i + j] = source[position + j * step];
     }
