@@ -3,6 +3,7 @@
 // docs/semantics.md), and the dispatch of each let to its op family (ops_*.cpp).
 #include "exec/native/executor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -158,6 +159,16 @@ class Runner {
     return it->second;
   }
 
+  bool first_operand_dies(const ir::Function& function, uint32_t index) {
+    const std::vector<ir::ValueRef>& operands = function.lets[index].operands;
+    if (operands.empty() || operands[0].kind != ir::ValueRef::Kind::Let) return false;
+    for (size_t k = 1; k < operands.size(); ++k) {
+      if (operands[k].kind == ir::ValueRef::Kind::Let && operands[k].index == operands[0].index) return false;
+    }
+    const std::vector<uint32_t>& dying = releases_of(function)[index];
+    return std::find(dying.begin(), dying.end(), operands[0].index) != dying.end();
+  }
+
   static const Value& resolve(const ir::ValueRef& ref, const Frame& frame) {
     return ref.kind == ir::ValueRef::Kind::Argument ? frame.arguments.at(ref.index) : frame.lets.at(ref.index);
   }
@@ -299,7 +310,8 @@ class Runner {
     for (const ir::ValueRef& ref : let.operands) operands.push_back(&resolve(ref, frame));
     const std::string site_name = function.site_name(index);
     const OpContext ctx{realization_,  options_,      realization_.site_type(site_name),
-                        site_name,     context.path, context.layers, masked_above_diagonal(function)[index] != 0};
+                        site_name,     context.path, context.layers, masked_above_diagonal(function)[index] != 0,
+                        first_operand_dies(function, index)};
     if (let.type.is_tuple()) {
       frame.tuples[index] = run_control(let, operands, context, ctx.site);
       internal_assert(frame.tuples[index].size() == let.type.elements.size());

@@ -25,6 +25,9 @@ struct OpContext {
   // axes before anything reads them (the executor's `masked_above_diagonal`): an op may leave
   // them unspecified.
   bool masked_above_diagonal = false;
+  // Whether operand 0 is read by no later let and by no other operand of this one: an op may
+  // then write its result over operand 0's storage when nothing else holds it.
+  bool first_operand_dies = false;
 };
 
 // The four IEEE arithmetic ops over a run (ops_elementwise.cpp): out[i] = a[i] op b[i] for

@@ -359,10 +359,36 @@ Value where_real(const ir::Let& let, const std::vector<const Value*>& operands, 
   return store_as<C>(std::move(x), shape, ctx.site, ctx.options.threads);
 }
 
+// Operand 0's storage, to be written over, where it dies here (OpContext), nothing else holds
+// it, and it is exactly a C value of the result's shape; else an empty buffer.
+template <typename C>
+Buffer<C> reusable_storage(const Value& v, const std::vector<int64_t>& shape, const OpContext& ctx) {
+  constexpr RealType type = std::is_same_v<C, double> ? RealType::f64 : RealType::f32;
+  if (!ctx.first_operand_dies || v.kind != Value::Kind::real || v.type != type || ctx.site != type ||
+      v.offset != 0 || v.shape != shape || v.storage.use_count() != 1) {
+    return {};
+  }
+  Storage& storage = const_cast<Storage&>(*v.storage);  // made mutable by make_shared; its one holder lets go
+  Buffer<C>& held = std::is_same_v<C, double> ? reinterpret_cast<Buffer<C>&>(storage.f64) : reinterpret_cast<Buffer<C>&>(storage.f32);
+  return held.size() == element_count(shape) ? std::move(held) : Buffer<C>{};
+}
+
 template <typename C>
 Value elementwise_real(const ir::Let& let, const std::vector<const Value*>& operands, const OpContext& ctx) {
   const std::vector<int64_t>& shape = let.type.shape;
   if (let.op == ir::Op::where) return where_real<C>(let, operands, ctx);
+  Buffer<C> reused = let.op == ir::Op::dropout ? Buffer<C>{} : reusable_storage<C>(*operands[0], shape, ctx);
+  if (!reused.empty()) {  // x op= y in place (every kernel allows out == a)
+    C* x = reused.data();
+    if (operands.size() == 2) {
+      binary_chunked(let.op, x, x, reused.size(), operand_of<C>(*operands[1], shape, ctx.site), ctx.options.threads);
+    } else if (auto fn = kernel_fn(let.op)) {
+      apply_unary(*fn, reused, ctx);
+    } else {
+      for (size_t i = 0; i < reused.size(); ++i) x[i] = unary(let.op, x[i]);
+    }
+    return store_as<C>(std::move(reused), shape, ctx.site, ctx.options.threads);
+  }
   const Operand<C> first = operand_of<C>(*operands[0], shape, ctx.site);
   Buffer<C> x(element_count(shape));
   const bool in_place = first.plan.kind == Broadcast::Kind::same;  // read operand 0 where it lies
