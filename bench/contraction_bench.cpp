@@ -5,6 +5,7 @@
 //   build/ci/bench/bench_contraction --gemm [--rounds R]     (only the sgemm lines)
 //   build/ci/bench/bench_contraction --memory-bound [--rows]   (only the memory-bound lines)
 //   build/ci/bench/bench_contraction --causal [--rounds R]     (att @ v with causal zeros, q @ kT lower-only)
+//   build/ci/bench/bench_contraction --wake [--rounds R]       (how long a sleeping worker takes to join)
 // Debian's OpenBLAS misdetects this VM's CPU and runs SSE3 kernels (4-5x slower) unless
 // OPENBLAS_CORETYPE names it, e.g. OPENBLAS_CORETYPE=SkylakeX where the CPU has AVX-512.
 #include <cblas.h>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "exec/native/kernels.h"
+#include "exec/native/workers.h"
 
 namespace {
 
@@ -231,13 +233,45 @@ void run_memory_bound(int threads, size_t m) {
   }
 }
 
+// How long the pool's worker takes to join a call after it fell asleep: a call of 200 tasks of
+// 50 µs each (10 ms) on 2 threads after the workers slept 3 ms or 300 ms; prints when a worker
+// first started a task (never: it joined after the call). Docs: docs/performance.md.
+void run_wake(int rounds) {
+  struct Call {
+    std::chrono::steady_clock::time_point start;
+    std::thread::id caller;
+    std::atomic<long> first_worker_us{-1};
+  };
+  for (int round = 0; round < rounds; ++round) {
+    for (int pause_ms : {3, 300}) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+      Call call;
+      call.start = std::chrono::steady_clock::now(), call.caller = std::this_thread::get_id();
+      presk::exec::native::run_tasks(200, 2, [](const void* context, size_t) {
+        Call& c = *static_cast<Call*>(const_cast<void*>(context));
+        const auto now = std::chrono::steady_clock::now();
+        long expected = -1;
+        if (std::this_thread::get_id() != c.caller) {
+          c.first_worker_us.compare_exchange_strong(expected, std::chrono::duration_cast<std::chrono::microseconds>(now - c.start).count());
+        }
+        while (std::chrono::steady_clock::now() - now < std::chrono::microseconds(50)) {}
+      }, &call);
+      const long us = call.first_worker_us.load();
+      std::printf("wake round %d  after %3d ms asleep  worker's first task at %s\n", round + 1, pause_ms,
+                  us < 0 ? "never (the call's 10 ms passed)" : (std::to_string(us) + " us").c_str());
+    }
+  }
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   // --memory-bound: only the memory-bound section; --gemm: only the sgemm section; --rows: also
   // M = 1, 2, 8 (2 threads); --causal: only att @ v with causal zeros; --rounds R: same-run
-  // rounds per sgemm or causal shape (default 3).
-  bool only_memory = false, only_gemm = false, rows = false, causal = false;
+  // rounds per sgemm or causal shape (default 3); --wake: how long the pool's worker takes to join
+// a call after sleeping.
+  bool only_memory = false, only_gemm = false, rows = false, causal = false, wake = false;
   int rounds = 3;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -245,14 +279,19 @@ int main(int argc, char** argv) {
     else if (arg == "--gemm") only_gemm = true;
     else if (arg == "--rows") rows = true;
     else if (arg == "--causal") causal = true;
+    else if (arg == "--wake") wake = true;
     else if (arg == "--rounds" && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
     else {
-      std::fprintf(stderr, "usage: bench_contraction [--gemm | --memory-bound | --causal] [--rows] [--rounds R]\n");
+      std::fprintf(stderr, "usage: bench_contraction [--gemm | --memory-bound | --causal | --wake] [--rows] [--rounds R]\n");
       return 2;
     }
   }
   if (causal) {
     for (int threads : {1, 2}) run_causal(threads, rounds);
+    return 0;
+  }
+  if (wake) {
+    run_wake(rounds);
     return 0;
   }
   if (!only_memory && std::getenv("OPENBLAS_CORETYPE") == nullptr) {
