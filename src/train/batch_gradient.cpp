@@ -113,12 +113,15 @@ BatchGradient batch_gradient(const GradientProgram& gradient,
                                             {rows[b], seed_cotangent}, parameters, options);
       return;
     }
-    std::vector<Tensor> kept = exec::native::execute(gradient.program, gradient.fwd, realization,
-                                                     {rows[b]}, parameters, options);
-    losses[b] = scalar_of(kept.at(0));
-    kept.push_back(seed_cotangent);
-    cotangents[b] = exec::native::execute(gradient.program, gradient.bwd, realization, kept,
-                                          parameters, options);
+    // E.fwd's values go to E.bwd as they are (no tensor in between: the same values).
+    std::vector<exec::native::Value> kept = exec::native::execute_values(
+        gradient.program, gradient.fwd, realization,
+        {exec::native::argument_value(gradient.program, gradient.fwd, 0, rows[b], realization)}, parameters, options);
+    losses[b] = scalar_of(exec::native::output_tensor(kept.at(0)));
+    kept.push_back(exec::native::argument_value(gradient.program, gradient.bwd, kept.size(), seed_cotangent, realization));
+    std::vector<exec::native::Value> results =
+        exec::native::execute_values(gradient.program, gradient.bwd, realization, std::move(kept), parameters, options);
+    for (const exec::native::Value& value : results) cotangents[b].push_back(exec::native::output_tensor(value));
   });
   BatchGradient result;
   for (double loss : losses) result.loss += loss;

@@ -363,6 +363,8 @@ Value input_value(const Tensor& tensor, const ir::Type& type, RealType real_type
   return make_booleans(std::move(values), type.shape);
 }
 
+}  // namespace
+
 Tensor output_tensor(const Value& value) {
   if (value.kind == Value::Kind::integer || value.kind == Value::Kind::boolean) {
     const bool ints = value.kind == Value::Kind::integer;
@@ -382,6 +384,8 @@ Tensor output_tensor(const Value& value) {
   return out;
 }
 
+namespace {
+
 // Keeps freed value buffers in the heap for the next let instead of handing each large one
 // back to the kernel (glibc maps blocks over 128 KiB anew and unmaps them on free, so every let
 // paid page faults and page clearing for its result). Once per process; changes no value.
@@ -398,30 +402,53 @@ void keep_freed_buffers() {
 
 }  // namespace
 
-std::vector<Tensor> execute(const ir::Program& program, const std::string& entry, const Realization& realization,
-                            const std::vector<Tensor>& inputs, const PreparedParameters& parameters,
-                            const ExecuteOptions& options) {
+std::vector<Value> execute_values(const ir::Program& program, const std::string& entry, const Realization& realization,
+                                  std::vector<Value> arguments, const PreparedParameters& parameters,
+                                  const ExecuteOptions& options) {
   keep_freed_buffers();
   const ir::Function* function = program.find_function(entry);
   if (!function) user_error("E0621") << "the program has no function `" << entry << "`";
-  if (inputs.size() != function->argument_types.size()) {
+  if (arguments.size() != function->argument_types.size()) {
     user_error("E0622") << "`" << entry << "` takes " << function->argument_types.size() << " inputs, got "
-                        << inputs.size();
+                        << arguments.size();
   }
-  std::vector<Value> arguments;
-  for (size_t i = 0; i < inputs.size(); ++i) {
+  for (size_t i = 0; i < arguments.size(); ++i) {
     const ir::Type& type = function->argument_types[i];
-    if (inputs[i].shape() != type.shape) {
+    if (arguments[i].shape != type.shape) {
       user_error("E0622") << "input `" << function->argument_names[i] << "` has shape "
-                          << format_shape(inputs[i].shape()) << "; `" << entry << "` expects "
+                          << format_shape(arguments[i].shape) << "; `" << entry << "` expects "
                           << ir::type_to_string(type);
     }
-    arguments.push_back(input_value(inputs[i], type, realization.default_type));
   }
   Runner runner(program, realization, parameters, options);
-  std::vector<Value> results = runner.run_function(*function, arguments, CallContext{});
+  return runner.run_function(*function, arguments, CallContext{});
+}
+
+Value argument_value(const ir::Program& program, const std::string& entry, size_t index, const Tensor& tensor,
+                     const Realization& realization) {
+  const ir::Function* function = program.find_function(entry);
+  if (!function) user_error("E0621") << "the program has no function `" << entry << "`";
+  if (index >= function->argument_types.size()) {
+    user_error("E0622") << "`" << entry << "` takes " << function->argument_types.size() << " inputs, got "
+                        << index + 1;
+  }
+  const ir::Type& type = function->argument_types[index];
+  if (tensor.shape() != type.shape) {
+    user_error("E0622") << "input `" << function->argument_names[index] << "` has shape "
+                        << format_shape(tensor.shape()) << "; `" << entry << "` expects " << ir::type_to_string(type);
+  }
+  return input_value(tensor, type, realization.default_type);
+}
+
+std::vector<Tensor> execute(const ir::Program& program, const std::string& entry, const Realization& realization,
+                            const std::vector<Tensor>& inputs, const PreparedParameters& parameters,
+                            const ExecuteOptions& options) {
+  std::vector<Value> arguments;
+  for (size_t i = 0; i < inputs.size(); ++i) arguments.push_back(argument_value(program, entry, i, inputs[i], realization));
   std::vector<Tensor> outputs;
-  for (const Value& value : results) outputs.push_back(output_tensor(value));
+  for (const Value& value : execute_values(program, entry, realization, std::move(arguments), parameters, options)) {
+    outputs.push_back(output_tensor(value));
+  }
   return outputs;
 }
 

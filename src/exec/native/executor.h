@@ -68,4 +68,15 @@ std::vector<Tensor> execute(const ir::Program& program, const std::string& entry
                             const Realization& realization, const std::vector<Tensor>& inputs,
                             const PreparedParameters& parameters, const ExecuteOptions& options = {});
 
+// execute on the executor's own values: arguments as argument_value makes them (or results of
+// another run, e.g. E.fwd's handed to E.bwd without a copy; each must have its argument's
+// shape), results as the entry computed them. output_tensor turns a result into execute's.
+std::vector<Value> execute_values(const ir::Program& program, const std::string& entry,
+                                  const Realization& realization, std::vector<Value> arguments,
+                                  const PreparedParameters& parameters, const ExecuteOptions& options = {});
+// Argument `index` of `entry` from a tensor (R arguments take the realization's default type).
+Value argument_value(const ir::Program& program, const std::string& entry, size_t index, const Tensor& tensor,
+                     const Realization& realization);
+Tensor output_tensor(const Value& value);
+
 }  // namespace presk::exec::native
