@@ -369,8 +369,10 @@ Buffer<C> reusable_storage(const Value& v, const std::vector<int64_t>& shape, co
     return {};
   }
   Storage& storage = const_cast<Storage&>(*v.storage);  // made mutable by make_shared; its one holder lets go
-  Buffer<C>& held = std::is_same_v<C, double> ? reinterpret_cast<Buffer<C>&>(storage.f64) : reinterpret_cast<Buffer<C>&>(storage.f32);
-  return held.size() == element_count(shape) ? std::move(held) : Buffer<C>{};
+  Buffer<C>* held = nullptr;
+  if constexpr (std::is_same_v<C, double>) held = &storage.f64;
+  else held = &storage.f32;
+  return held->size() == element_count(shape) ? std::move(*held) : Buffer<C>{};
 }
 
 template <typename C>
