@@ -252,7 +252,9 @@ TEST(Contraction, LowerOnlyKeepsEveryWantedChain) {
               }
             }
           }
-          if (!scalar && m >= 64) EXPECT_GT(skipped, m * n / 4) << "m=" << m << " k=" << k << " threads=" << threads;
+          if (!scalar && m >= 64) {
+            EXPECT_GT(skipped, m * n / 4) << "m=" << m << " k=" << k << " threads=" << threads;
+          }
         }
       }
     }
