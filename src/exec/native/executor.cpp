@@ -443,6 +443,11 @@ Value argument_value(const ir::Program& program, const std::string& entry, size_
 std::vector<Tensor> execute(const ir::Program& program, const std::string& entry, const Realization& realization,
                             const std::vector<Tensor>& inputs, const PreparedParameters& parameters,
                             const ExecuteOptions& options) {
+  const ir::Function* function = program.find_function(entry);
+  if (function && inputs.size() != function->argument_types.size()) {
+    user_error("E0622") << "`" << entry << "` takes " << function->argument_types.size() << " inputs, got "
+                        << inputs.size();
+  }
   std::vector<Value> arguments;
   for (size_t i = 0; i < inputs.size(); ++i) arguments.push_back(argument_value(program, entry, i, inputs[i], realization));
   std::vector<Tensor> outputs;
