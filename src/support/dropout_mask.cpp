@@ -41,8 +41,9 @@ void DropoutMask::keep_run(uint64_t first, size_t n, uint8_t* kept) const {
 }
 
 bool DropoutMask::keep(uint64_t index) const {
-  const uint64_t w = mix(key_ + (index + 1) * 0x9E3779B97F4A7C15ull);
-  return uniform01(w) >= rate_;
+  uint8_t kept = 0;
+  keep_run(index, 1, &kept);
+  return kept != 0;
 }
 
 }  // namespace presk::random
