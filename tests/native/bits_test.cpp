@@ -170,5 +170,69 @@ entry argument(x : R[T]) -> R[T] {
   expect("argument", 0, [](float y) { return (y + 1.0f) * y; });
 }
 
+// A contraction whose one reader adds a vector along its last axis computes that sum itself
+// (the executor's epilogues): in the kernels' last store (tiles, scalar), after the streaming
+// path (few rows), after the interleaved order's combination. Every element must equal the
+// add's own IEEE sum of the product's element and the bias, in the add's operand order;
+// biases include ±0, ±∞, NaN and magnitudes that round away most of the product. A product
+// read twice is not fused and must give the same values.
+TEST(Epilogue, BiasIsAddedAsTheAddWould) {
+  const std::string text = R"(
+dim M
+const K = 40
+const N = 70
+entry fused(x : R[M, K], w : R[K, N], b : R[N]) -> R[M, N] = x @ w + b
+entry first(x : R[M, K], w : R[K, N], b : R[N]) -> R[M, N] = b + x @ w
+entry product(x : R[M, K], w : R[K, N]) -> R[M, N] = x @ w
+entry twice(x : R[M, K], w : R[K, N], b : R[N]) -> R[M, N] {
+  let y = x @ w
+  let z = y + b
+  z - y
+}
+)";
+  const auto source = std::make_shared<SourceFile>(SourceFile{"epilogue.psk", text});
+  for (const int64_t m : {int64_t{3}, int64_t{70}}) {  // the streaming path (M <= 8, N >= 64) and the tiles
+    lang::FrontendOptions options;
+    options.dims.push_back({"M", m});
+    const ir::Program program = lang::compile(source, options);
+    for (const RealType type : {RealType::f32, RealType::f64}) {
+      const ElementType element = type == RealType::f64 ? ElementType::f64 : ElementType::f32;
+      Tensor x(element, {m, 40}), w(element, {40, 70}), b(element, {70});
+      for (uint64_t i = 0; i < x.element_count(); ++i) x.set(i, std::ldexp(static_cast<double>(i * 7919 % 211) - 105.0, -5));
+      for (uint64_t i = 0; i < w.element_count(); ++i) w.set(i, std::ldexp(static_cast<double>(i * 104729 % 199) - 99.0, -7));
+      const double specials[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1e30, -3.0e-3, 1e-30};
+      for (uint64_t j = 0; j < 70; ++j) b.set(j, j < 8 ? specials[j] : std::ldexp(static_cast<double>(j) - 20.0, 10 - static_cast<int>(j % 20)));
+      Realization realization = uniform_realization(type);
+      for (const Order order : {Order{}, Order{OrderKind::interleaved, 0, 8}}) {
+        realization.order = order;
+        for (ExecuteOptions run : {ExecuteOptions{1, false}, ExecuteOptions{2, false}, ExecuteOptions{1, true}}) {
+          const Tensor c = execute(program, "product", realization, {x, w}, {}, run).at(0);
+          auto expect = [&](const std::string& entry, bool bias_first) {
+            const Tensor got = execute(program, entry, realization, {x, w, b}, {}, run).at(0);
+            for (uint64_t i = 0; i < c.element_count(); ++i) {
+              const double p = c.get(i), q = b.get(i % 70);
+              const double want = type == RealType::f64 ? (bias_first ? q + p : p + q)
+                                                        : static_cast<double>(bias_first ? static_cast<float>(q) + static_cast<float>(p)
+                                                                                         : static_cast<float>(p) + static_cast<float>(q));
+              ASSERT_TRUE(got.get(i) == want || (std::isnan(want) && std::isnan(got.get(i))))
+                  << entry << " M=" << m << " element " << i << ": " << got.get(i) << " against " << want;
+              ASSERT_EQ(std::signbit(got.get(i)), std::signbit(want)) << entry << " element " << i;
+            }
+          };
+          expect("fused", false);
+          expect("first", true);
+          const Tensor twice = execute(program, "twice", realization, {x, w, b}, {}, run).at(0);
+          const Tensor fused = execute(program, "fused", realization, {x, w, b}, {}, run).at(0);
+          for (uint64_t i = 0; i < c.element_count(); ++i) {
+            const double want = type == RealType::f64 ? fused.get(i) - c.get(i)
+                                                      : static_cast<double>(static_cast<float>(fused.get(i)) - static_cast<float>(c.get(i)));
+            ASSERT_TRUE(twice.get(i) == want || (std::isnan(want) && std::isnan(twice.get(i)))) << "twice element " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace presk::exec::native

@@ -32,8 +32,19 @@ void panel_kernel_scalar(const T* a, size_t lda, size_t astep, size_t rows, cons
       const T* b = bp + (j / S) * kc * S + j % S;
       T acc = c.in ? c.in[r * c.in_ld + j] : T(0);
       for (size_t u = 0; u < kc; ++u) acc = std::fma(a[r * lda + u * astep], b[u * S], acc);
+      if (c.bias) acc = c.bias_first ? c.bias[j] + acc : acc + c.bias[j];
       c.out[r * c.out_ld + j] = acc;
     }
+  }
+}
+
+// C[rows, cols] (row stride ldc, C's column j0 first) = C + bias[j0 + j], or bias + C.
+template <typename T>
+void add_bias(const ContractionShape& s, T* c, size_t rows, size_t cols, size_t ldc, size_t j0) {
+  const T* bias = static_cast<const T*>(s.bias) + j0;
+  for (size_t r = 0; r < rows; ++r) {
+    T* row = c + r * ldc;
+    for (size_t j = 0; j < cols; ++j) row[j] = s.bias_first ? bias[j] + row[j] : row[j] + bias[j];
   }
 }
 
@@ -95,9 +106,9 @@ void contract_tiles(const ContractionShape& s, const T* a, const BSource& b, T* 
     const size_t j0 = (task % col_tiles) * col_block, cols = std::min(col_block, s.n - j0);
     if (s.terms == 0) {  // no terms: every chain is its +0
       for (size_t i = 0; i < runs.count; ++i) {
-        for (size_t r = 0, i0 = runs.first + i * runs.stride; r < runs.rows_of_run(i); ++r) {
-          std::fill(c + (i0 + r) * s.n + j0, c + (i0 + r) * s.n + j0 + cols, T(0));
-        }
+        const size_t i0 = runs.first + i * runs.stride;
+        for (size_t r = 0; r < runs.rows_of_run(i); ++r) std::fill(c + (i0 + r) * s.n + j0, c + (i0 + r) * s.n + j0 + cols, T(0));
+        if (s.bias) add_bias(s, c + i0 * s.n + j0, runs.rows_of_run(i), cols, s.n, j0);
       }
       return;
     }
@@ -115,6 +126,7 @@ void contract_tiles(const ContractionShape& s, const T* a, const BSource& b, T* 
         PanelChains<T> chains{first ? nullptr : held, ld, last ? c + i0 * s.n + j0 : held, last ? s.n : ld,
                               last ? cols : ld};
         chains.lower_only = s.lower_only, chains.row0 = i0, chains.col0 = j0;
+        if (last && s.bias) chains.bias = static_cast<const T*>(s.bias) + j0, chains.bias_first = s.bias_first;
         // The first run brings the next panel's B into L2: the task's next panel, or on one
         // thread (tasks in order) the next task's first.
         if (i == 0 && !last) {

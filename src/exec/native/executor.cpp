@@ -81,6 +81,34 @@ struct Frame {
   std::vector<std::vector<Value>> tuples;
 };
 
+// How many lets (and the caller, for a result: counted twice) read each let of a function,
+// and the last let that reads it.
+struct Readers {
+  std::vector<uint32_t> reads, reader;
+  explicit Readers(const ir::Function& function) : reads(function.lets.size(), 0), reader(function.lets.size(), 0) {
+    for (uint32_t i = 0; i < function.lets.size(); ++i) {
+      for (const ir::ValueRef& ref : function.lets[i].operands) {
+        if (ref.kind == ir::ValueRef::Kind::Let) ++reads[ref.index], reader[ref.index] = i;
+      }
+    }
+    for (const ir::ValueRef& ref : function.results) {
+      if (ref.kind == ir::ValueRef::Kind::Let) reads[ref.index] += 2;
+    }
+  }
+  // The one let that reads let v once, if so.
+  const ir::Let* only(const ir::Function& function, uint32_t v) const {
+    return reads[v] == 1 ? &function.lets[reader[v]] : nullptr;
+  }
+};
+
+// A contraction's epilogue (Runner::epilogues).
+inline constexpr uint32_t kNone = UINT32_MAX;
+struct Epilogue {
+  uint32_t partner = kNone;
+  ir::ValueRef bias{};
+  bool bias_first = false;
+};
+
 class Runner {
  public:
   Runner(const ir::Program& program, const Realization& realization, const PreparedParameters& parameters,
@@ -134,16 +162,9 @@ class Runner {
     auto [it, fresh] = masked_.try_emplace(&function);
     if (!fresh) return it->second;
     const size_t n = function.lets.size();
-    std::vector<uint32_t> reads(n, 0), reader(n, 0);
-    for (uint32_t i = 0; i < n; ++i) {
-      for (const ir::ValueRef& ref : function.lets[i].operands) {
-        if (ref.kind == ir::ValueRef::Kind::Let) ++reads[ref.index], reader[ref.index] = i;
-      }
-    }
-    for (const ir::ValueRef& ref : function.results) {
-      if (ref.kind == ir::ValueRef::Kind::Let) reads[ref.index] += 2;  // read by the caller too
-    }
-    auto only_reader = [&](uint32_t v) -> const ir::Let* { return reads[v] == 1 ? &function.lets[reader[v]] : nullptr; };
+    const Readers readers(function);
+    auto only_reader = [&](uint32_t v) -> const ir::Let* { return readers.only(function, v); };
+    const std::vector<uint32_t>& reader = readers.reader;
     it->second.assign(n, 0);
     for (uint32_t v = 0; v < n; ++v) {
       const ir::Let* r = only_reader(v);
@@ -155,6 +176,40 @@ class Runner {
         r = s_type.shape.empty() && (v_first || r->op == ir::Op::mul) ? only_reader(reader[v]) : nullptr;
       }
       it->second[v] = r != nullptr && r->op == ir::Op::causal_mask;
+    }
+    return it->second;
+  }
+
+  // For each let of `function`: a contraction whose one reader is an `add` of a real vector
+  // along its last axis, at a site of the same f32 or f64 type as the contraction's, computes
+  // that sum itself (its epilogue, OpContext::bias) and the add takes its value. The bias must
+  // be there when the contraction runs: an argument, an earlier let, or a parameter (read
+  // early; a parameter is a view). Per let: for the contraction, the add's index and the
+  // bias; for the add, the contraction's index; else partner = kNone.
+  const std::vector<Epilogue>& epilogues(const ir::Function& function) {
+    auto [it, fresh] = epilogues_.try_emplace(&function);
+    if (!fresh) return it->second;
+    const Readers readers(function);
+    it->second.assign(function.lets.size(), Epilogue{});
+    for (uint32_t v = 0; v < function.lets.size(); ++v) {
+      const ir::Let& let = function.lets[v];
+      const ir::Let* add = readers.only(function, v);
+      if (let.op != ir::Op::contract || !add || add->op != ir::Op::add || add->type.shape != let.type.shape ||
+          let.type.shape.empty()) {
+        continue;
+      }
+      const bool bias_first = add->operands.at(1).kind == ir::ValueRef::Kind::Let && add->operands[1].index == v;
+      const ir::ValueRef& bias = add->operands.at(bias_first ? 0 : 1);
+      const bool is_let = bias.kind == ir::ValueRef::Kind::Let;
+      const ir::Type& type = is_let ? function.lets[bias.index].type : function.argument_types.at(bias.index);
+      const bool ready = !is_let || bias.index < v || function.lets[bias.index].op == ir::Op::param;
+      const RealType site = realization_.site_type(function.site_name(v));
+      if (!ready || type.kind != ir::ElemKind::Real || type.shape != std::vector<int64_t>{let.type.shape.back()} ||
+          site == RealType::bf16 || realization_.site_type(function.site_name(readers.reader[v])) != site) {
+        continue;
+      }
+      it->second[v] = Epilogue{readers.reader[v], bias, bias_first};
+      it->second[readers.reader[v]].partner = v;
     }
     return it->second;
   }
@@ -306,12 +361,24 @@ class Runner {
       frame.lets[index] = frame.tuples.at(tuple.index).at(static_cast<size_t>(let.attrs.axes.at(0)));
       return;
     }
+    const Epilogue& epilogue = epilogues(function)[index];
+    if (let.op == ir::Op::add && epilogue.partner != kNone) {  // computed by the contraction
+      frame.lets[index] = std::move(frame.lets[epilogue.partner]);
+      return;
+    }
     std::vector<const Value*> operands;
     for (const ir::ValueRef& ref : let.operands) operands.push_back(&resolve(ref, frame));
     const std::string site_name = function.site_name(index);
-    const OpContext ctx{realization_,  options_,      realization_.site_type(site_name),
-                        site_name,     context.path, context.layers, masked_above_diagonal(function)[index] != 0,
-                        first_operand_dies(function, index)};
+    OpContext ctx{realization_,  options_,      realization_.site_type(site_name),
+                  site_name,     context.path, context.layers, masked_above_diagonal(function)[index] != 0,
+                  first_operand_dies(function, index)};
+    if (epilogue.partner != kNone) {
+      const ir::ValueRef& bias = epilogue.bias;
+      if (bias.kind == ir::ValueRef::Kind::Let && bias.index > index) {  // a parameter, read early
+        frame.lets[bias.index] = param_value(function.lets[bias.index], context);
+      }
+      ctx.bias = &resolve(bias, frame), ctx.bias_first = epilogue.bias_first;
+    }
     if (let.type.is_tuple()) {
       frame.tuples[index] = run_control(let, operands, context, ctx.site);
       internal_assert(frame.tuples[index].size() == let.type.elements.size());
@@ -334,6 +401,7 @@ class Runner {
   const ExecuteOptions& options_;
   std::map<const ir::Function*, std::vector<std::vector<uint32_t>>> releases_;
   std::map<const ir::Function*, std::vector<uint8_t>> masked_;
+  std::map<const ir::Function*, std::vector<Epilogue>> epilogues_;
 };
 
 Value input_value(const Tensor& tensor, const ir::Type& type, RealType real_type) {

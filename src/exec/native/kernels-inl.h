@@ -164,6 +164,16 @@ HWY_INLINE void panel_block(const T* a, size_t lda, size_t astep, const T* bs, s
   if (negative_zero) {
     for (; u < kc; ++u) step(u);
   }
+  if (c.bias) {  // the epilogue (ContractionShape::bias), in the add's operand order
+    const auto bias0 = valid >= lanes ? hn::LoadU(d, c.bias + j) : hn::MaskedLoad(hn::FirstN(d, valid), d, c.bias + j);
+    const auto bias1 = valid >= 2 * lanes ? hn::LoadU(d, c.bias + j + lanes)
+                       : valid > lanes    ? hn::MaskedLoad(hn::FirstN(d, valid - lanes), d, c.bias + j + lanes)
+                                          : hn::Zero(d);
+    for (size_t r = 0; r < MR; ++r) {
+      acc0[r] = c.bias_first ? hn::Add(bias0, acc0[r]) : hn::Add(acc0[r], bias0);
+      acc1[r] = c.bias_first ? hn::Add(bias1, acc1[r]) : hn::Add(acc1[r], bias1);
+    }
+  }
   for (size_t r = 0; r < MR; ++r) {
     T* out = c.out + r * c.out_ld + j;
     if (valid >= 2 * lanes) {

@@ -53,6 +53,10 @@ struct ContractionShape {
   // Only C(i, j) with j <= i is wanted (the rest feeds a causal mask, which overwrites it):
   // a SIMD panel kernel may then store +0 in place of a row block's columns past its last row.
   bool lower_only = false;
+  // An epilogue: each C(i, j) is then c + bias[j] in the compute type, one IEEE addition
+  // (bias[j] + c when `bias_first`: the order of the `add` whose work this is). nullptr: none.
+  const void* bias = nullptr;
+  bool bias_first = false;
 };
 
 // `threads`: how many threads (the caller and pool workers, workers.h) may split the output
@@ -104,6 +108,9 @@ struct PanelChains {
   // ContractionShape::lower_only: C's row and column of (in, out)'s (0, 0), where wanted.
   bool lower_only = false;
   size_t row0 = 0, col0 = 0;
+  // ContractionShape::bias at `out`'s column 0, when `out` is C (the last panel); else nullptr.
+  const T* bias = nullptr;
+  bool bias_first = false;
 };
 
 // Loads panel rows t0 … t0+rows−1 (k = k_first + t·k_step) and columns j0 … j0+cols−1 of B

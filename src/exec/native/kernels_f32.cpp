@@ -76,7 +76,11 @@ void unary_f32(UnaryFn fn, const float* x, float* y, size_t n, bool force_scalar
 
 void contract_f32(const ContractionShape& shape, const float* a, const BSource& b, float* c,
                   int threads, bool force_scalar) {
-  if (!force_scalar && stream_applies(shape, b)) return contract_stream(shape, a, b, c, threads, false);
+  if (!force_scalar && stream_applies(shape, b)) {
+    contract_stream(shape, a, b, c, threads, false);
+    if (shape.bias) add_bias<float>(shape, c, shape.m, shape.n, shape.n, 0);
+    return;
+  }
   PanelKernelFn<float> kernel = &panel_kernel_scalar<float>;
   if (!force_scalar) kernel = HWY_DYNAMIC_DISPATCH(panel_f32_simd);
   contract_tiles<float>(shape, a, b, c, threads, kernel);

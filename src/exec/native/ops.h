@@ -28,6 +28,11 @@ struct OpContext {
   // Whether operand 0 is read by no later let and by no other operand of this one: an op may
   // then write its result over operand 0's storage when nothing else holds it.
   bool first_operand_dies = false;
+  // A contraction's epilogue (the executor's `epilogues`): the one `add` that reads this
+  // contraction adds `bias`, a vector along its last axis, to it; the contraction returns that
+  // sum (bias + C when `bias_first`), each element one addition in the site's type.
+  const Value* bias = nullptr;
+  bool bias_first = false;
 };
 
 // The four IEEE arithmetic ops over a run (ops_elementwise.cpp): out[i] = a[i] op b[i] for

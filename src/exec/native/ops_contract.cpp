@@ -103,6 +103,11 @@ bool b_in_place(const Value& b, const Spec& s, RealType site, BSource& source, s
   return true;
 }
 
+size_t interleaved_partials(const OpContext& ctx) {
+  const Order& order = ctx.realization.order;
+  return order.kind == OrderKind::interleaved ? static_cast<size_t>(order.partials) : 1;
+}
+
 template <typename C>
 void contract_one(const ContractionShape& shape, const C* a, const BSource& b, C* c, const OpContext& ctx) {
   if constexpr (std::is_same_v<C, double>) {
@@ -112,16 +117,28 @@ void contract_one(const ContractionShape& shape, const C* a, const BSource& b, C
   }
 }
 
+// The epilogue where the kernels did not add it: each row of `len` elements of c plus bias.
+template <typename C>
+void add_bias_rows(Buffer<C>& c, size_t len, const C* bias, bool bias_first) {
+  for (size_t i = 0; i < c.size(); i += len) {
+    for (size_t j = 0; j < len; ++j) c[i + j] = bias_first ? bias[j] + c[i + j] : c[i + j] + bias[j];
+  }
+}
+
 // C[M, N] of one batch under the realization's order (interleaved: n strided chains, then the
 // tree). A is [M, K] row-major, or [K, M] (`a_transposed`: read in place, column by column).
 // `lower_only`: only C(i, j) with j <= i is wanted (ContractionShape).
+// `bias`: the epilogue (ContractionShape::bias) where the kernels add it, else nullptr.
 template <typename C>
 void contract_ordered(size_t m, size_t n, size_t k, const C* a, bool a_transposed, const BSource& b, C* c,
-                      bool lower_only, const OpContext& ctx) {
-  const Order& order = ctx.realization.order;
-  const size_t partials = order.kind == OrderKind::interleaved ? static_cast<size_t>(order.partials) : 1;
+                      bool lower_only, const C* bias, const OpContext& ctx) {
+  const size_t partials = interleaved_partials(ctx);
   const size_t lda = a_transposed ? 1 : k, a_col = a_transposed ? m : 1;
-  if (partials <= 1) return contract_one<C>({m, n, 0, 1, k, lda, a_col, lower_only}, a, b, c, ctx);
+  if (partials <= 1) {
+    ContractionShape shape{m, n, 0, 1, k, lda, a_col, lower_only};
+    shape.bias = bias, shape.bias_first = ctx.bias_first;
+    return contract_one<C>(shape, a, b, c, ctx);
+  }
   std::vector<Buffer<C>> p(std::min(partials, std::max<size_t>(k, 1)), Buffer<C>(m * n));
   for (size_t r = 0; r < p.size(); ++r) {
     contract_one<C>({m, n, r, partials, (k - r + partials - 1) / partials, lda, a_col}, a, b, p[r].data(), ctx);
@@ -159,17 +176,25 @@ Value contract(const ir::Let& let, const Value& av, const Value& bv, const OpCon
   }
   Buffer<C> c(batches * m * n);
   // C's last two axes are M and N: a causal mask after it makes j > i unwanted.
-  const bool lower_only = ctx.masked_above_diagonal && s.out == s.batch + s.m + s.n && s.m.size() == 1 && s.n.size() == 1;
+  const bool in_order = s.out == s.batch + s.m + s.n;
+  const bool lower_only = ctx.masked_above_diagonal && in_order && s.m.size() == 1 && s.n.size() == 1;
+  // The epilogue's bias, added by the kernels where C's columns are its index, else below.
+  const Loaded<C> bias = ctx.bias ? view_as<C>(*ctx.bias, ctx.site) : Loaded<C>{};
+  const bool bias_in_kernel = ctx.bias && in_order && s.n.size() == 1 && interleaved_partials(ctx) <= 1 && !lower_only;
   for (size_t batch = 0; batch < batches; ++batch) {
     BSource b = source;
     b.first += batch * k * n;
-    contract_ordered<C>(m, n, k, a + batch * m * k, a_transposed, b, c.data() + batch * m * n, lower_only, ctx);
+    contract_ordered<C>(m, n, k, a + batch * m * k, a_transposed, b, c.data() + batch * m * n, lower_only,
+                        bias_in_kernel ? bias.data : nullptr, ctx);
   }
-  if (s.batch + s.m + s.n == s.out) return store_as<C>(std::move(c), let.type.shape, ctx.site, ctx.options.threads);
-  std::vector<int64_t> bmn_shape;
-  for (char ch : s.batch + s.m) bmn_shape.push_back(extent_of(ch, s.a, av.shape));
-  for (char ch : s.n) bmn_shape.push_back(extent_of(ch, s.b, bv.shape));
-  return store_as<C>(permute(c.data(), s.batch + s.m + s.n, bmn_shape, s.out), let.type.shape, ctx.site, ctx.options.threads);
+  if (!in_order) {
+    std::vector<int64_t> bmn_shape;
+    for (char ch : s.batch + s.m) bmn_shape.push_back(extent_of(ch, s.a, av.shape));
+    for (char ch : s.n) bmn_shape.push_back(extent_of(ch, s.b, bv.shape));
+    c = permute(c.data(), s.batch + s.m + s.n, bmn_shape, s.out);
+  }
+  if (ctx.bias && !bias_in_kernel) add_bias_rows(c, static_cast<size_t>(let.type.shape.back()), bias.data, ctx.bias_first);
+  return store_as<C>(std::move(c), let.type.shape, ctx.site, ctx.options.threads);
 }
 
 }  // namespace
