@@ -35,9 +35,21 @@ DropoutMask::DropoutMask(const DropoutKey& key, std::string_view id, std::string
   threshold_ = rate != rate ? UINT64_MAX : scaled <= 0 ? 0 : scaled >= 0x1p53 ? uint64_t{1} << 53 : static_cast<uint64_t>(scaled);
 }
 
+namespace {
+
+// kept[j] = ⌊mix(counter + j·φ) / 2¹¹⌋ ≥ threshold for j < n: integer arithmetic only, so the
+// clone for AVX-512 (eight words a vector) and the baseline give the same bits.
+#if defined(__x86_64__)
+__attribute__((target_clones("arch=x86-64-v4", "default")))
+#endif
+void keep_words(uint64_t counter, uint64_t threshold, size_t n, uint8_t* kept) {
+  for (size_t j = 0; j < n; ++j) kept[j] = (mix(counter + j * 0x9E3779B97F4A7C15ull) >> 11) >= threshold;
+}
+
+}  // namespace
+
 void DropoutMask::keep_run(uint64_t first, size_t n, uint8_t* kept) const {
-  uint64_t counter = key_ + (first + 1) * 0x9E3779B97F4A7C15ull;
-  for (size_t j = 0; j < n; ++j, counter += 0x9E3779B97F4A7C15ull) kept[j] = (mix(counter) >> 11) >= threshold_;
+  keep_words(key_ + (first + 1) * 0x9E3779B97F4A7C15ull, threshold_, n, kept);
 }
 
 bool DropoutMask::keep(uint64_t index) const {

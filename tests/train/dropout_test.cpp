@@ -121,13 +121,22 @@ TEST(DropoutMask, IsTheDocumentedFunctionOfItsKey) {
 // keep_run (the native executor's) is keep over a run, at rates where the integer threshold
 // meets rounding edges: 0, the smallest, just below 1, 1, a rate between two multiples of
 // 2⁻⁵³, and NaN (keep nothing, as uniform01 ≥ NaN is false).
+// keep_run (vectorized where the CPU allows) and keep against the definition of
+// support/dropout_mask.h, term by term: uniform01(word(k_window, stream, i)) ≥ rate.
 TEST(DropoutMask, RunsAgreeWithKeep) {
   const random::DropoutKey key{11, 5, 1};
+  const uint64_t step_key = random::word(key.seed, random::stream_of("dropout.step"), key.step);
+  const uint64_t window_key = random::word(step_key, random::stream_of("dropout.window"), key.window);
+  const uint64_t stream = random::stream_of(random::dropout_stream_name("Layer.apply/%4", "", {}));
   for (double rate : {0.0, 0x1p-60, 0.1, 0.3, 0.5, 1 - 0x1p-53, 1.0, 0.1 + 0x1p-56, -0.5, 1.5, std::nan("")}) {
     const random::DropoutMask mask(key, "Layer.apply/%4", "", {}, rate);
-    std::vector<uint8_t> kept(5000);
+    std::vector<uint8_t> kept(5003);
     mask.keep_run(37, kept.size(), kept.data());
-    for (size_t j = 0; j < kept.size(); ++j) ASSERT_EQ(kept[j] != 0, mask.keep(37 + j)) << "rate " << rate << " element " << 37 + j;
+    for (size_t j = 0; j < kept.size(); ++j) {
+      const bool defined = random::uniform01(random::word(window_key, stream, 37 + j)) >= rate;
+      ASSERT_EQ(kept[j] != 0, defined) << "rate " << rate << " element " << 37 + j;
+      ASSERT_EQ(mask.keep(37 + j), defined) << "rate " << rate << " element " << 37 + j;
+    }
   }
 }
 

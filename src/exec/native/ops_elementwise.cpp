@@ -1,6 +1,7 @@
 // Sources, elementwise ops, reductions, normalizations and the loss. Each real op loads its
 // operands into the site's compute type (value.h), computes there, and stores into the site's
 // type; sums follow the realization's order (ordered_sum).
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 
@@ -332,16 +333,35 @@ C unary(ir::Op op, C x) {
 // dropout in a training run: x_i / d where the mask keeps element i, +0 where it drops it;
 // d = 1 − rate rounded once to binary64, then (f32 and bf16 sites) once to f32; the quotient
 // is one rounding in the compute type. The mask is the reference's (support/dropout_mask.h).
+// out[j] = kept[j] ? a[j] / d : +0 for j < n (out may be a): one IEEE division a lane, the
+// same bits on every clone.
 template <typename C>
-void apply_dropout(const ir::Let& let, Buffer<C>& x, const OpContext& ctx) {
-  if (!ctx.options.training) return;  // the identity outside training
+[[gnu::always_inline]] inline void masked_quotients(const C* a, const uint8_t* kept, C d, size_t n, C* out) {
+  using U = std::conditional_t<std::is_same_v<C, double>, uint64_t, uint32_t>;
+  for (size_t j = 0; j < n; ++j) {  // the quotient's bits, or all zero (+0): branch-free, so vectorized
+    out[j] = std::bit_cast<C>(std::bit_cast<U>(a[j] / d) & (U{0} - static_cast<U>(kept[j])));
+  }
+}
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void masked_quotients_f32(const float* a, const uint8_t* kept, float d, size_t n, float* out) { masked_quotients(a, kept, d, n, out); }
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void masked_quotients_f64(const double* a, const uint8_t* kept, double d, size_t n, double* out) { masked_quotients(a, kept, d, n, out); }
+
+// x (a, or x itself) with the dropout mask applied; outside training x = a.
+template <typename C>
+void apply_dropout(const ir::Let& let, const C* a, Buffer<C>& x, const OpContext& ctx) {
+  if (!ctx.options.training) {  // the identity outside training
+    if (a != x.data()) std::copy(a, a + x.size(), x.begin());
+    return;
+  }
   const random::DropoutMask mask(*ctx.options.training, let.attrs.path, ctx.module_path, ctx.layers, let.attrs.rate);
   const C divisor = static_cast<C>(1.0 - let.attrs.rate);
   uint8_t kept[4096];
   for (size_t i0 = 0; i0 < x.size(); i0 += sizeof kept) {
     const size_t n = std::min(sizeof kept, x.size() - i0);
     mask.keep_run(i0, n, kept);
-    for (size_t j = 0; j < n; ++j) x[i0 + j] = kept[j] ? x[i0 + j] / divisor : C(0);
+    if constexpr (std::is_same_v<C, double>) masked_quotients_f64(a + i0, kept, divisor, n, x.data() + i0);
+    else masked_quotients_f32(a + i0, kept, divisor, n, x.data() + i0);
   }
 }
 
@@ -400,8 +420,7 @@ Value elementwise_real(const ir::Let& let, const std::vector<const Value*>& oper
     a = x.data();
   }
   if (let.op == ir::Op::dropout) {
-    if (in_place) std::copy(a, a + x.size(), x.begin());
-    apply_dropout(let, x, ctx);
+    apply_dropout(let, a, x, ctx);
   } else if (operands.size() == 2) {
     binary_chunked(let.op, x.data(), a, x.size(), operand_of<C>(*operands[1], shape, ctx.site), ctx.options.threads);
   } else if (auto fn = kernel_fn(let.op)) {
