@@ -32,8 +32,8 @@ std::string bwd_layer_name(const std::string& function);  // "B.bwd_layer"
 // The layer functions of a folded B, over one real vector per layer of n = |x| + |r| values
 // (x: B's argument; r: B.fwd's residuals, flattened in order):
 //   B.fwd_layer(state : R[n]) → R[n]: (x, ·) ↦ (B(x), r), by `call @B.fwd`;
-//   B.bwd_layer(row : R[n], carry : R[n]) → (R[n], θ̄…): (y, r), (ȳ, ·) ↦ (x̄, 0…), θ̄…, by
-//   `call @B.bwd` (what a fold_vjp callee must be: its carry of the row's type).
+//   B.bwd_layer(row : R[n], carry : x's type) → (x̄, θ̄…): (y, r), ȳ ↦ x̄, θ̄…, by
+//   `call @B.bwd` (a fold_vjp callee: the carry is the cotangent of B's argument).
 // nullopt when B.fwd returns something not real, or no residual (the fold then keeps only
 // its layer inputs, and B.vjp recomputes each layer).
 std::optional<SplitPair> layer_functions(const ir::Program& program, const ir::Function& folded);

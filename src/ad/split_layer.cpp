@@ -70,16 +70,15 @@ ir::Function fwd_layer(const ir::Function& folded, const ir::Function& fwd, int6
   return out;
 }
 
-// B.bwd_layer(row, carry) = B.bwd(row's pieces…, carry's head) with x̄ padded to the carry.
+// B.bwd_layer(row, ȳ) = B.bwd(row's pieces…, ȳ): the carry is the cotangent of B's
+// argument, at its own type.
 ir::Function bwd_layer(const ir::Function& folded, const ir::Function& fwd, const ir::Function& bwd,
                        int64_t length) {
   ir::Function out = signature(folded, bwd_layer_name(folded.name));
-  Type vector{ir::ElemKind::Real, {length}, {}, {}};
   out.argument_names = {"row", "carry"};
-  out.argument_types = {vector, vector};
+  out.argument_types = {Type{ir::ElemKind::Real, {length}, {}, {}}, folded.argument_types[0]};
   Builder build(out);
-  const Type& input = folded.argument_types[0];
-  ValueRef cotangent = head(build, ValueRef::argument(1), input.element_count(), input.shape);
+  const ValueRef cotangent = ValueRef::argument(1);
   std::vector<ValueRef> operands;
   int64_t offset = 0;
   for (ValueRef result : fwd.results) {
@@ -94,9 +93,7 @@ ir::Function bwd_layer(const ir::Function& folded, const ir::Function& fwd, cons
         build.reshape(build.slice(ValueRef::argument(0), 0, start, offset), type.shape));
   }
   operands.push_back(cotangent);
-  std::vector<ValueRef> parts = build.results_of(call(build, bwd, operands), bwd.results.size());
-  parts[0] = padded(build, parts[0], length);
-  out.results = parts;
+  out.results = build.results_of(call(build, bwd, operands), bwd.results.size());
   out.result_names = bwd.result_names;
   return out;
 }
@@ -162,15 +159,10 @@ std::vector<ValueRef> emit_packed_fold_vjp(Builder& build, const ir::Program& pr
   const ir::Function* layer =
       program.find_function(bwd_layer_name(forward_of(fold_vjp.attrs.callee)));
   internal_assert(layer != nullptr);
-  int64_t length = layer->argument_types[0].element_count();
-  const Type cotangent_type = build.type_of(cotangent);
   ir::Attrs attrs = fold_vjp.attrs;
   attrs.callee = layer->name;
-  ValueRef reversed =
-      build.emit(Op::fold_vjp, {rows, padded(build, cotangent, length)}, attrs, nullptr, layer);
-  std::vector<ValueRef> parts = build.results_of(reversed, layer->results.size());
-  parts[0] = head(build, parts[0], cotangent_type.element_count(), cotangent_type.shape);
-  return parts;
+  ValueRef reversed = build.emit(Op::fold_vjp, {rows, cotangent}, attrs, nullptr, layer);
+  return build.results_of(reversed, layer->results.size());
 }
 
 }  // namespace presk::ad::split_detail

@@ -285,8 +285,9 @@ InferredType fold_trace_rule(const Type& result, const TypeRuleContext& context)
   return InferredType{tuple_type({result, stacked(result, declared->elements[1].shape[0])}), {}};
 }
 
-// fold_vjp(stacked inputs [L, x…], cotangent x…) with a callee (x, x) → (x, p…) gives
-// (x, [L, p]…).
+// fold_vjp(stacked inputs [L, x…], cotangent c) with a callee (x, c) → (c, p…) gives
+// (c, [L, p]…): the carry c need not be of the layer input's type (a store split's rows hold
+// more than the layer's argument).
 InferredType fold_vjp_rule(const Function& callee, const std::vector<Type>& results,
                            const std::vector<Type>& operands) {
   const Type& inputs = operands[0];

@@ -61,7 +61,7 @@ Value<A> fold_vjp(const A& arith, const ir::Let& let, int64_t layers, const Valu
   for (size_t k = 1; k < let.type.elements.size(); ++k)
     elements.push_back(Value<A>::make_real(arith, let.type.elements[k].shape));
   for (int64_t l = layers; l-- > 0;) {
-    Value<A> input = load_layer(arith, inputs, l, cotangent.shape);
+    Value<A> input = load_layer(arith, inputs, l, Shape(inputs.shape.begin() + 1, inputs.shape.end()));
     std::vector<Value<A>> results = run_layer(l, {&input, &elements[0]});
     internal_assert(results.size() == elements.size());
     for (size_t k = 1; k < results.size(); ++k) store_layer(arith, elements[k], l, results[k]);
