@@ -29,9 +29,10 @@ bool reads_argument(const ir::Function& function, uint32_t index);
 std::string fwd_layer_name(const std::string& function);  // "B.fwd_layer"
 std::string bwd_layer_name(const std::string& function);  // "B.bwd_layer"
 
-// The layer functions of a folded B, over one real vector per layer of n = |x| + |r| values
-// (x: B's argument; r: B.fwd's residuals, flattened in order):
-//   B.fwd_layer(state : R[n]) → R[n]: (x, ·) ↦ (B(x), r), by `call @B.fwd`;
+// The layer functions of a folded B, over one real vector per layer, its row, of n = |y| + |r|
+// values (y: B's value; r: B.fwd's residuals, flattened in order):
+//   B.fwd_layer(x) → (y, row : R[n]): x ↦ (B(x), (B(x), r)), by `call @B.fwd` (a fold_trace
+//   callee of two results: the fold carries y and stacks the rows);
 //   B.bwd_layer(row : R[n], carry : x's type) → (x̄, θ̄…): (y, r), ȳ ↦ x̄, θ̄…, by
 //   `call @B.bwd` (a fold_vjp callee: the carry is the cotangent of B's argument).
 // nullopt when B.fwd returns something not real, or no residual (the fold then keeps only

@@ -1,7 +1,7 @@
 // The layer functions of a fold under `--remat store` (split_detail.h): a fold keeps one
-// real vector per layer, its output and its residuals end to end, so that the existing
-// `fold_trace` (which stacks each layer's input) stacks them and `fold_vjp` hands layer l's
-// row back to B.bwd_layer. Every value moves by slice, reshape and concat: exact copies.
+// real vector per layer, its output and its residuals end to end (the row), which
+// `fold_trace @B.fwd_layer` stacks (a callee x → (x, row)) and `fold_vjp` hands back to
+// B.bwd_layer. Every value moves by slice, reshape and concat: exact copies.
 #include "ad/split.h"
 #include "ad/split_detail.h"
 #include "ad/vjp.h"
@@ -27,21 +27,6 @@ ValueRef concat(Builder& build, std::vector<ValueRef> parts) {
   return build.emit(Op::concat, std::move(parts), attrs);
 }
 
-// The first `count` values of the vector `value`, as a value of `shape`.
-ValueRef head(Builder& build, ValueRef value, int64_t count, const std::vector<int64_t>& shape) {
-  if (build.type_of(value).element_count() != count) value = build.slice(value, 0, 0, count);
-  return build.reshape(value, shape);
-}
-
-// `value` flattened, then zeros up to `length` elements.
-ValueRef padded(Builder& build, ValueRef value, int64_t length) {
-  ValueRef flattened = flat(build, value);
-  int64_t count = build.type_of(flattened).element_count();
-  if (count == length) return flattened;
-  return concat(build,
-                {flattened, build.zeros(Type{ir::ElemKind::Real, {length - count}, {}, {}})});
-}
-
 ValueRef call(Builder& build, const ir::Function& callee, std::vector<ValueRef> operands) {
   ir::Attrs attrs;
   attrs.callee = callee.name;  // path "": the caller's own context (the layer's)
@@ -56,17 +41,16 @@ ir::Function signature(const ir::Function& forward, std::string name) {
   return out;
 }
 
-// B.fwd_layer(state) = concat(B.fwd(x)…) with x the state's head.
-ir::Function fwd_layer(const ir::Function& folded, const ir::Function& fwd, int64_t length) {
+// B.fwd_layer(x) = (y, concat(B.fwd(x)…)): the next layer's input, and the row.
+ir::Function fwd_layer(const ir::Function& folded, const ir::Function& fwd) {
   ir::Function out = signature(folded, fwd_layer_name(folded.name));
-  out.argument_names = {"state"};
-  out.argument_types = {Type{ir::ElemKind::Real, {length}, {}, {}}};
+  out.argument_names = {"x"};
+  out.argument_types = {folded.argument_types[0]};
   Builder build(out);
-  const Type& input = folded.argument_types[0];
-  ValueRef x = head(build, ValueRef::argument(0), input.element_count(), input.shape);
-  std::vector<ValueRef> parts = build.results_of(call(build, fwd, {x}), fwd.results.size());
+  std::vector<ValueRef> parts = build.results_of(call(build, fwd, {ValueRef::argument(0)}), fwd.results.size());
+  const ValueRef y = parts[0];
   for (ValueRef& part : parts) part = flat(build, part);
-  out.results = {concat(build, parts)};
+  out.results = {y, concat(build, parts)};
   return out;
 }
 
@@ -129,28 +113,21 @@ std::optional<SplitPair> layer_functions(const ir::Program& program, const ir::F
     if (type.kind != ir::ElemKind::Real || type.is_tuple()) return std::nullopt;
     length += type.element_count();
   }
-  return SplitPair{fwd_layer(folded, *fwd, length), bwd_layer(folded, *fwd, *bwd, length)};
+  return SplitPair{fwd_layer(folded, *fwd), bwd_layer(folded, *fwd, *bwd, length)};
 }
 
 PackedFold emit_packed_fold(Builder& build, const ir::Program& program, const ir::Let& fold_trace,
                             ValueRef input) {
   const ir::Function* layer = program.find_function(fwd_layer_name(fold_trace.attrs.callee));
   internal_assert(layer != nullptr);
-  int64_t length = layer->argument_types[0].element_count();
-  int64_t layers = fold_trace.type.elements.at(1).shape.at(0);
-  const Type value_type = build.type_of(input);
+  const int64_t length = layer->type_of(layer->results.at(1)).element_count();
+  const int64_t layers = fold_trace.type.elements.at(1).shape.at(0);
   ir::Attrs attrs = fold_trace.attrs;
   attrs.callee = layer->name;
-  Type traced = ir::tuple_type(
-      {layer->argument_types[0], Type{ir::ElemKind::Real, {layers, length}, {}, {}}});
-  ValueRef trace =
-      build.emit(Op::fold_trace, {padded(build, input, length)}, attrs, &traced, layer);
-  std::vector<ValueRef> parts = build.results_of(trace, 2);  // the last state; each layer's input
-  ValueRef value = head(build, parts[0], value_type.element_count(), value_type.shape);
-  // Layer l's output and residuals are layer l + 1's input state; the last layer's, the result.
-  ValueRef rows = build.reshape(parts[0], {1, length});
-  if (layers > 1) rows = concat(build, {build.slice(parts[1], 0, 1, layers), rows});
-  return {value, rows};
+  Type traced = ir::tuple_type({build.type_of(input), Type{ir::ElemKind::Real, {layers, length}, {}, {}}});
+  ValueRef trace = build.emit(Op::fold_trace, {input}, attrs, &traced, layer);
+  std::vector<ValueRef> parts = build.results_of(trace, 2);  // the fold's value; each layer's row
+  return {parts[0], parts[1]};
 }
 
 std::vector<ValueRef> emit_packed_fold_vjp(Builder& build, const ir::Program& program,

@@ -276,13 +276,14 @@ Type stacked(const Type& type, int64_t layers) {
   return out;
 }
 
-// fold_trace: a fold that also stacks each layer's input; the layer count is the declared
-// tuple's (the verifier checks it against the stack).
-InferredType fold_trace_rule(const Type& result, const TypeRuleContext& context) {
+// fold_trace: a fold that also stacks, per layer, its input (a callee x → x) or the
+// callee's second result (x → (x, r)); the layer count is the declared tuple's (the verifier
+// checks it against the stack).
+InferredType fold_trace_rule(const Type& result, const Type& per_layer, const TypeRuleContext& context) {
   const Type* declared = context.declared;
   if (!declared || declared->elements.size() != 2 || declared->elements[1].rank() < 1)
-    return fail("fold_trace declares a tuple (result, stacked inputs)");
-  return InferredType{tuple_type({result, stacked(result, declared->elements[1].shape[0])}), {}};
+    return fail("fold_trace declares a tuple (result, stacked per-layer values)");
+  return InferredType{tuple_type({result, stacked(per_layer, declared->elements[1].shape[0])}), {}};
 }
 
 // fold_vjp(stacked inputs [L, x…], cotangent c) with a callee (x, c) → (c, p…) gives
@@ -314,7 +315,8 @@ InferredType get_rule(const Type& tuple, const Attrs& attrs) {
 }
 
 // call: arguments match the callee's, one result or a tuple of several; fold (and
-// fold_trace): the callee maps its one type to itself; fold_vjp: fold_vjp_rule.
+// fold_trace): the callee maps its one type to itself (fold_trace: or to (itself, r));
+// fold_vjp: fold_vjp_rule.
 InferredType control_rule(Op op, const std::vector<Type>& operands, const Attrs& attrs,
                           const TypeRuleContext& context) {
   if (op == Op::get) return get_rule(operands[0], attrs);
@@ -323,7 +325,8 @@ InferredType control_rule(Op op, const std::vector<Type>& operands, const Attrs&
   std::optional<std::vector<Type>> results = result_types(callee);
   if (!results || results->empty()) return fail("callee `" + callee.name + "` returns nothing defined");
   if (op == Op::fold_vjp) return fold_vjp_rule(callee, *results, operands);
-  if (op != Op::call && results->size() != 1) {
+  const bool traced_pair = op == Op::fold_trace && results->size() == 2;  // x → (x, r): r stacked
+  if (op != Op::call && results->size() != 1 && !traced_pair) {
     return fail("callee `" + callee.name + "` returns " + std::to_string(results->size()) +
                 " values; a fold takes exactly one");
   }
@@ -333,7 +336,7 @@ InferredType control_rule(Op op, const std::vector<Type>& operands, const Attrs&
     return fail("fold's callee `" + callee.name + "` must map its argument type " +
                 describe(callee.argument_types[0]) + " to itself, returns " + describe(result));
   }
-  if (op == Op::fold_trace) return fold_trace_rule(result, context);
+  if (op == Op::fold_trace) return fold_trace_rule(result, (*results)[traced_pair ? 1 : 0], context);
   if (results->size() > 1) return InferredType{tuple_type(std::move(*results)), {}};
   return give(result.kind, result.shape);
 }

@@ -98,6 +98,34 @@ TEST(TypeRules, GatherLossAndSources) {
   EXPECT_EQ(read.type->shape, (std::vector<int64_t>{4, 4}));
 }
 
+// fold_trace stacks each layer's input (a callee T → T), or the second result of a callee
+// T → (T, U) (the store split's rows); a two-result callee must return T first.
+TEST(TypeRules, FoldTraceStacksInputsOrTheCalleesSecondResult) {
+  auto pair = [](bool swapped) {
+    FunctionBuilder f("pair");
+    ValueRef x = f.arg("x", real({8, 4}));
+    ValueRef next = f.let(Op::exp, {x}, real({8, 4}));
+    ValueRef row = f.let(Op::mean, {x}, real({8, 1}), axes({1}));
+    Function function = f.done(next);
+    function.results = swapped ? std::vector<ValueRef>{row, next} : std::vector<ValueRef>{next, row};
+    return function;
+  };
+  const Function two = pair(false), swapped = pair(true);
+  Type declared = tuple_type({real({8, 4}), real({2, 8, 1})});
+  InferredType traced = infer_result_type(Op::fold_trace, {real({8, 4})}, callee("pair", "blocks"), {&declared, &two, nullptr});
+  ASSERT_TRUE(traced) << traced.error;
+  EXPECT_EQ(traced.type->elements.at(0).shape, (std::vector<int64_t>{8, 4}));
+  EXPECT_EQ(traced.type->elements.at(1).shape, (std::vector<int64_t>{2, 8, 1}));
+  EXPECT_NE(infer_result_type(Op::fold_trace, {real({8, 4})}, callee("pair", "blocks"), {&declared, &swapped, nullptr}).error, "");
+  FunctionBuilder one("one");
+  const Function same = one.done(one.let(Op::exp, {one.arg("x", real({8, 4}))}, real({8, 4})));
+  Type inputs = tuple_type({real({8, 4}), real({2, 8, 4})});
+  InferredType plain = infer_result_type(Op::fold_trace, {real({8, 4})}, callee("one", "blocks"), {&inputs, &same, nullptr});
+  ASSERT_TRUE(plain) << plain.error;
+  EXPECT_EQ(plain.type->elements.at(1).shape, (std::vector<int64_t>{2, 8, 4}));
+  EXPECT_NE(infer_result_type(Op::fold, {real({8, 4})}, callee("pair", "blocks"), {nullptr, &two, nullptr}).error, "");
+}
+
 TEST(TypeRules, DecimalLiterals) {
   for (const char* good : {"1", "-2", "0.5", "1e-5", "1.25E+10"})
     EXPECT_TRUE(is_decimal_literal(good)) << good;

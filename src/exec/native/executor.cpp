@@ -286,18 +286,20 @@ class Runner {
     return {carried};
   }
 
-  // fold_trace(x): the fold's result, handed on, and the layer inputs x_0 … x_{L−1} stacked
-  // [L, ...] in the let's site type (stacked(): exact when the types agree).
+  // fold_trace(x): the fold's result, handed on, and the layer inputs x_0 … x_{L−1} (a callee
+  // x → (x, r): the r_l) stacked [L, ...] in the let's site type (stacked(): exact when the
+  // types agree).
   std::vector<Value> run_fold_trace(const ir::Let& let, const Value& initial, const CallContext& context,
                                     RealType site) {
     const ir::Function& function = callee(let);
-    std::vector<Value> inputs;
+    std::vector<Value> per_layer;
     Value carried = initial;
     for (int64_t l = 0, layers = layer_count(let, context); l < layers; ++l) {
-      inputs.push_back(carried);
-      carried = run_function(function, {carried}, layer_context(let, context, l)).at(0);
+      std::vector<Value> results = run_function(function, {carried}, layer_context(let, context, l));
+      per_layer.push_back(results.size() == 2 ? std::move(results[1]) : std::move(carried));
+      carried = std::move(results.at(0));
     }
-    return {carried, stacked(inputs, let.type.elements.at(1).shape, site)};
+    return {carried, stacked(per_layer, let.type.elements.at(1).shape, site)};
   }
 
   // fold_vjp(inputs, ḡ): for l = L−1 … 0, (ḡ, θ̄_l …) = callee(x_l, ḡ) in layer l's context,

@@ -33,21 +33,22 @@ Value<A> tuple_of(std::vector<Value<A>> elements) {
   return tuple;
 }
 
-// fold_trace(x): (f_{L−1}(… f_0(x)), [x_0, …, x_{L−1}]) with x_l the input of layer l.
+// fold_trace(x): (f_{L−1}(… f_0(x)), [x_0, …, x_{L−1}]) with x_l the input of layer l; with
+// a callee x → (x, r), the carry is the first result and the stack holds [r_0, …, r_{L−1}].
 template <class A>
 Value<A> fold_trace(const A& arith, const ir::Let& let, int64_t layers, const Value<A>& initial,
                     const LayerRunner<A>& run_layer) {
   Value<A> carry = copy_value(arith, initial);
-  Value<A> inputs = Value<A>::make_real(arith, let.type.elements.at(1).shape);
+  Value<A> stack = Value<A>::make_real(arith, let.type.elements.at(1).shape);
   for (int64_t l = 0; l < layers; ++l) {
-    store_layer(arith, inputs, l, carry);
     std::vector<Value<A>> results = run_layer(l, {&carry});
-    internal_assert(results.size() == 1);
+    internal_assert(results.size() == 1 || results.size() == 2);
+    store_layer(arith, stack, l, results.size() == 2 ? results[1] : carry);
     carry = std::move(results[0]);
   }
   std::vector<Value<A>> elements;
   elements.push_back(std::move(carry));
-  elements.push_back(std::move(inputs));
+  elements.push_back(std::move(stack));
   return tuple_of(std::move(elements));
 }
 
