@@ -116,6 +116,8 @@ void contract_tiles(const ContractionShape& s, const T* a, const BSource& b, T* 
     hwy::AlignedFreeUniquePtr<T[]> tile;  // (Highway refuses a 0-byte allocation)
     if (s.terms > kKBlock) tile = hwy::AllocateAligned<T>(runs.count * kRowBlock * ld);
     hwy::AlignedFreeUniquePtr<T[]> panel = hwy::AllocateAligned<T>(std::min(kKBlock, s.terms) * ld);
+    hwy::AlignedFreeUniquePtr<T[]> a_packed;
+    if (s.lda == 1 && s.a_col != 1) a_packed = hwy::AllocateAligned<T>(std::min(kKBlock, s.terms) * kRowBlock);
     for (size_t t0 = 0; t0 < s.terms; t0 += kKBlock) {
       const size_t kc = std::min(kKBlock, s.terms - t0);
       const bool first = t0 == 0, last = t0 + kc == s.terms;
@@ -134,8 +136,17 @@ void contract_tiles(const ContractionShape& s, const T* a, const BSource& b, T* 
         } else if (i == 0 && threads <= 1 && j0 + cols < s.n) {
           chains.next = b_panel_source(b, s, 0, std::min(kKBlock, s.terms), j0 + cols, std::min(col_block, s.n - j0 - cols));
         }
-        kernel(a + i0 * s.lda + (s.k_first + t0 * s.k_step) * s.a_col, s.lda, s.k_step * s.a_col, runs.rows_of_run(i),
-               panel.get(), kc, chains);
+        const T* a_run = a + i0 * s.lda + (s.k_first + t0 * s.k_step) * s.a_col;
+        const size_t rows = runs.rows_of_run(i);
+        if (s.lda == 1 && s.a_col != 1) {
+          // A transposed A's run, copied term by term into one stretch (read in place, a row
+          // block's terms lie 1–4 KiB apart, often cold: the kernel then waits on each line).
+          // A copy changes no value. (Copying it row-major instead cost more than it saved.)
+          for (size_t u = 0; u < kc; ++u) std::copy_n(a_run + u * s.k_step * s.a_col, rows, a_packed.get() + u * kRowBlock);
+          kernel(a_packed.get(), 1, kRowBlock, rows, panel.get(), kc, chains);
+        } else {
+          kernel(a_run, s.lda, s.k_step * s.a_col, rows, panel.get(), kc, chains);
+        }
       }
     }
   });
