@@ -372,10 +372,22 @@ Value where_real(const ir::Let& let, const std::vector<const Value*>& operands, 
   const std::vector<uint8_t> cond = broadcast_to(load_booleans(*operands[0]), operands[0]->shape, shape);
   const Operand<C> a = operand_of<C>(*operands[1], shape, ctx.site);
   const Operand<C> b = operand_of<C>(*operands[2], shape, ctx.site);
+  if (a.plan.kind == Broadcast::Kind::same && b.plan.kind == Broadcast::Kind::rows && b.plan.period == 1) {
+    Buffer<C> x(cond.size());  // where(cond, a, scalar): one pass (the adjoint of causal_mask)
+    C* __restrict out = x.data();
+    const C* __restrict kept_value = a.loaded.data;
+    const uint8_t* __restrict kept = cond.data();
+    const C other = b.loaded.data[0];
+    for (size_t i = 0; i < x.size(); ++i) out[i] = kept[i] ? kept_value[i] : other;
+    return store_as<C>(std::move(x), shape, ctx.site, ctx.options.threads);
+  }
   Buffer<C> x(cond.size()), y(cond.size());
   broadcast_into(x.data(), x.size(), a.loaded.data, a.plan);
   broadcast_into(y.data(), y.size(), b.loaded.data, b.plan);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = cond[i] ? x[i] : y[i];
+  C* __restrict out = x.data();
+  const C* __restrict other = y.data();
+  const uint8_t* __restrict kept = cond.data();
+  for (size_t i = 0; i < x.size(); ++i) out[i] = kept[i] ? out[i] : other[i];  // a blend, not a branch
   return store_as<C>(std::move(x), shape, ctx.site, ctx.options.threads);
 }
 
@@ -460,12 +472,16 @@ Value elementwise_integer(const ir::Let& let, const std::vector<const Value*>& o
   return make_integers(std::move(x), shape);
 }
 
-// out[i] = a[i] op b[i], the op chosen once, outside the loop.
+// out[i] = a[i] op b[i], the op chosen once, outside the loop (restrict pointers: a byte
+// store may alias anything, which would otherwise keep the loop scalar).
 template <typename E>
 std::vector<uint8_t> compare(ir::Op op, const E& a, const E& b) {
   std::vector<uint8_t> out(a.size());
-  auto each = [&](auto predicate) {
-    for (size_t i = 0; i < out.size(); ++i) out[i] = predicate(a[i], b[i]);
+  auto each = [n = out.size(), o = out.data(), x = a.data(), y = b.data()](auto predicate) {
+    uint8_t* __restrict to = o;
+    const auto* __restrict first = x;
+    const auto* __restrict second = y;
+    for (size_t i = 0; i < n; ++i) to[i] = predicate(first[i], second[i]);
   };
   switch (op) {
     case ir::Op::lt: each([](auto x, auto y) { return x < y; }); break;

@@ -133,11 +133,9 @@ Value make_booleans(std::vector<uint8_t> data, std::vector<int64_t> shape) {
 
 std::vector<int64_t> load_integers(const Value& v) {
   internal_assert(v.kind == Value::Kind::integer || v.kind == Value::Kind::boolean);
-  std::vector<int64_t> out(v.count());
-  for (size_t i = 0; i < out.size(); ++i) {
-    out[i] = v.kind == Value::Kind::integer ? v.storage->ints[v.offset + i] : v.storage->bools[v.offset + i];
-  }
-  return out;
+  const auto first = static_cast<long>(v.offset), last = first + static_cast<long>(v.count());
+  if (v.kind == Value::Kind::integer) return std::vector<int64_t>(v.storage->ints.begin() + first, v.storage->ints.begin() + last);
+  return std::vector<int64_t>(v.storage->bools.begin() + first, v.storage->bools.begin() + last);
 }
 
 std::vector<uint8_t> load_booleans(const Value& v) {
