@@ -153,7 +153,7 @@ class StoreSplitter {
     }
     PackedFold packed = emit_packed_fold(forward_build_, program_, trace, input);
     fwd_of_vjp_[p + 1] = packed.value;
-    rows_of_.emplace(p + 2, packed.rows);
+    stacks_of_.emplace(p + 2, packed.stacks);
   }
 
   // Arguments while building: 0 the value, 1 the cotangent, 2 + k residual k (finish()
@@ -245,14 +245,15 @@ class StoreSplitter {
     return true;
   }
 
-  // `fold_vjp @B.vjp(inputs, ḡ)` as `fold_vjp @B.bwd_layer(rows, ḡ)`; its gets read the parts.
+  // `fold_vjp @B.vjp(inputs, ḡ)` as `fold_vjp @B.bwd_layer(stacks…, ḡ)`; its gets read the parts.
   bool emit_reversed_fold(uint32_t q) {
     const ir::Let& let = vjp_.lets[q];
     if (let.op != Op::fold_vjp) return false;
-    auto found = rows_of_.find(let.operands[0].index);
-    if (found == rows_of_.end()) return false;
-    ValueRef rows = from_forward(found->second);
-    tuple_parts_[q] = emit_packed_fold_vjp(backward_build_, program_, let, rows,
+    auto found = stacks_of_.find(let.operands[0].index);
+    if (found == stacks_of_.end()) return false;
+    std::vector<ValueRef> stacks;
+    for (ValueRef stack : found->second) stacks.push_back(from_forward(stack));
+    tuple_parts_[q] = emit_packed_fold_vjp(backward_build_, program_, let, stacks,
                                            backward_operand(let.operands[1]));
     return true;
   }
@@ -293,7 +294,7 @@ class StoreSplitter {
   std::set<std::string> reversed_calls_;
   std::set<uint32_t> reversed_folds_;                      // their layer inputs' gets in F.vjp
   std::map<std::string, std::vector<ValueRef>> called_;    // C.fwd's results, by call_key
-  std::map<uint32_t, ValueRef> rows_of_;                   // packed folds' rows, by inputs' get
+  std::map<uint32_t, std::vector<ValueRef>> stacks_of_;    // packed folds' stacks, by inputs' get
   std::map<uint32_t, std::vector<ValueRef>> tuple_parts_;  // packed fold_vjps' parts
   std::map<uint32_t, ValueRef> sources_;                   // fwd source let → its copy in bwd
   std::map<uint64_t, size_t> residual_of_;

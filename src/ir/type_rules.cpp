@@ -3,6 +3,7 @@
 // contraction rules live in type_rules_layout.cpp.
 #include "ir/type_rules.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "ir/type_rules_detail.h"
@@ -276,29 +277,38 @@ Type stacked(const Type& type, int64_t layers) {
   return out;
 }
 
-// fold_trace: a fold that also stacks, per layer, its input (a callee x → x) or the
-// callee's second result (x → (x, r)); the layer count is the declared tuple's (the verifier
-// checks it against the stack).
-InferredType fold_trace_rule(const Type& result, const Type& per_layer, const TypeRuleContext& context) {
+// fold_trace: a fold that also stacks, per layer, its input (a callee x → x) or the callee's
+// further results (x → (x, r…)); the layer count is the declared tuple's (the verifier checks
+// it against the stack).
+InferredType fold_trace_rule(const std::vector<Type>& results, const TypeRuleContext& context) {
   const Type* declared = context.declared;
-  if (!declared || declared->elements.size() != 2 || declared->elements[1].rank() < 1)
-    return fail("fold_trace declares a tuple (result, stacked per-layer values)");
-  return InferredType{tuple_type({result, stacked(per_layer, declared->elements[1].shape[0])}), {}};
+  const size_t stacks = std::max<size_t>(results.size() - 1, 1);
+  if (!declared || declared->elements.size() != stacks + 1 || declared->elements[1].rank() < 1)
+    return fail("fold_trace declares a tuple (result, stacked per-layer values…)");
+  std::vector<Type> elements{results[0]};
+  for (size_t k = 0; k < stacks; ++k) elements.push_back(stacked(results[results.size() == 1 ? 0 : k + 1], declared->elements[1].shape[0]));
+  return InferredType{tuple_type(std::move(elements)), {}};
 }
 
-// fold_vjp(stacked inputs [L, x…], cotangent c) with a callee (x, c) → (c, p…) gives
-// (c, [L, p]…): the carry c need not be of the layer input's type (a store split's rows hold
-// more than the layer's argument).
+// fold_vjp(stacks [L, x…]…, cotangent c) with a callee (x…, c) → (c, p…) gives (c, [L, p]…):
+// layer l's slice of each stack, then the carry, which need not be of a stack's layer type (a
+// store split's rows hold more than the layer's argument).
 InferredType fold_vjp_rule(const Function& callee, const std::vector<Type>& results,
                            const std::vector<Type>& operands) {
-  const Type& inputs = operands[0];
-  if (inputs.rank() < 1) return fail("fold_vjp's first operand has no layer axis");
-  Type layer_input{inputs.kind, {inputs.shape.begin() + 1, inputs.shape.end()}, {}, {}};
-  if (auto wrong = check_signature(callee, {layer_input, operands[1]})) return *wrong;
-  if (!(results[0] == operands[1]))
+  if (operands.size() < 2) return fail("fold_vjp takes one stack or more and a cotangent");
+  const int64_t layers = operands[0].rank() < 1 ? -1 : operands[0].shape[0];
+  std::vector<Type> arguments;
+  for (size_t k = 0; k + 1 < operands.size(); ++k) {
+    const Type& stack = operands[k];
+    if (stack.rank() < 1 || stack.shape[0] != layers) return fail("fold_vjp's stacks need one layer axis, of one extent");
+    arguments.push_back(Type{stack.kind, {stack.shape.begin() + 1, stack.shape.end()}, {}, {}});
+  }
+  arguments.push_back(operands.back());
+  if (auto wrong = check_signature(callee, arguments)) return *wrong;
+  if (!(results[0] == operands.back()))
     return fail("fold_vjp's callee `" + callee.name + "` must return the input's cotangent first");
   std::vector<Type> elements{results[0]};
-  for (size_t i = 1; i < results.size(); ++i) elements.push_back(stacked(results[i], inputs.shape[0]));
+  for (size_t i = 1; i < results.size(); ++i) elements.push_back(stacked(results[i], layers));
   return InferredType{tuple_type(std::move(elements)), {}};
 }
 
@@ -315,7 +325,7 @@ InferredType get_rule(const Type& tuple, const Attrs& attrs) {
 }
 
 // call: arguments match the callee's, one result or a tuple of several; fold (and
-// fold_trace): the callee maps its one type to itself (fold_trace: or to (itself, r));
+// fold_trace): the callee maps its one type to itself (fold_trace: or to (itself, r…));
 // fold_vjp: fold_vjp_rule.
 InferredType control_rule(Op op, const std::vector<Type>& operands, const Attrs& attrs,
                           const TypeRuleContext& context) {
@@ -325,7 +335,7 @@ InferredType control_rule(Op op, const std::vector<Type>& operands, const Attrs&
   std::optional<std::vector<Type>> results = result_types(callee);
   if (!results || results->empty()) return fail("callee `" + callee.name + "` returns nothing defined");
   if (op == Op::fold_vjp) return fold_vjp_rule(callee, *results, operands);
-  const bool traced_pair = op == Op::fold_trace && results->size() == 2;  // x → (x, r): r stacked
+  const bool traced_pair = op == Op::fold_trace && results->size() >= 2;  // x → (x, r…): each r stacked
   if (op != Op::call && results->size() != 1 && !traced_pair) {
     return fail("callee `" + callee.name + "` returns " + std::to_string(results->size()) +
                 " values; a fold takes exactly one");
@@ -336,7 +346,7 @@ InferredType control_rule(Op op, const std::vector<Type>& operands, const Attrs&
     return fail("fold's callee `" + callee.name + "` must map its argument type " +
                 describe(callee.argument_types[0]) + " to itself, returns " + describe(result));
   }
-  if (op == Op::fold_trace) return fold_trace_rule(result, (*results)[traced_pair ? 1 : 0], context);
+  if (op == Op::fold_trace) return fold_trace_rule(*results, context);
   if (results->size() > 1) return InferredType{tuple_type(std::move(*results)), {}};
   return give(result.kind, result.shape);
 }

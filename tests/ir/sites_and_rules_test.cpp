@@ -98,8 +98,9 @@ TEST(TypeRules, GatherLossAndSources) {
   EXPECT_EQ(read.type->shape, (std::vector<int64_t>{4, 4}));
 }
 
-// fold_trace stacks each layer's input (a callee T → T), or the second result of a callee
-// T → (T, U) (the store split's rows); a two-result callee must return T first.
+// fold_trace stacks each layer's input (a callee T → T), or the further results of a callee
+// T → (T, U…) (the store split's kept values), which must return T first; fold_vjp reads one
+// stack or several.
 TEST(TypeRules, FoldTraceStacksInputsOrTheCalleesSecondResult) {
   auto pair = [](bool swapped) {
     FunctionBuilder f("pair");
@@ -124,6 +125,18 @@ TEST(TypeRules, FoldTraceStacksInputsOrTheCalleesSecondResult) {
   ASSERT_TRUE(plain) << plain.error;
   EXPECT_EQ(plain.type->elements.at(1).shape, (std::vector<int64_t>{2, 8, 4}));
   EXPECT_NE(infer_result_type(Op::fold, {real({8, 4})}, callee("pair", "blocks"), {nullptr, &two, nullptr}).error, "");
+  // fold_vjp reads several stacks: the callee takes layer l of each, then the carry.
+  FunctionBuilder back("back");
+  ValueRef kept = back.arg("kept", real({8, 1}));
+  back.arg("next", real({8, 4}));
+  ValueRef carry = back.arg("carry", real({8, 4}));
+  Function reverse = back.done(back.let(Op::mul, {carry, kept}, real({8, 4})));
+  InferredType reversed = infer_result_type(Op::fold_vjp, {real({2, 8, 1}), real({2, 8, 4}), real({8, 4})}, callee("back", "blocks"),
+                                            {nullptr, &reverse, nullptr});
+  ASSERT_TRUE(reversed) << reversed.error;
+  EXPECT_EQ(reversed.type->elements.at(0).shape, (std::vector<int64_t>{8, 4}));
+  EXPECT_NE(infer_result_type(Op::fold_vjp, {real({2, 8, 1}), real({3, 8, 4}), real({8, 4})}, callee("back", "blocks"),
+                              {nullptr, &reverse, nullptr}).error, "");  // stacks of different layer counts
 }
 
 TEST(TypeRules, DecimalLiterals) {

@@ -287,31 +287,38 @@ class Runner {
   }
 
   // fold_trace(x): the fold's result, handed on, and the layer inputs x_0 … x_{L−1} (a callee
-  // x → (x, r): the r_l) stacked [L, ...] in the let's site type (stacked(): exact when the
-  // types agree).
+  // x → (x, r…): each r's r_0 … r_{L−1}) stacked [L, ...] in the let's site type (stacked():
+  // exact when the types agree).
   std::vector<Value> run_fold_trace(const ir::Let& let, const Value& initial, const CallContext& context,
                                     RealType site) {
     const ir::Function& function = callee(let);
-    std::vector<Value> per_layer;
+    const size_t stacks = let.type.elements.size() - 1;
+    std::vector<std::vector<Value>> per_layer(stacks);
     Value carried = initial;
     for (int64_t l = 0, layers = layer_count(let, context); l < layers; ++l) {
       std::vector<Value> results = run_function(function, {carried}, layer_context(let, context, l));
-      per_layer.push_back(results.size() == 2 ? std::move(results[1]) : std::move(carried));
+      if (results.size() == 1) per_layer[0].push_back(std::move(carried));
+      for (size_t k = 1; k < results.size(); ++k) per_layer.at(k - 1).push_back(std::move(results[k]));
       carried = std::move(results.at(0));
     }
-    return {carried, stacked(per_layer, let.type.elements.at(1).shape, site)};
+    std::vector<Value> tuple{carried};
+    for (size_t k = 0; k < stacks; ++k) tuple.push_back(stacked(per_layer[k], let.type.elements[k + 1].shape, site));
+    return tuple;
   }
 
-  // fold_vjp(inputs, ḡ): for l = L−1 … 0, (ḡ, θ̄_l …) = callee(x_l, ḡ) in layer l's context,
-  // x_l a view of layer l of `inputs`; the last ḡ handed on, each θ̄ stacked at layer l.
-  std::vector<Value> run_fold_vjp(const ir::Let& let, const Value& inputs, const Value& cotangent,
+  // fold_vjp(stacks…, ḡ): for l = L−1 … 0, (ḡ, θ̄_l …) = callee(layer l of each stack…, ḡ) in
+  // layer l's context (views); the last ḡ handed on, each θ̄ stacked at layer l.
+  std::vector<Value> run_fold_vjp(const ir::Let& let, const std::vector<const Value*>& operands,
                                   const CallContext& context, RealType site) {
     const ir::Function& function = callee(let);
     const int64_t layers = layer_count(let, context);
     std::vector<std::vector<Value>> per_result(let.type.elements.size(), std::vector<Value>(static_cast<size_t>(layers)));
-    Value carried = cotangent;
+    Value carried = *operands.back();
     for (int64_t l = layers; l-- > 0;) {
-      std::vector<Value> results = run_function(function, {layer_view(inputs, l), carried}, layer_context(let, context, l));
+      std::vector<Value> arguments;
+      for (size_t k = 0; k + 1 < operands.size(); ++k) arguments.push_back(layer_view(*operands[k], l));
+      arguments.push_back(std::move(carried));
+      std::vector<Value> results = run_function(function, arguments, layer_context(let, context, l));
       internal_assert(results.size() == let.type.elements.size());
       for (size_t k = 1; k < results.size(); ++k) per_result[k][static_cast<size_t>(l)] = std::move(results[k]);
       carried = std::move(results[0]);
@@ -327,7 +334,7 @@ class Runner {
       case ir::Op::call:
       case ir::Op::fold: return run_call_or_fold(let, operands, context);
       case ir::Op::fold_trace: return run_fold_trace(let, *operands.at(0), context, site);
-      case ir::Op::fold_vjp: return run_fold_vjp(let, *operands.at(0), *operands.at(1), context, site);
+      case ir::Op::fold_vjp: return run_fold_vjp(let, operands, context, site);
       default: break;
     }
     internal_assert(false && "not a control op");

@@ -34,36 +34,38 @@ Value<A> tuple_of(std::vector<Value<A>> elements) {
 }
 
 // fold_trace(x): (f_{L−1}(… f_0(x)), [x_0, …, x_{L−1}]) with x_l the input of layer l; with
-// a callee x → (x, r), the carry is the first result and the stack holds [r_0, …, r_{L−1}].
+// a callee x → (x, r…), the carry is the first result and stack k holds [r_k,0, …, r_k,L−1].
 template <class A>
 Value<A> fold_trace(const A& arith, const ir::Let& let, int64_t layers, const Value<A>& initial,
                     const LayerRunner<A>& run_layer) {
-  Value<A> carry = copy_value(arith, initial);
-  Value<A> stack = Value<A>::make_real(arith, let.type.elements.at(1).shape);
-  for (int64_t l = 0; l < layers; ++l) {
-    std::vector<Value<A>> results = run_layer(l, {&carry});
-    internal_assert(results.size() == 1 || results.size() == 2);
-    store_layer(arith, stack, l, results.size() == 2 ? results[1] : carry);
-    carry = std::move(results[0]);
-  }
   std::vector<Value<A>> elements;
-  elements.push_back(std::move(carry));
-  elements.push_back(std::move(stack));
+  elements.push_back(copy_value(arith, initial));
+  for (size_t k = 1; k < let.type.elements.size(); ++k) elements.push_back(Value<A>::make_real(arith, let.type.elements[k].shape));
+  for (int64_t l = 0; l < layers; ++l) {
+    std::vector<Value<A>> results = run_layer(l, {&elements[0]});
+    if (results.size() == 1) store_layer(arith, elements[1], l, elements[0]);
+    for (size_t k = 1; k < results.size(); ++k) store_layer(arith, elements.at(k), l, results[k]);
+    elements[0] = std::move(results.at(0));
+  }
   return tuple_of(std::move(elements));
 }
 
-// fold_vjp(inputs, ḡ): for l = L−1 … 0, (ḡ, θ̄_l…) = f.vjp(x_l, ḡ); the final ḡ and each θ̄
-// stacked by layer.
+// fold_vjp(stacks…, ḡ): for l = L−1 … 0, (ḡ, θ̄_l…) = f.vjp(each stack's layer l…, ḡ); the
+// final ḡ and each θ̄ stacked by layer.
 template <class A>
-Value<A> fold_vjp(const A& arith, const ir::Let& let, int64_t layers, const Value<A>& inputs,
+Value<A> fold_vjp(const A& arith, const ir::Let& let, int64_t layers, const std::vector<const Value<A>*>& stacks,
                   const Value<A>& cotangent, const LayerRunner<A>& run_layer) {
   std::vector<Value<A>> elements;
   elements.push_back(copy_value(arith, cotangent));
   for (size_t k = 1; k < let.type.elements.size(); ++k)
     elements.push_back(Value<A>::make_real(arith, let.type.elements[k].shape));
   for (int64_t l = layers; l-- > 0;) {
-    Value<A> input = load_layer(arith, inputs, l, Shape(inputs.shape.begin() + 1, inputs.shape.end()));
-    std::vector<Value<A>> results = run_layer(l, {&input, &elements[0]});
+    std::vector<Value<A>> rows;
+    for (const Value<A>* stack : stacks) rows.push_back(load_layer(arith, *stack, l, Shape(stack->shape.begin() + 1, stack->shape.end())));
+    std::vector<const Value<A>*> arguments;
+    for (const Value<A>& row : rows) arguments.push_back(&row);
+    arguments.push_back(&elements[0]);
+    std::vector<Value<A>> results = run_layer(l, arguments);
     internal_assert(results.size() == elements.size());
     for (size_t k = 1; k < results.size(); ++k) store_layer(arith, elements[k], l, results[k]);
     elements[0] = std::move(results[0]);
@@ -79,7 +81,7 @@ Value<A> eval_stacked_fold(const A& arith, const ir::Let& let, int64_t layers,
                            const LayerRunner<A>& run_layer) {
   if (let.op == ir::Op::fold_trace) return fold_trace(arith, let, layers, *operands.at(0), run_layer);
   internal_assert(let.op == ir::Op::fold_vjp);
-  return fold_vjp(arith, let, layers, *operands.at(0), *operands.at(1), run_layer);
+  return fold_vjp(arith, let, layers, std::vector<const Value<A>*>(operands.begin(), operands.end() - 1), *operands.back(), run_layer);
 }
 
 template Value<MpfrArith> eval_stacked_fold(const MpfrArith&, const ir::Let&, int64_t,
