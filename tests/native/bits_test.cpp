@@ -9,6 +9,7 @@
 #include "exec/native/kernels.h"
 #include "exec/reference/interpreter.h"
 #include "exec/reference/parameters.h"
+#include "ir/parser.h"
 #include "ir/sites.h"
 #include "lang/frontend.h"
 #include "support/diagnostics.h"
@@ -229,6 +230,31 @@ entry twice(x : R[M, K], w : R[K, N], b : R[N]) -> R[M, N] {
             ASSERT_TRUE(twice.get(i) == want || (std::isnan(want) && std::isnan(twice.get(i)))) << "twice element " << i;
           }
         }
+      }
+    }
+  }
+}
+
+// A broadcast read only by elementwise ops hands its operand on as it is (they broadcast it
+// themselves), unless its site rounds it: x · broadcast(a) against the products in plain C++,
+// with the broadcast's site f32 (handed on) and bf16 (rounded first, as the op says).
+TEST(LazyBroadcast, ReadersSeeTheBroadcastValues) {
+  const ir::Program program = ir::parse_program(std::make_shared<SourceFile>(SourceFile{"lazy.pir",
+      "entry lazy ($0 : R[5, 1], $1 : R[5, 3]) -> R[5, 3] {\n  %0 = broadcast($0) : R[5, 3]\n"
+      "  %1 = mul($1, %0) : R[5, 3]\n  return %1\n}\n"}));
+  Tensor a(ElementType::f32, {5, 1}), x(ElementType::f32, {5, 3});
+  for (uint64_t i = 0; i < 5; ++i) a.set(i, 1.0 + std::ldexp(static_cast<double>(i * 37 + 1), -12));
+  for (uint64_t i = 0; i < 15; ++i) x.set(i, 3.0 - static_cast<double>(i) / 7.0);
+  for (const char* site : {"f32", "bf16"}) {
+    const Realization realization = parse_realization(
+        nlohmann::json{{"format", 1}, {"default", "f32"}, {"sites", {{"lazy/%0", site}}}}, "r.json");
+    for (ExecuteOptions run : {ExecuteOptions{1, false}, ExecuteOptions{1, true}}) {
+      const Tensor y = execute(program, "lazy", realization, {a, x}, {}, run).at(0);
+      for (uint64_t i = 0; i < 15; ++i) {
+        float factor = static_cast<float>(a.get(i / 3));
+        if (std::string(site) == "bf16") factor = from_bf16(to_bf16(factor));
+        const float want = static_cast<float>(x.get(i)) * factor;
+        EXPECT_EQ(static_cast<float>(y.get(i)), want) << site << " element " << i;
       }
     }
   }

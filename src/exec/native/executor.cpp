@@ -214,6 +214,27 @@ class Runner {
     return it->second;
   }
 
+  // For each let of `function`, whether it is a `broadcast` that only elementwise ops read (not
+  // a result): they broadcast their operands themselves, so it may hand on its operand as it is
+  // (run_let: where no conversion into its site type is due).
+  const std::vector<uint8_t>& broadcasts_by_readers(const ir::Function& function) {
+    auto [it, fresh] = lazy_broadcasts_.try_emplace(&function);
+    if (!fresh) return it->second;
+    const size_t n = function.lets.size();
+    std::vector<uint8_t> lazy(n, 0);
+    for (uint32_t v = 0; v < n; ++v) lazy[v] = function.lets[v].op == ir::Op::broadcast;
+    for (const ir::Let& let : function.lets) {
+      for (const ir::ValueRef& ref : let.operands) {
+        if (ref.kind == ir::ValueRef::Kind::Let && ir::op_info(let.op).family != ir::OpFamily::Elementwise) lazy[ref.index] = 0;
+      }
+    }
+    for (const ir::ValueRef& ref : function.results) {
+      if (ref.kind == ir::ValueRef::Kind::Let) lazy[ref.index] = 0;
+    }
+    it->second = std::move(lazy);
+    return it->second;
+  }
+
   bool first_operand_dies(const ir::Function& function, uint32_t index) {
     const std::vector<ir::ValueRef>& operands = function.lets[index].operands;
     if (operands.empty() || operands[0].kind != ir::ValueRef::Kind::Let) return false;
@@ -378,6 +399,11 @@ class Runner {
     std::vector<const Value*> operands;
     for (const ir::ValueRef& ref : let.operands) operands.push_back(&resolve(ref, frame));
     const std::string site_name = function.site_name(index);
+    if (broadcasts_by_readers(function)[index] && operands[0]->kind == Value::Kind::real &&
+        operands[0]->type == realization_.site_type(site_name)) {
+      frame.lets[index] = *operands[0];  // its readers broadcast it (broadcasts_by_readers)
+      return;
+    }
     OpContext ctx{realization_,  options_,      realization_.site_type(site_name),
                   site_name,     context.path, context.layers, masked_above_diagonal(function)[index] != 0,
                   first_operand_dies(function, index)};
@@ -411,6 +437,7 @@ class Runner {
   std::map<const ir::Function*, std::vector<std::vector<uint32_t>>> releases_;
   std::map<const ir::Function*, std::vector<uint8_t>> masked_;
   std::map<const ir::Function*, std::vector<Epilogue>> epilogues_;
+  std::map<const ir::Function*, std::vector<uint8_t>> lazy_broadcasts_;
 };
 
 Value input_value(const Tensor& tensor, const ir::Type& type, RealType real_type) {
