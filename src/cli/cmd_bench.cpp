@@ -15,6 +15,7 @@
 #include "cli/command.h"
 #include "ad/vjp.h"
 #include "cli/pipeline.h"
+#include "cli/profile_table.h"
 #include "exec/native/executor.h"
 #include "exec/reference/parameters.h"
 #include "lang/frontend.h"
@@ -39,36 +40,6 @@ std::vector<Tensor> with_ones_cotangent(std::vector<Tensor> inputs, const ir::Fu
   for (uint64_t i = 0; i < ones.element_count(); ++i) ones.set(i, 1.0);
   inputs.push_back(std::move(ones));
   return inputs;
-}
-
-// The op kinds by time, most first: ms per run and calls per run.
-std::vector<std::pair<std::string, exec::native::OpTime>> by_time(const exec::native::OpProfile& profile) {
-  std::vector<std::pair<std::string, exec::native::OpTime>> rows(profile.begin(), profile.end());
-  std::sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) { return x.second.seconds > y.second.seconds; });
-  return rows;
-}
-
-nlohmann::json profile_json(const exec::native::OpProfile& profile, size_t runs) {
-  nlohmann::json rows = nlohmann::json::array();
-  for (const auto& [op, time] : by_time(profile)) {
-    rows.push_back({{"op", op}, {"ms_per_run", time.seconds * 1e3 / runs}, {"calls_per_run", time.calls / runs}});
-  }
-  return rows;
-}
-
-void print_profile(const exec::native::OpProfile& profile, const std::vector<double>& ms) {
-  double total = 0;
-  for (double x : ms) total += x;
-  const double runs = static_cast<double>(ms.size());
-  std::cout << "  per op kind (ms per run, share of the mean run, calls per run; the rest is the walk):\n";
-  int width = 24;
-  for (const auto& [op, time] : profile) width = std::max(width, static_cast<int>(op.size()));
-  for (const auto& [op, time] : by_time(profile)) {
-    std::cout << "    " << std::left << std::setw(width) << op << std::right << std::fixed << std::setprecision(3)
-              << std::setw(9) << time.seconds * 1e3 / runs << " ms " << std::setprecision(1) << std::setw(6)
-              << 100 * time.seconds * 1e3 / total << " %" << std::setw(7) << time.calls / ms.size() << "\n";
-  }
-  std::cout << std::defaultfloat;
 }
 
 int run_bench(const BenchOptions& options, const GlobalOptions& global) {
@@ -110,7 +81,11 @@ int run_bench(const BenchOptions& options, const GlobalOptions& global) {
     std::cout << options.input.program_path << " --entry " << options.input.entry << " --realize " << options.realize << (options.grad ? " --grad" : "") << " ("
               << threads << " threads, " << ms.size() << " runs after a warm-up" << (options.scalar ? ", scalar" : "")
               << ")\n  first output element " << std::setprecision(17) << first << std::setprecision(6) << "\n  median " << median << " ms   min " << sorted.front() << " ms   max " << sorted.back() << " ms\n";
-    if (options.profile) print_profile(profile, ms);
+    if (options.profile) {
+      double total = 0;
+      for (double x : ms) total += x;
+      print_profile(profile, ms.size(), total, "run", "the mean run; the rest is the walk");
+    }
   }
   return 0;
 }

@@ -8,6 +8,7 @@
 
 #include "cli/command.h"
 #include "cli/pipeline.h"
+#include "cli/profile_table.h"
 #include "train/trainer.h"
 
 namespace presk::cli {
@@ -69,6 +70,7 @@ void print_result(const train::TrainResult& result, const train::TrainOptions& r
     for (const train::ValidationReport& r : result.validations) {
       out["validations"].push_back({{"step", r.step}, {"loss", r.loss}, {"windows", r.windows}});
     }
+    if (run.profile) out["profile"] = profile_json(result.profile, result.steps.size());  // per step
     std::cout << out.dump(2) << "\n";
     return;
   }
@@ -89,6 +91,10 @@ void print_result(const train::TrainResult& result, const train::TrainOptions& r
       "wall time   {:.1f} s ({:.2f} s/step)\n", result.seconds,
       result.seconds / std::max<double>(1.0, static_cast<double>(result.steps.size())));
   std::cout << fmt::format("checkpoint  {}\n", run.out);
+  if (!run.profile) return;
+  double profiled = 0;  // windows on several threads overlap: shares are of the ops' own time
+  for (const auto& [op, time] : result.profile) profiled += time.seconds * 1e3;
+  print_profile(result.profile, result.steps.size(), profiled, "step", "the ops' time, summed over the windows");
 }
 
 int run_train(TrainCommandOptions& options, const GlobalOptions& global) {
@@ -196,6 +202,8 @@ Registration registration("train", 80, [](CLI::App& app, GlobalOptions& global) 
       ->add_option("--until", run.until,
                    "Stop after step K (a later --resume continues; the schedule spans --steps)")
       ->check(CLI::NonNegativeNumber);
+  train->add_flag("--profile", run.profile,
+                  "Also time each op kind of the gradient's passes (op and site type) and print them per step, most first");
   add_seed_option(*train, global);
   add_threads_option(*train, global);
   add_json_option(*train, global);

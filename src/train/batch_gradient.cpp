@@ -94,15 +94,17 @@ BatchGradient batch_gradient(const GradientProgram& gradient,
                              const exec::native::Realization& realization,
                              const exec::native::PreparedParameters& parameters,
                              const std::vector<Tensor>& rows, uint64_t seed, int64_t step,
-                             RealType master, int threads) {
+                             RealType master, int threads, exec::native::OpProfile* profile) {
   const size_t batch = rows.size();
   internal_assert(batch >= 1);
   std::vector<double> losses(batch);
   std::vector<std::vector<Tensor>> cotangents(batch);
   Tensor seed_cotangent(ElementType::f64, {});
   seed_cotangent.set(0, 1.0);
+  std::vector<exec::native::OpProfile> profiles(profile ? batch : 0);  // one per window: no sharing
   for_each_window(batch, threads, [&](size_t b) {
     exec::native::ExecuteOptions options;
+    if (profile) options.profile = &profiles[b];
     options.training =
         random::DropoutKey{seed, static_cast<uint64_t>(step), static_cast<uint64_t>(b)};
     if (gradient.fwd.empty()) {
@@ -123,6 +125,12 @@ BatchGradient batch_gradient(const GradientProgram& gradient,
         exec::native::execute_values(gradient.program, gradient.bwd, realization, std::move(kept), parameters, options);
     for (const exec::native::Value& value : results) cotangents[b].push_back(exec::native::output_tensor(value));
   });
+  for (const exec::native::OpProfile& window : profiles) {
+    for (const auto& [op, time] : window) {
+      (*profile)[op].seconds += time.seconds;
+      (*profile)[op].calls += time.calls;
+    }
+  }
   BatchGradient result;
   for (double loss : losses) result.loss += loss;
   result.loss /= static_cast<double>(batch);

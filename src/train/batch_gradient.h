@@ -47,12 +47,12 @@ struct BatchGradient {
 // Window b of `rows` runs `entry` and `entry.vjp` (cotangent 1), or `entry.fwd` and
 // `entry.bwd`, with the dropout key
 // (seed, step, b), single-threaded, up to `threads` windows at a time: the result does not
-// depend on `threads`.
+// depend on `threads`. `profile` (when not null) gains every window's op times.
 BatchGradient batch_gradient(const GradientProgram& gradient,
                              const exec::native::Realization& realization,
                              const exec::native::PreparedParameters& parameters,
                              const std::vector<Tensor>& rows, uint64_t seed, int64_t step,
-                             RealType master, int threads);
+                             RealType master, int threads, exec::native::OpProfile* profile = nullptr);
 
 // The mean of `entry`'s value over `rows` (no dropout), each window on one thread, summed in
 // binary64 in row order.

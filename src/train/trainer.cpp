@@ -204,7 +204,8 @@ void Run::step(int64_t s, Clock::time_point start, int64_t first, int64_t last) 
   const exec::native::PreparedParameters prepared =
       prepare(gradient_.program, realization_, state_);
   BatchGradient batch =
-      batch_gradient(gradient_, realization_, prepared, rows, o_.seed, s, master_, o_.threads);
+      batch_gradient(gradient_, realization_, prepared, rows, o_.seed, s, master_, o_.threads,
+                     o_.profile ? &result_.profile : nullptr);
   if (!std::isfinite(batch.loss)) {
     user_error("E1009").hint("lower --lr, lengthen --warmup, or train under a wider --realize")
         << "the training loss is " << batch.loss << " at step " << s + 1 << "; training stopped";

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ad/split.h"
+#include "exec/native/executor.h"
 #include "ir/ir.h"
 #include "train/adamw.h"
 #include "train/schedule.h"
@@ -44,6 +45,7 @@ struct TrainOptions {
   int64_t every = 0;   // validation and checkpoint period (0: at the end only)
   int64_t until = 0;   // stop after this step (0: after `steps`); the schedule still spans `steps`
   int threads = 1;     // windows run at once; no result depends on it
+  bool profile = false;  // time each op kind of the gradient's passes (TrainResult::profile)
 };
 
 struct StepReport {
@@ -69,6 +71,7 @@ struct TrainResult {
   std::vector<ValidationReport> validations;
   double seconds = 0;
   std::string program_hash;
+  exec::native::OpProfile profile;  // TrainOptions::profile: summed over every window of every step
 };
 
 struct TrainCallbacks {

@@ -235,6 +235,23 @@ entry twice(x : R[M, K], w : R[K, N], b : R[N]) -> R[M, N] {
   }
 }
 
+// Lets no result depends on are not run (a vjp's adjoints of constants): the profile of a
+// function with an unread value shows only the ops its result needs, and the result is right.
+TEST(LiveLets, UnreadValuesAreNotComputed) {
+  const ir::Program program = ir::parse_program(std::make_shared<SourceFile>(SourceFile{"live.pir",
+      "entry f ($0 : R[4]) -> R[4] {\n  %0 = exp($0) : R[4]\n  %1 = literal \"1\" : R\n"
+      "  %2 = add($0, %1) : R[4]\n  return %2\n}\n"}));
+  Tensor x(ElementType::f32, {4});
+  for (uint64_t i = 0; i < 4; ++i) x.set(i, static_cast<double>(i) - 1.5);
+  OpProfile profile;
+  ExecuteOptions run{1, false};
+  run.profile = &profile;
+  const Tensor y = execute(program, "f", uniform_realization(RealType::f32), {x}, {}, run).at(0);
+  for (uint64_t i = 0; i < 4; ++i) EXPECT_EQ(y.get(i), x.get(i) + 1.0);
+  EXPECT_EQ(profile.count("add f32"), 1u);
+  EXPECT_EQ(profile.count("exp f32"), 0u);
+}
+
 // A broadcast read only by elementwise ops hands its operand on as it is (they broadcast it
 // themselves), unless its site rounds it: x · broadcast(a) against the products in plain C++,
 // with the broadcast's site f32 (handed on) and bf16 (rounded first, as the op says).

@@ -87,6 +87,25 @@ TEST_F(TrainCommand, JsonAndResumeAndDropout) {
   EXPECT_NE(other.output.find("error[E1005]"), std::string::npos) << other.output;
 }
 
+// --profile: the gradient's op kinds per step (the table, or "profile" in --json), most time
+// first, with the same checkpoint as without it.
+TEST_F(TrainCommand, ProfileTimesTheOpsWithoutChangingTheRun) {
+  auto plain = train("--steps 2 --out plain.safetensors");
+  ASSERT_EQ(plain.status, 0) << plain.output;
+  auto table = train("--steps 2 --profile --out table.safetensors", false);
+  ASSERT_EQ(table.status, 0) << table.output;
+  EXPECT_NE(table.output.find("per op kind (ms per step"), std::string::npos) << table.output;
+  EXPECT_NE(table.output.find("contract f32 [8, 8] @ "), std::string::npos) << table.output;
+  auto json = train("--steps 2 --profile --json --out json.safetensors", false);
+  ASSERT_EQ(json.status, 0) << json.output;
+  const nlohmann::json profile = nlohmann::json::parse(json.output)["profile"];
+  ASSERT_GT(profile.size(), 5u);
+  for (size_t i = 1; i < profile.size(); ++i) EXPECT_GE(profile[i - 1]["ms_per_run"], profile[i]["ms_per_run"]);
+  EXPECT_GT(profile[0]["calls_per_run"], 0);
+  EXPECT_EQ(file_bytes(folder_.file("plain.safetensors")), file_bytes(folder_.file("table.safetensors")));
+  EXPECT_EQ(file_bytes(folder_.file("plain.safetensors")), file_bytes(folder_.file("json.safetensors")));
+}
+
 // --weights-out writes what `presk run --weights` reads; a finished checkpoint exports it again.
 TEST_F(TrainCommand, WeightsForTheOtherTools) {
   ASSERT_EQ(train("--steps 2 --out c.safetensors --weights-out w.safetensors").status, 0);

@@ -119,8 +119,9 @@ class Runner {
                                   const CallContext& context) {
     Frame frame{arguments, std::vector<Value>(function.lets.size()), std::vector<std::vector<Value>>(function.lets.size())};
     const std::vector<std::vector<uint32_t>>& releases = releases_of(function);
+    const std::vector<uint8_t>& live = live_lets(function);
     for (uint32_t i = 0; i < function.lets.size(); ++i) {
-      run_let(function, i, frame, context);
+      if (live[i]) run_let(function, i, frame, context);
       for (uint32_t dead : releases[i]) {  // values no later let reads: their memory goes back now
         frame.lets[dead] = Value{};
         frame.tuples[dead].clear();
@@ -132,6 +133,25 @@ class Runner {
   }
 
  private:
+  // For each let of `function`, whether a result depends on it; the others are not run (a
+  // vjp's adjoints of constants, say: ∂L/∂s of attention's scale, summed over its scores).
+  const std::vector<uint8_t>& live_lets(const ir::Function& function) {
+    auto [it, fresh] = live_.try_emplace(&function);
+    if (!fresh) return it->second;
+    std::vector<uint8_t> live(function.lets.size(), 0);
+    for (const ir::ValueRef& ref : function.results) {
+      if (ref.kind == ir::ValueRef::Kind::Let) live[ref.index] = 1;
+    }
+    for (size_t i = live.size(); i-- > 0;) {
+      if (!live[i]) continue;
+      for (const ir::ValueRef& ref : function.lets[i].operands) {
+        if (ref.kind == ir::ValueRef::Kind::Let) live[ref.index] = 1;
+      }
+    }
+    it->second = std::move(live);
+    return it->second;
+  }
+
   // For each let i of `function`, the lets whose last reader is let i (a result is read by the
   // return, so never listed; nor is a let that nothing reads, which dies with the frame).
   const std::vector<std::vector<uint32_t>>& releases_of(const ir::Function& function) {
@@ -424,6 +444,9 @@ class Runner {
       frame.lets[index] = run_value(let, operands, ctx, context);
       std::string kind = std::string(ir::op_name(let.op)) + " " + real_type_name(ctx.site);
       if (let.op == ir::Op::contract) kind += " " + format_shape(operands.at(0)->shape) + " @ " + format_shape(operands.at(1)->shape);
+      if (ir::op_info(let.op).family == ir::OpFamily::Reduction) {
+        kind += " " + format_shape(operands.at(0)->shape) + " → " + format_shape(let.type.shape);
+      }
       OpTime& time = (*options_.profile)[kind];
       time.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       ++time.calls;
@@ -438,6 +461,7 @@ class Runner {
   std::map<const ir::Function*, std::vector<uint8_t>> masked_;
   std::map<const ir::Function*, std::vector<Epilogue>> epilogues_;
   std::map<const ir::Function*, std::vector<uint8_t>> lazy_broadcasts_;
+  std::map<const ir::Function*, std::vector<uint8_t>> live_;
 };
 
 Value input_value(const Tensor& tensor, const ir::Type& type, RealType real_type) {

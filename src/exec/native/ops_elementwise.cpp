@@ -526,14 +526,14 @@ Value run_iota(const ir::Let& let) {
   const std::vector<int64_t>& shape = let.type.shape;
   const size_t axis = static_cast<size_t>(let.attrs.axes.at(0));
   const std::vector<size_t> strides = strides_of(shape);
-  std::vector<int64_t> out(element_count(shape));
+  const size_t n = element_count(shape);
+  std::vector<int64_t> out;
+  out.reserve(n);  // (filled once, not zeroed first)
   // Element i is (i / strides[axis]) mod shape[axis]: runs of strides[axis] equal indices,
   // the indices 0 … shape[axis]−1 repeated.
   const size_t run = strides[axis], extent = static_cast<size_t>(shape[axis]);
-  for (size_t i = 0; i < out.size();) {
-    for (size_t index = 0; index < extent; ++index, i += run) {
-      std::fill_n(out.begin() + static_cast<long>(i), run, static_cast<int64_t>(index));
-    }
+  while (out.size() < n) {
+    for (size_t index = 0; index < extent; ++index) out.insert(out.end(), run, static_cast<int64_t>(index));
   }
   return make_integers(std::move(out), shape);
 }
