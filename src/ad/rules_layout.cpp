@@ -58,20 +58,13 @@ void broadcast(RuleContext& c) {
   if (c.wants(0)) c.contribute_broadcast(0, c.cotangent);
 }
 
-// y[i, j] = x[i, j] where j ≤ i (else the constant −∞): x̄ = ḡ where j ≤ i, else 0
+// y[i, j] = x[i, j] where j ≤ i (else a constant): x̄ = ḡ where j ≤ i, else 0, which is
+// causal_mask(ḡ) literal="0"
 void causal_mask(RuleContext& c) {
   if (!c.wants(0)) return;
-  const Type& input = c.operand_type(0);
-  std::vector<int64_t> square(input.shape.end() - 2, input.shape.end());
-  Type positions{ir::ElemKind::Int, square, {}, {}};
-  ir::Attrs rows;
-  rows.axes = {0};
-  ir::Attrs columns;
-  columns.axes = {1};
-  ValueRef i = c.build.emit(Op::iota, {}, rows, &positions);
-  ValueRef j = c.build.emit(Op::iota, {}, columns, &positions);
-  ValueRef kept = c.build.binary(Op::le, j, i);
-  c.contribute(0, c.build.emit(Op::where, {kept, c.cotangent, c.build.literal("0")}));
+  ir::Attrs zeros;
+  zeros.literal = "0";
+  c.contribute(0, c.build.emit(Op::causal_mask, {c.cotangent}, zeros));
 }
 
 }  // namespace presk::ad::rules

@@ -194,6 +194,10 @@ InferredType layout_rule(Op op, const std::vector<Type>& operands, const Attrs& 
       if (operands[0].kind != ElemKind::Real || operands[0].rank() < 2) {
         return fail("causal_mask needs R with at least two axes, found " + describe(operands[0]));
       }
+      if (!attrs.literal.empty() && attrs.literal != "0") {
+        return fail("causal_mask fills −∞ above the diagonal, or +0 with literal=\"0\"; given literal=\"" +
+                    attrs.literal + "\"");
+      }
       return give(ElemKind::Real, operands[0].shape);
     default:
       return fail(std::string(op_name(op)) + " is not a layout op");
@@ -206,6 +210,7 @@ uint8_t attr_fields_read(Op op) {
   auto field = [](AttrField f) { return static_cast<uint8_t>(f); };
   switch (op) {
     case Op::literal:
+    case Op::causal_mask:  // its fill above the diagonal: "" (−∞) or "0"
       return field(AttrField::Literal);
     case Op::param:
       return field(AttrField::Path);

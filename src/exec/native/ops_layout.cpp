@@ -1,6 +1,7 @@
 // Layout ops and embed: values move, no arithmetic. The moved elements keep their storage
 // type; a real result then enters its site's type (widened exactly or rounded once).
 // causal_mask writes −∞ where j > i.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -80,10 +81,9 @@ Value causal_mask(const ir::Let& let, const Value& v, const OpContext& ctx) {
   Buffer<C> x = load_as<C>(v, ctx.site);
   const size_t rank = v.shape.size();
   const size_t rows = static_cast<size_t>(v.shape[rank - 2]), cols = static_cast<size_t>(v.shape[rank - 1]);
+  const C fill = let.attrs.literal.empty() ? -std::numeric_limits<C>::infinity() : C(0);  // literal="0": +0
   for (size_t matrix = 0; matrix < x.size(); matrix += rows * cols) {
-    for (size_t i = 0; i < rows; ++i) {
-      for (size_t j = i + 1; j < cols; ++j) x[matrix + i * cols + j] = -std::numeric_limits<C>::infinity();
-    }
+    for (size_t i = 0; i < rows; ++i) std::fill(x.data() + matrix + i * cols + std::min(i + 1, cols), x.data() + matrix + (i + 1) * cols, fill);
   }
   return store_as<C>(std::move(x), let.type.shape, ctx.site);
 }

@@ -12,7 +12,7 @@ namespace presk::reference {
 namespace {
 
 struct Source {
-  int operand = 0;    // -1: the constant −∞ (causal_mask)
+  int operand = 0;    // -1: the constant −∞, -2: the constant +0 (causal_mask)
   int64_t index = 0;  // flat index in that operand
 };
 
@@ -45,7 +45,8 @@ Value<A> gather(const A& a, const ir::Type& type, Operands<A> in, const SourceOf
   Value<A> out = Value<A>::make_real(a, type.shape);
   for (int64_t o = 0; o < out.size(); ++o) {
     Source s = source(o);
-    if (s.operand < 0) a.set_neg_inf(out.real(o));
+    if (s.operand == -1) a.set_neg_inf(out.real(o));
+    else if (s.operand == -2) a.set_zero(out.real(o));
     else a.set(out.real(o), in[s.operand]->real(s.index));
   }
   return out;
@@ -93,14 +94,16 @@ Value<A> concat(const A& a, const ir::Let& let, Operands<A> in) {
   });
 }
 
-// causal_mask: over the last two axes [i, j], x where j ≤ i, −∞ where j > i.
+// causal_mask: over the last two axes [i, j], x where j ≤ i, −∞ where j > i (+0 with
+// literal="0").
 template <class A>
 Value<A> causal_mask(const A& a, const ir::Let& let, Operands<A> in) {
   const Shape& shape = let.type.shape;
   int64_t rows = shape[shape.size() - 2], columns = shape.back();
+  const int fill = let.attrs.literal.empty() ? -1 : -2;
   return gather(a, let.type, in, [&](int64_t o) {
     int64_t j = o % columns, i = (o / columns) % rows;
-    return j > i ? Source{-1, 0} : Source{0, o};
+    return j > i ? Source{fill, 0} : Source{0, o};
   });
 }
 

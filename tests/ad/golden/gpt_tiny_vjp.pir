@@ -210,41 +210,37 @@ fn SelfAttention.apply.vjp module SelfAttention ($0 x : R[T:4, D:8], $1 cotangen
   %28 = sum(%27) axes=[2] : R[2, 4, 1]
   %29 = sub(%25, %28) : R[2, 4, 4]
   %30 = mul(%14, %29) : R[2, 4, 4] adjoint %13
-  %31 = iota axes=[0] : Z[4, 4]
-  %32 = iota axes=[1] : Z[4, 4]
-  %33 = le(%32, %31) : B[4, 4]
-  %34 = literal "0" : R
-  %35 = where(%33, %30, %34) : R[2, 4, 4] adjoint %12
-  %36 = mul(%35, %11) : R[2, 4, 4] adjoint %7
-  %37 = mul(%35, %7) : R[2, 4, 4]
-  %38 = sum(%37) axes=[0, 1, 2] : R[1, 1, 1]
-  %39 = reshape(%38) : R adjoint %11
-  %40 = mul(%11, %11) : R
-  %41 = mul(%40, %11) : R
-  %42 = literal "-0.5" : R
-  %43 = mul(%42, %41) : R
-  %44 = mul(%39, %43) : R adjoint %10
-  %45 = contract(%36, %6) spec="axz,ayz->axy" : R[2, 4, 4] adjoint %1
-  %46 = contract(%36, %1) spec="axz,axy->ayz" : R[2, 4, 4] adjoint %6
-  %47 = transpose(%46) axes=[0, 2, 1] : R[2, 4, 4] adjoint %3
-  %48 = call @SelfAttention.heads.vjp(%4, %26) : R[4, 8] adjoint %4
-  %49 = call @Linear.apply.vjp($0, %48) path="wv" : (R[4, 8], R[8, 8], R[8])
-  %50 = get(%49) axes=[0] : R[4, 8]
-  %51 = get(%49) axes=[1] : R[8, 8]
-  %52 = get(%49) axes=[2] : R[8]
-  %53 = call @SelfAttention.heads.vjp(%2, %47) : R[4, 8] adjoint %2
-  %54 = call @Linear.apply.vjp($0, %53) path="wk" : (R[4, 8], R[8, 8], R[8])
-  %55 = get(%54) axes=[0] : R[4, 8]
-  %56 = get(%54) axes=[1] : R[8, 8]
-  %57 = get(%54) axes=[2] : R[8]
-  %58 = add(%50, %55) : R[4, 8]
-  %59 = call @SelfAttention.heads.vjp(%0, %45) : R[4, 8] adjoint %0
-  %60 = call @Linear.apply.vjp($0, %59) path="wq" : (R[4, 8], R[8, 8], R[8])
-  %61 = get(%60) axes=[0] : R[4, 8]
-  %62 = get(%60) axes=[1] : R[8, 8]
-  %63 = get(%60) axes=[2] : R[8]
-  %64 = add(%58, %61) : R[4, 8]
-  return %64, %62, %63, %56, %57, %51, %52, %21, %22
+  %31 = causal_mask(%30) literal="0" : R[2, 4, 4] adjoint %12
+  %32 = mul(%31, %11) : R[2, 4, 4] adjoint %7
+  %33 = mul(%31, %7) : R[2, 4, 4]
+  %34 = sum(%33) axes=[0, 1, 2] : R[1, 1, 1]
+  %35 = reshape(%34) : R adjoint %11
+  %36 = mul(%11, %11) : R
+  %37 = mul(%36, %11) : R
+  %38 = literal "-0.5" : R
+  %39 = mul(%38, %37) : R
+  %40 = mul(%35, %39) : R adjoint %10
+  %41 = contract(%32, %6) spec="axz,ayz->axy" : R[2, 4, 4] adjoint %1
+  %42 = contract(%32, %1) spec="axz,axy->ayz" : R[2, 4, 4] adjoint %6
+  %43 = transpose(%42) axes=[0, 2, 1] : R[2, 4, 4] adjoint %3
+  %44 = call @SelfAttention.heads.vjp(%4, %26) : R[4, 8] adjoint %4
+  %45 = call @Linear.apply.vjp($0, %44) path="wv" : (R[4, 8], R[8, 8], R[8])
+  %46 = get(%45) axes=[0] : R[4, 8]
+  %47 = get(%45) axes=[1] : R[8, 8]
+  %48 = get(%45) axes=[2] : R[8]
+  %49 = call @SelfAttention.heads.vjp(%2, %43) : R[4, 8] adjoint %2
+  %50 = call @Linear.apply.vjp($0, %49) path="wk" : (R[4, 8], R[8, 8], R[8])
+  %51 = get(%50) axes=[0] : R[4, 8]
+  %52 = get(%50) axes=[1] : R[8, 8]
+  %53 = get(%50) axes=[2] : R[8]
+  %54 = add(%46, %51) : R[4, 8]
+  %55 = call @SelfAttention.heads.vjp(%0, %41) : R[4, 8] adjoint %0
+  %56 = call @Linear.apply.vjp($0, %55) path="wq" : (R[4, 8], R[8, 8], R[8])
+  %57 = get(%56) axes=[0] : R[4, 8]
+  %58 = get(%56) axes=[1] : R[8, 8]
+  %59 = get(%56) axes=[2] : R[8]
+  %60 = add(%54, %57) : R[4, 8]
+  return %60, %58, %59, %52, %53, %47, %48, %21, %22
 }
 
 fn Block.apply module Block ($0 x : R[T:4, D:8]) -> R[T:4, D:8] {
