@@ -86,6 +86,8 @@ TEST(TypeRules, LayoutOps) {
   Type wide = real({4, 3});
   EXPECT_EQ(result(Op::broadcast, {real({1, 3})}, {}, &wide).shape, wide.shape);
   EXPECT_NE(infer_result_type(Op::reshape, {real({5})}, {}, {&target, nullptr, nullptr}).error, "");
+  EXPECT_EQ(result(Op::causal_mask, {real({2, 4, 4})}, literal("0")).shape, (std::vector<int64_t>{2, 4, 4}));
+  EXPECT_NE(rule_error(Op::causal_mask, {real({2, 4, 4})}, literal("1")), "");  // −∞ or +0 only
 }
 
 TEST(TypeRules, GatherLossAndSources) {
