@@ -275,6 +275,16 @@ TEST(LazyBroadcast, ReadersSeeTheBroadcastValues) {
       }
     }
   }
+  // A broadcast bias of a contraction is added by the add, not as the contraction's epilogue
+  // (which reads a whole row of bias).
+  const ir::Program biased = ir::parse_program(std::make_shared<SourceFile>(SourceFile{"biased.pir",
+      "entry f ($0 : R[5, 3], $1 : R[3, 3], $2 : R[1]) -> R[5, 3] {\n  %0 = broadcast($2) : R[3]\n"
+      "  %1 = contract($0, $1) spec=\"xy,yz->xz\" : R[5, 3]\n  %2 = add(%1, %0) : R[5, 3]\n  return %2\n}\n"}));
+  Tensor w(ElementType::f32, {3, 3}), b(ElementType::f32, {1});
+  for (uint64_t i = 0; i < 9; ++i) w.set(i, i % 4 == 0 ? 1.0 : 0.0);  // the identity
+  b.set(0, 0.25);
+  const Tensor z = execute(biased, "f", uniform_realization(RealType::f32), {x, w, b}, {}, {}).at(0);
+  for (uint64_t i = 0; i < 15; ++i) EXPECT_EQ(static_cast<float>(z.get(i)), static_cast<float>(x.get(i)) + 0.25f) << i;
 }
 
 }  // namespace

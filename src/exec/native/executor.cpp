@@ -222,7 +222,9 @@ class Runner {
       const ir::ValueRef& bias = add->operands.at(bias_first ? 0 : 1);
       const bool is_let = bias.kind == ir::ValueRef::Kind::Let;
       const ir::Type& type = is_let ? function.lets[bias.index].type : function.argument_types.at(bias.index);
-      const bool ready = !is_let || bias.index < v || function.lets[bias.index].op == ir::Op::param;
+      // (not a broadcast: that may hand on a smaller operand, broadcasts_by_readers)
+      const bool ready = !is_let || (function.lets[bias.index].op != ir::Op::broadcast &&
+                                     (bias.index < v || function.lets[bias.index].op == ir::Op::param));
       const RealType site = realization_.site_type(function.site_name(v));
       if (!ready || type.kind != ir::ElemKind::Real || type.shape != std::vector<int64_t>{let.type.shape.back()} ||
           site == RealType::bf16 || realization_.site_type(function.site_name(readers.reader[v])) != site) {
