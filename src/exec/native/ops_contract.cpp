@@ -8,6 +8,7 @@
 // each is first loaded and permuted.
 #include <algorithm>
 
+#include "exec/native/contract_driver.h"
 #include "exec/native/ops.h"
 #include "support/diagnostics.h"
 
@@ -117,14 +118,6 @@ void contract_one(const ContractionShape& shape, const C* a, const BSource& b, C
   }
 }
 
-// The epilogue where the kernels did not add it: each row of `len` elements of c plus bias.
-template <typename C>
-void add_bias_rows(Buffer<C>& c, size_t len, const C* bias, bool bias_first) {
-  for (size_t i = 0; i < c.size(); i += len) {
-    for (size_t j = 0; j < len; ++j) c[i + j] = bias_first ? bias[j] + c[i + j] : c[i + j] + bias[j];
-  }
-}
-
 // C[M, N] of one batch under the realization's order (interleaved: n strided chains, then the
 // tree). A is [M, K] row-major, or [K, M] (`a_transposed`: read in place, column by column).
 // `lower_only`: only C(i, j) with j <= i is wanted (ContractionShape).
@@ -193,7 +186,12 @@ Value contract(const ir::Let& let, const Value& av, const Value& bv, const OpCon
     for (char ch : s.n) bmn_shape.push_back(extent_of(ch, s.b, bv.shape));
     c = permute(c.data(), s.batch + s.m + s.n, bmn_shape, s.out);
   }
-  if (ctx.bias && !bias_in_kernel) add_bias_rows(c, static_cast<size_t>(let.type.shape.back()), bias.data, ctx.bias_first);
+  if (ctx.bias && !bias_in_kernel) {  // the epilogue after the combination or the permutation
+    ContractionShape epilogue;
+    epilogue.bias = bias.data, epilogue.bias_first = ctx.bias_first;
+    const size_t len = static_cast<size_t>(let.type.shape.back());
+    add_bias<C>(epilogue, c.data(), len ? c.size() / len : 0, len, len, 0);
+  }
   return store_as<C>(std::move(c), let.type.shape, ctx.site, ctx.options.threads);
 }
 
