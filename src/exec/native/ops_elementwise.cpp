@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "exec/native/contract_driver.h"
+#include "exec/native/convert.h"
 #include "exec/native/ops.h"
 #include "support/diagnostics.h"
 
@@ -407,6 +408,68 @@ Buffer<C> reusable_storage(const Value& v, const std::vector<int64_t>& shape, co
   return held->size() == element_count(shape) ? std::move(*held) : Buffer<C>{};
 }
 
+// A bf16 site's op, tile by tile: each tile of operand 0 (and of an unbroadcast operand 1)
+// widened into an L1-sized buffer, computed in f32, rounded into the bf16 result. Each element
+// gets the bits of widening, computing and rounding whole arrays (load_f32, the op, store_f32),
+// with one pass over memory instead of three or four. Operand 0 must not be broadcast and
+// operand 1 not by an index list; dropout and where keep the whole-array path (std::nullopt).
+std::optional<Value> elementwise_bf16_tiles(const ir::Let& let, const std::vector<const Value*>& operands,
+                                            const OpContext& ctx) {
+  constexpr size_t kTile = 2048;
+  const size_t n = element_count(let.type.shape);
+  if (ctx.site != RealType::bf16 || let.op == ir::Op::where || let.op == ir::Op::dropout || operands.empty() ||
+      operands.size() > 2 || operands[0]->count() != n || n == 0) {
+    return std::nullopt;
+  }
+  const bool two = operands.size() == 2;
+  const Broadcast plan = two ? plan_broadcast(operands[1]->shape, let.type.shape) : Broadcast{};
+  if (plan.kind == Broadcast::Kind::general) return std::nullopt;
+  const size_t period = plan.kind == Broadcast::Kind::same ? 1 : plan.period;
+  Loaded<float> small;  // a broadcast operand 1, widened once
+  if (two && plan.kind != Broadcast::Kind::same) small = view_as<float>(*operands[1], ctx.site);
+  // Tile t: [begin, begin + count), reading operand 1 by `part` (a period longer than a tile
+  // is cut into tiles that each lie within one period).
+  const size_t per_block = period > kTile ? (period + kTile - 1) / kTile : 1;
+  const size_t tile = period > kTile ? kTile : kTile / period * period;
+  const size_t tiles = period > kTile ? n / period * per_block : (n + tile - 1) / tile;
+  auto storage = std::make_shared<Storage>();
+  storage->bf16.resize(n);
+  auto run_tile = [&](size_t t, float* x, float* y) {
+    size_t begin = t * tile, count = std::min(tile, n - begin);
+    Operand<float> part;
+    part.plan = plan;
+    if (period > kTile) {  // within block t / per_block, one period long
+      const size_t block = t / per_block, within = t % per_block * kTile;
+      begin = block * period + within, count = std::min(kTile, period - within);
+      part.plan.kind = plan.kind == Broadcast::Kind::rows ? Broadcast::Kind::same : Broadcast::Kind::rows;
+      part.plan.period = 1;
+      part.loaded.data = small.data + (plan.kind == Broadcast::Kind::rows ? within : block);
+    } else if (two && plan.kind != Broadcast::Kind::same) {
+      part.loaded.data = small.data + (plan.kind == Broadcast::Kind::repeat ? begin / period : 0);
+    } else if (two) {
+      load_f32_range(*operands[1], ctx.site, begin, count, y);
+      part.loaded.data = y;
+    }
+    load_f32_range(*operands[0], ctx.site, begin, count, x);
+    if (two) {
+      binary(let.op, x, x, count, part);
+    } else if (auto fn = kernel_fn(let.op)) {
+      unary_f32(*fn, x, x, count, ctx.options.force_scalar);
+    } else {
+      for (size_t i = 0; i < count; ++i) x[i] = unary(let.op, x[i]);
+    }
+    round_to_bf16(x, storage->bf16.data() + begin, count);
+  };
+  constexpr size_t kTilesPerTask = 8;
+  const size_t tasks = ctx.options.threads > 1 ? (tiles + kTilesPerTask - 1) / kTilesPerTask : 1;
+  for_each_task(tasks, ctx.options.threads, [&](size_t task) {
+    alignas(64) float x[kTile], y[kTile];
+    const size_t first = tasks == 1 ? 0 : task * kTilesPerTask, last = tasks == 1 ? tiles : std::min(tiles, first + kTilesPerTask);
+    for (size_t t = first; t < last; ++t) run_tile(t, x, y);
+  });
+  return Value{Value::Kind::real, RealType::bf16, let.type.shape, std::move(storage), 0};
+}
+
 template <typename C>
 Value elementwise_real(const ir::Let& let, const std::vector<const Value*>& operands, const OpContext& ctx) {
   const std::vector<int64_t>& shape = let.type.shape;
@@ -549,6 +612,7 @@ Value run_elementwise(const ir::Let& let, const std::vector<const Value*>& opera
     user_error("E0623") << "the native executor has no boolean `" << ir::op_name(let.op) << "`";
   }
   if (ctx.site == RealType::f64) return elementwise_real<double>(let, operands, ctx);
+  if (std::optional<Value> tiled = elementwise_bf16_tiles(let, operands, ctx)) return std::move(*tiled);
   return elementwise_real<float>(let, operands, ctx);
 }
 

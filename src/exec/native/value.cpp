@@ -65,30 +65,32 @@ Buffer<double> load_f64(const Value& v) {
 
 // bf16 sites: a bf16 value widened (convert.h), an f32 one rounded once straight from its
 // storage, an f64 one rounded once (never via f32); anything else converted to f32 first.
-void load_f32_into(const Value& v, RealType site, float* out) {
-  internal_assert(site != RealType::f64);
-  const size_t n = v.count();
+void load_f32_range(const Value& v, RealType site, size_t begin, size_t count, float* out) {
+  internal_assert(site != RealType::f64 && begin + count <= v.count());
   const Storage& s = *v.storage;
   const bool to_bf16 = site == RealType::bf16;
+  const size_t first = v.offset + begin;
   if (v.kind == Value::Kind::real && v.type == RealType::f64) {
-    for (size_t i = 0; i < n; ++i) {
-      const double x = s.f64[v.offset + i];
+    for (size_t i = 0; i < count; ++i) {
+      const double x = s.f64[first + i];
       out[i] = to_bf16 ? from_bf16(native::to_bf16(x)) : static_cast<float>(x);
     }
   } else if (v.kind == Value::Kind::real && v.type == RealType::bf16) {
-    widen_bf16(s.bf16.data() + v.offset, out, n);
+    widen_bf16(s.bf16.data() + first, out, count);
   } else if (v.kind == Value::Kind::real && v.type == RealType::f32) {
     if (to_bf16) {
-      round_through_bf16(s.f32.data() + v.offset, out, n);
+      round_through_bf16(s.f32.data() + first, out, count);
     } else {
-      std::copy(s.f32.begin() + v.offset, s.f32.begin() + v.offset + n, out);
+      std::copy(s.f32.begin() + first, s.f32.begin() + first + count, out);
     }
   } else {
     // Integers convert (RNE), booleans are 0/1, integer weights are f32(q·s).
-    for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(element(v, i));
-    if (to_bf16) round_through_bf16(out, out, n);
+    for (size_t i = 0; i < count; ++i) out[i] = static_cast<float>(element(v, begin + i));
+    if (to_bf16) round_through_bf16(out, out, count);
   }
 }
+
+void load_f32_into(const Value& v, RealType site, float* out) { load_f32_range(v, site, 0, v.count(), out); }
 
 Buffer<float> load_f32(const Value& v, RealType site) {
   Buffer<float> out(v.count());

@@ -70,6 +70,8 @@ Buffer<float> load_f32(const Value& value, RealType site);  // site f32 or bf16
 // The same elements written to out[0 … count) (no intermediate buffer; out need not be zeroed).
 void load_f64_into(const Value& value, double* out);
 void load_f32_into(const Value& value, RealType site, float* out);
+// Elements begin … begin + count − 1 of the same, into out[0 … count).
+void load_f32_range(const Value& value, RealType site, size_t begin, size_t count, float* out);
 
 template <typename C>
 Buffer<C> load_as(const Value& value, RealType site) {
