@@ -173,7 +173,7 @@ entry argument(x : R[T]) -> R[T] {
 
 // A contraction whose one reader adds a vector along its last axis computes that sum itself
 // (the executor's epilogues): in the kernels' last store (tiles, scalar), after the streaming
-// path (few rows), after the interleaved order's combination. Every element must equal the
+// path (few rows), after the interleaved order's combination, at bf16 sites in C's store. Every element must equal the
 // add's own IEEE sum of the product's element and the bias, in the add's operand order;
 // biases include ±0, ±∞, NaN and magnitudes that round away most of the product. A product
 // read twice is not fused and must give the same values.
@@ -196,8 +196,21 @@ entry twice(x : R[M, K], w : R[K, N], b : R[N]) -> R[M, N] {
     lang::FrontendOptions options;
     options.dims.push_back({"M", m});
     const ir::Program program = lang::compile(source, options);
-    for (const RealType type : {RealType::f32, RealType::f64}) {
+    for (const RealType type : {RealType::f32, RealType::f64, RealType::bf16}) {
       const ElementType element = type == RealType::f64 ? ElementType::f64 : ElementType::f32;
+      // The add at a site of `type`: bf16 computes in f32 on its operands as stored (the product
+      // already a bf16 value, the f32 bias rounded at the edge), then rounds once more.
+      auto sum = [type](double p, double q, bool bias_first) -> double {
+        if (type == RealType::f64) return bias_first ? q + p : p + q;
+        const float x = static_cast<float>(p), y = type == RealType::bf16 ? round_bf16(static_cast<float>(q)) : static_cast<float>(q);
+        const float z = bias_first ? y + x : x + y;
+        return type == RealType::bf16 ? round_bf16(z) : z;
+      };
+      auto difference = [type](double p, double q) -> double {
+        if (type == RealType::f64) return p - q;
+        const float z = static_cast<float>(p) - static_cast<float>(q);
+        return type == RealType::bf16 ? round_bf16(z) : z;
+      };
       Tensor x(element, {m, 40}), w(element, {40, 70}), b(element, {70});
       for (uint64_t i = 0; i < x.element_count(); ++i) x.set(i, std::ldexp(static_cast<double>(i * 7919 % 211) - 105.0, -5));
       for (uint64_t i = 0; i < w.element_count(); ++i) w.set(i, std::ldexp(static_cast<double>(i * 104729 % 199) - 99.0, -7));
@@ -211,10 +224,7 @@ entry twice(x : R[M, K], w : R[K, N], b : R[N]) -> R[M, N] {
           auto expect = [&](const std::string& entry, bool bias_first) {
             const Tensor got = execute(program, entry, realization, {x, w, b}, {}, run).at(0);
             for (uint64_t i = 0; i < c.element_count(); ++i) {
-              const double p = c.get(i), q = b.get(i % 70);
-              const double want = type == RealType::f64 ? (bias_first ? q + p : p + q)
-                                                        : static_cast<double>(bias_first ? static_cast<float>(q) + static_cast<float>(p)
-                                                                                         : static_cast<float>(p) + static_cast<float>(q));
+              const double want = sum(c.get(i), b.get(i % 70), bias_first);
               ASSERT_TRUE(got.get(i) == want || (std::isnan(want) && std::isnan(got.get(i))))
                   << entry << " M=" << m << " element " << i << ": " << got.get(i) << " against " << want;
               ASSERT_EQ(std::signbit(got.get(i)), std::signbit(want)) << entry << " element " << i;
@@ -225,8 +235,7 @@ entry twice(x : R[M, K], w : R[K, N], b : R[N]) -> R[M, N] {
           const Tensor twice = execute(program, "twice", realization, {x, w, b}, {}, run).at(0);
           const Tensor fused = execute(program, "fused", realization, {x, w, b}, {}, run).at(0);
           for (uint64_t i = 0; i < c.element_count(); ++i) {
-            const double want = type == RealType::f64 ? fused.get(i) - c.get(i)
-                                                      : static_cast<double>(static_cast<float>(fused.get(i)) - static_cast<float>(c.get(i)));
+            const double want = difference(fused.get(i), c.get(i));
             ASSERT_TRUE(twice.get(i) == want || (std::isnan(want) && std::isnan(twice.get(i)))) << "twice element " << i;
           }
         }

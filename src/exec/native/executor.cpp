@@ -201,7 +201,7 @@ class Runner {
   }
 
   // For each let of `function`: a contraction whose one reader is an `add` of a real vector
-  // along its last axis, at a site of the same f32 or f64 type as the contraction's, computes
+  // along its last axis, at a site of the same type as the contraction's, computes
   // that sum itself (its epilogue, OpContext::bias) and the add takes its value. The bias must
   // be there when the contraction runs: an argument, an earlier let, or a parameter (read
   // early; a parameter is a view). Per let: for the contraction, the add's index and the
@@ -227,7 +227,7 @@ class Runner {
                                      (bias.index < v || function.lets[bias.index].op == ir::Op::param));
       const RealType site = realization_.site_type(function.site_name(v));
       if (!ready || type.kind != ir::ElemKind::Real || type.shape != std::vector<int64_t>{let.type.shape.back()} ||
-          site == RealType::bf16 || realization_.site_type(function.site_name(readers.reader[v])) != site) {
+          realization_.site_type(function.site_name(readers.reader[v])) != site) {
         continue;
       }
       it->second[v] = Epilogue{readers.reader[v], bias, bias_first};

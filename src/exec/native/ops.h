@@ -30,7 +30,8 @@ struct OpContext {
   bool first_operand_dies = false;
   // A contraction's epilogue (the executor's `epilogues`): the one `add` that reads this
   // contraction adds `bias`, a vector along its last axis, to it; the contraction returns that
-  // sum (bias + C when `bias_first`), each element one addition in the site's type.
+  // sum (bias + C when `bias_first`), each element one addition in the site's type (bf16: C
+  // rounded to bf16 first, as the add would read it, and the sum rounded again).
   const Value* bias = nullptr;
   bool bias_first = false;
 };

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "exec/native/contract_driver.h"
+#include "exec/native/convert.h"
 #include "exec/native/ops.h"
 #include "support/diagnostics.h"
 
@@ -143,6 +144,27 @@ void contract_ordered(size_t m, size_t n, size_t k, const C* a, bool a_transpose
   }
 }
 
+// A bf16 site's epilogue, the add's own bits: each C element as the add reads it (rounded to
+// bf16, widened), plus the bias in the add's order, rounded to bf16 — a row at a time, in one
+// pass over C.
+Value bf16_with_bias(Buffer<float>& c, const ContractionShape& epilogue, size_t len, std::vector<int64_t> shape,
+                     int threads) {
+  auto storage = std::make_shared<Storage>();
+  storage->bf16.resize(c.size());
+  const size_t rows = len ? c.size() / len : 0, per_task = std::max<size_t>(1, 16384 / std::max<size_t>(len, 1));
+  const size_t tasks = threads > 1 ? (rows + per_task - 1) / per_task : 1;
+  for_each_task(tasks, threads, [&](size_t task) {
+    const size_t first = tasks == 1 ? 0 : task * per_task, last = tasks == 1 ? rows : std::min(rows, first + per_task);
+    for (size_t r = first; r < last; ++r) {
+      float* row = c.data() + r * len;
+      round_through_bf16(row, row, len);
+      add_bias<float>(epilogue, row, 1, len, len, 0);
+      round_to_bf16(row, storage->bf16.data() + r * len, len);
+    }
+  });
+  return Value{Value::Kind::real, RealType::bf16, std::move(shape), std::move(storage), 0};
+}
+
 template <typename C>
 Value contract(const ir::Let& let, const Value& av, const Value& bv, const OpContext& ctx) {
   const Spec s = parse_spec(let.attrs.spec);
@@ -173,7 +195,8 @@ Value contract(const ir::Let& let, const Value& av, const Value& bv, const OpCon
   const bool lower_only = ctx.masked_above_diagonal && in_order && s.m.size() == 1 && s.n.size() == 1;
   // The epilogue's bias, added by the kernels where C's columns are its index, else below.
   const Loaded<C> bias = ctx.bias ? view_as<C>(*ctx.bias, ctx.site) : Loaded<C>{};
-  const bool bias_in_kernel = ctx.bias && in_order && s.n.size() == 1 && interleaved_partials(ctx) <= 1 && !lower_only;
+  const bool bias_in_kernel = ctx.bias && in_order && s.n.size() == 1 && interleaved_partials(ctx) <= 1 && !lower_only &&
+                              ctx.site != RealType::bf16;
   for (size_t batch = 0; batch < batches; ++batch) {
     BSource b = source;
     b.first += batch * k * n;
@@ -190,6 +213,9 @@ Value contract(const ir::Let& let, const Value& av, const Value& bv, const OpCon
     ContractionShape epilogue;
     epilogue.bias = bias.data, epilogue.bias_first = ctx.bias_first;
     const size_t len = static_cast<size_t>(let.type.shape.back());
+    if constexpr (std::is_same_v<C, float>) {
+      if (ctx.site == RealType::bf16) return bf16_with_bias(c, epilogue, len, let.type.shape, ctx.options.threads);
+    }
     add_bias<C>(epilogue, c.data(), len ? c.size() / len : 0, len, len, 0);
   }
   return store_as<C>(std::move(c), let.type.shape, ctx.site, ctx.options.threads);
