@@ -63,13 +63,18 @@ TEST(Contraction, SimdAndThreadsMatchTheScalarChain) {
         const ContractionShape shape{m, n, step == 1 ? 0u : 3u, step, step == 1 ? k : (k - 3 + step - 1) / step, k};
         std::vector<float> defining(m * n), simd(m * n);
         contract_f32(shape, a.data(), b, defining.data(), 1, true);
-        // The definition itself: one element by the plain loop.
-        float c = 0.0f;
-        for (size_t t = 0; t < shape.terms; ++t) {
-          const size_t kk = shape.k_first + t * step;
-          c = std::fma(a[(m - 1) * k + kk], static_cast<float>(b.value(kk, n - 1)), c);
+        // The definition itself, every element by the plain loop (whole strips of B and the tail
+        // are packed by different loads).
+        for (size_t i = 0; i < m; ++i) {
+          for (size_t j = 0; j < n; ++j) {
+            float c = 0.0f;
+            for (size_t t = 0; t < shape.terms; ++t) {
+              const size_t kk = shape.k_first + t * step;
+              c = std::fma(a[i * k + kk], static_cast<float>(b.value(kk, j)), c);
+            }
+            ASSERT_EQ(std::memcmp(&c, &defining[i * n + j], 4), 0) << "kind " << static_cast<int>(kind) << " at " << i << "," << j;
+          }
         }
-        EXPECT_EQ(std::memcmp(&c, &defining[m * n - 1], 4), 0);
         std::vector<double> d_defining(m * n), d_simd(m * n);
         contract_f64(shape, a64.data(), b, d_defining.data(), 1, true);
         for (int64_t target : hwy::SupportedAndGeneratedTargets()) {  // AVX-512, AVX2, …

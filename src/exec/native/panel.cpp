@@ -2,6 +2,7 @@
 // type while loaded. Floats widen exactly or round once (f64 → f32, RNE); integer weights stay
 // integers in memory and become f32(q·s) here, in the load (docs/semantics.md).
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <type_traits>
 
@@ -131,16 +132,33 @@ void copy_strip_f64(const double* src, size_t src_ld, size_t rows, double* dst) 
     for (size_t j = 0; j < kPanelStrip<double>; ++j) dst[t * kPanelStrip<double> + j] = src[t * src_ld + j];
   }
 }
+// The same for a bf16 B entering an f32 panel: each pattern widened exactly (shifted into
+// the high half), a whole strip per call instead of a dispatched conversion per strip row.
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void widen_strip_bf16(const uint16_t* src, size_t src_ld, size_t rows, float* dst) {
+  for (size_t t = 0; t < rows; ++t) {
+    for (size_t j = 0; j < kPanelStrip<float>; ++j) dst[t * kPanelStrip<float> + j] = std::bit_cast<float>(uint32_t{src[t * src_ld + j]} << 16);
+  }
+}
 void copy_strip(const float* src, size_t src_ld, size_t rows, float* dst) { copy_strip_f32(src, src_ld, rows, dst); }
 void copy_strip(const double* src, size_t src_ld, size_t rows, double* dst) { copy_strip_f64(src, src_ld, rows, dst); }
 
-// The whole strips of a panel whose B is stored in T, copied strip by strip; returns how many
-// columns that packed (a multiple of the strip; load_panel packs the rest).
+// The whole strips of a panel whose B is stored in T (or in bf16, for f32 panels), copied (or
+// widened) strip by strip; returns how many columns that packed (a multiple of the strip;
+// load_panel packs the rest).
 template <typename T>
 size_t copy_whole_strips(const BSource& b, const ContractionShape& s, size_t t0, size_t rows, size_t j0,
                          size_t cols, T* dst) {
   constexpr size_t S = kPanelStrip<T>;
   constexpr BSource::Kind same = std::is_same_v<T, float> ? BSource::Kind::f32 : BSource::Kind::f64;
+  if constexpr (std::is_same_v<T, float>) {
+    if (b.kind == BSource::Kind::bf16) {
+      const uint16_t* first = static_cast<const uint16_t*>(b.data) + b.first + (s.k_first + t0 * s.k_step) * b.ldb + j0;
+      size_t s0 = 0;
+      for (; s0 + S <= cols; s0 += S) widen_strip_bf16(first + s0, s.k_step * b.ldb, rows, dst + s0 * rows);
+      return s0;
+    }
+  }
   if (b.kind != same) return 0;
   const T* first = static_cast<const T*>(b.data) + b.first + (s.k_first + t0 * s.k_step) * b.ldb + j0;
   size_t s0 = 0;
