@@ -162,7 +162,7 @@ TEST(Contraction, ZeroTermsAreSkippedOnlyWhereExact) {
 // A stored transposed ([K, M], reverse mode's Xᵀ · dY) and read in place (lda = 1, a_col = M),
 // and B stored transposed ([N, K], dY · Wᵀ: ldb = 1, ldn = K): the stream path (M ≤ 8, row-major
 // B only) and the panel path, every k or every third (interleaved partials), against the plain
-// loop, scalar and SIMD, 1 and 2 threads, f32 and f64.
+// loop, scalar and SIMD, 1 and 2 threads, f32, bf16 (B) and f64.
 TEST(Contraction, TransposedOperandsAreReadInPlace) {
   const size_t k = 290, n = 77;
   std::mt19937 rng(5);
@@ -173,6 +173,8 @@ TEST(Contraction, TransposedOperandsAreReadInPlace) {
     for (size_t j = 0; j < n; ++j) bt[j * k + kk] = b[kk * n + j];
   }
   const std::vector<double> bt64(bt.begin(), bt.end());
+  std::vector<uint16_t> bt16(bt.size());
+  for (size_t i = 0; i < bt.size(); ++i) bt16[i] = to_bf16(bt[i]);
   for (size_t m : {5, 70, 300}) {
     std::vector<float> at(k * m);  // at[kk·m + i] = A(i, kk)
     for (float& x : at) x = normal(rng);
@@ -202,6 +204,29 @@ TEST(Contraction, TransposedOperandsAreReadInPlace) {
             contract_f32(shape, at.data(), source, c.data(), threads, scalar);
             EXPECT_EQ(std::memcmp(expected.data(), c.data(), 4 * m * n), 0)
                 << "m=" << m << " b_transposed=" << b_transposed << " step=" << step << " threads=" << threads << " scalar=" << scalar;
+          }
+        }
+        if (b_transposed) {  // bf16 storage (q · kᵀ at a bf16 site): the chains over its exact values
+          BSource source16 = source;
+          source16.kind = BSource::Kind::bf16;
+          source16.data = bt16.data();
+          for (size_t i = 0; i < m; ++i) {
+            for (size_t j = 0; j < n; ++j) {
+              float acc = 0.0f;
+              for (size_t t = 0; t < shape.terms; ++t) {
+                const size_t kk = shape.k_first + t * step;
+                acc = std::fma(at[kk * m + i], from_bf16(bt16[j * k + kk]), acc);
+              }
+              expected[i * n + j] = acc;
+            }
+          }
+          for (int threads : {1, 2}) {
+            for (bool scalar : {false, true}) {
+              std::vector<float> c(m * n, -1.0f);
+              contract_f32(shape, at.data(), source16, c.data(), threads, scalar);
+              EXPECT_EQ(std::memcmp(expected.data(), c.data(), 4 * m * n), 0)
+                  << "bf16 m=" << m << " step=" << step << " threads=" << threads << " scalar=" << scalar;
+            }
           }
         }
         if (b_transposed) {  // f64: the same chains in binary64 against the scalar path

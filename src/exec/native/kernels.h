@@ -26,8 +26,8 @@ void unary_bf16(UnaryFn fn, const float* x, float* y, size_t n, bool force_scala
 
 // Where B of a contraction comes from: its storage, converted (exactly, or for int weights as
 // f32(q·s)) to the compute type while a panel is loaded. Element (k, n) at first + k·ldb + n·ldn:
-// row-major [K, N] (ldn = 1), or for f64/f32 storage a transposed [N, K] read in place (ldb = 1,
-// ldn = K; reverse mode's dY · Wᵀ).
+// row-major [K, N] (ldn = 1), or for f64, f32 or bf16 storage a transposed [N, K] read in
+// place (ldb = 1, ldn = K; reverse mode's dY · Wᵀ, attention's q · kᵀ).
 struct BSource {
   enum class Kind : uint8_t { f64, f32, bf16, i8, i4 };
   Kind kind = Kind::f32;

@@ -4,7 +4,7 @@
 // contracted K axes, summed in row-major order of the K letters as A lists them. A is read in
 // place when its layout is [batch, M, K] or [batch, K, M] (reverse mode's Xᵀ · dY), B (a
 // parameter at rest, integer weights dequantized in the kernel's load) when it is [batch, K,
-// N], or [batch, N, K] stored in the site's own f64/f32 (reverse mode's dY · Wᵀ); otherwise
+// N], or [batch, N, K] stored in the site's own type (reverse mode's dY · Wᵀ, q · kᵀ); otherwise
 // each is first loaded and permuted.
 #include <algorithm>
 
@@ -74,10 +74,12 @@ Buffer<C> permute(const C* x, const std::string& from, const std::vector<int64_t
 // B in place when its storage can enter a site of this type by the kernel's load, and its
 // axes are already [batch, K, N] (integer weights: no batch, one K and one N axis).
 bool b_in_place(const Value& b, const Spec& s, RealType site, BSource& source, size_t k_extent) {
-  if (s.b == s.batch + s.n + s.k && s.b != s.batch + s.k + s.n) {  // [batch, N, K]: f64/f32 at its own site
-    if (b.kind != Value::Kind::real || b.type != site || site == RealType::bf16) return false;
-    source.kind = site == RealType::f64 ? BSource::Kind::f64 : BSource::Kind::f32;
-    source.data = site == RealType::f64 ? static_cast<const void*>(b.storage->f64.data()) : static_cast<const void*>(b.storage->f32.data());
+  if (s.b == s.batch + s.n + s.k && s.b != s.batch + s.k + s.n) {  // [batch, N, K]: stored in its own site's type
+    if (b.kind != Value::Kind::real || b.type != site) return false;
+    source.kind = site == RealType::f64 ? BSource::Kind::f64 : site == RealType::f32 ? BSource::Kind::f32 : BSource::Kind::bf16;
+    source.data = site == RealType::f64   ? static_cast<const void*>(b.storage->f64.data())
+                  : site == RealType::f32 ? static_cast<const void*>(b.storage->f32.data())
+                                          : static_cast<const void*>(b.storage->bf16.data());
     source.first = b.offset;
     source.ldb = 1;
     source.ldn = k_extent;

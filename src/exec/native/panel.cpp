@@ -166,13 +166,14 @@ size_t copy_whole_strips(const BSource& b, const ContractionShape& s, size_t t0,
   return s0;
 }
 
-// A transposed B (ldn != 1, stored in the compute type): strip by strip, 16 rows at a time, so
-// that a tile's source lines (one run along k per column) stay in L1; zero past the last column.
-template <typename T>
-void load_transposed_panel(const BSource& b, const ContractionShape& s, size_t t0, size_t rows, size_t j0,
-                           size_t cols, T* dst, size_t ld) {
+// A transposed B (ldn != 1: stored in the compute type, or in bf16 for an f32 panel): strip by
+// strip, 16 rows at a time, so that a tile's source lines (one run along k per column) stay in
+// L1; zero past the last column. `value` converts one stored element (exactly).
+template <typename T, typename E, typename F>
+void transposed_strips(const BSource& b, const ContractionShape& s, size_t t0, size_t rows, size_t j0, size_t cols,
+                       T* dst, size_t ld, F value) {
   constexpr size_t S = kPanelStrip<T>, kTile = 16;
-  const T* first = static_cast<const T*>(b.data) + b.first + (s.k_first + t0 * s.k_step) * b.ldb + j0 * b.ldn;
+  const E* first = static_cast<const E*>(b.data) + b.first + (s.k_first + t0 * s.k_step) * b.ldb + j0 * b.ldn;
   const size_t row_stride = s.k_step * b.ldb;
   for (size_t s0 = 0; s0 < ld; s0 += S) {
     T* strip = dst + s0 * rows;
@@ -180,12 +181,23 @@ void load_transposed_panel(const BSource& b, const ContractionShape& s, size_t t
     for (size_t u0 = 0; u0 < rows; u0 += kTile) {
       const size_t u1 = std::min(rows, u0 + kTile);
       for (size_t j = 0; j < count; ++j) {
-        const T* column = first + (s0 + j) * b.ldn;
-        for (size_t u = u0; u < u1; ++u) strip[u * S + j] = column[u * row_stride];
+        const E* column = first + (s0 + j) * b.ldn;
+        for (size_t u = u0; u < u1; ++u) strip[u * S + j] = value(column[u * row_stride]);
       }
       for (size_t u = u0; u < u1; ++u) std::fill(strip + u * S + count, strip + u * S + S, T(0));
     }
   }
+}
+
+template <typename T>
+void load_transposed_panel(const BSource& b, const ContractionShape& s, size_t t0, size_t rows, size_t j0,
+                           size_t cols, T* dst, size_t ld) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (b.kind == BSource::Kind::bf16) {
+      return transposed_strips<T, uint16_t>(b, s, t0, rows, j0, cols, dst, ld, [](uint16_t x) { return from_bf16(x); });
+    }
+  }
+  transposed_strips<T, T>(b, s, t0, rows, j0, cols, dst, ld, [](T x) { return x; });
 }
 
 // B in the compute type: whole strips copied; the rest (every strip of other types) row by
@@ -213,7 +225,7 @@ double BSource::value(size_t k, size_t n) const {
   switch (kind) {
     case Kind::f64: return static_cast<const double*>(data)[first + k * ldb + n * ldn];
     case Kind::f32: return static_cast<const float*>(data)[first + k * ldb + n * ldn];
-    case Kind::bf16: return from_bf16(static_cast<const uint16_t*>(data)[first + k * ldb + n]);
+    case Kind::bf16: return from_bf16(static_cast<const uint16_t*>(data)[first + k * ldb + n * ldn]);
     case Kind::i8:
     case Kind::i4: return dequantized(*this, k, n);
   }
