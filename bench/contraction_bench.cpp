@@ -235,7 +235,7 @@ void run_memory_bound(int threads, size_t m) {
 
 // How long the pool's worker takes to join a call after it fell asleep: a call of 200 tasks of
 // 50 µs each (10 ms) on 2 threads after the workers slept 3 ms or 300 ms; prints when a worker
-// first started a task (never: it joined after the call). Docs: docs/performance.md.
+// first started a task (never: it joined after the call). Docs: docs/performance-history.md.
 void run_wake(int rounds) {
   struct Call {
     std::chrono::steady_clock::time_point start;

@@ -1,6 +1,7 @@
 // The ceiling of the sequential-order contraction kernel on this machine (docs/performance.md,
-// "The contraction kernel is at this VM's ceiling"): per round, the zmm FMA peak (12
-// independent register chains) beside register tiles of MR rows × NV zmm vectors, each chain
+// "The kernel's ceiling, again"; docs/performance-history.md, "The contraction kernel is at
+// this VM's ceiling"): per round, the zmm FMA peak (12 independent register chains) beside
+// register tiles of MR rows × NV zmm vectors, each chain
 // c = fma(a_ik, b_kj, c) for k ascending, over a packed B strip and A rows read from L2 — the
 // panel kernel's loop order (src/exec/native/kernels-inl.h). Prints GFLOP/s (medians of 200
 // passes); a benchmark, not a test.

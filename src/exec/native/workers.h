@@ -3,7 +3,7 @@
 // process-wide pool: the calling thread and up to threads − 1 workers claim task indices from
 // a shared counter, so which thread runs a task never changes a bit (tasks write disjoint
 // outputs). Workers spin for a while after their last task before they sleep: on this
-// project's VMs waking a sleeping thread costs 100–300 µs (docs/performance.md), more than
+// project's VMs waking a sleeping thread costs 100 µs to milliseconds (docs/performance-history.md), more than
 // most of a forward pass's ops take, and a GPT forward runs dozens of parallel ops in a row.
 #pragma once
 
