@@ -1,3 +1,4 @@
+// bf16 sites against their definition, where the executor widens and rounds in pieces.
 // A bf16 site's elementwise op runs tile by tile (ops_elementwise.cpp): operands widened a
 // tile at a time, the op in f32, each tile rounded into the result. Every element must be the
 // definition's — round_bf16(op(round_bf16(x), round_bf16(y))) for f32 arguments entering a
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <vector>
 
 #include "exec/native/executor.h"
 #include "exec/native/kernels.h"
@@ -69,6 +71,47 @@ entry unary(x : R[A, B]) -> R[A, B] = tanh(x)
       return p > q ? p : q > p ? q : (std::signbit(p) ? q : p);  // maxNum, +0 above -0
     });
     check("unary", {x}, [&](uint64_t i) { return unary_scalar(UnaryFn::tanh, in(x, i)); });
+  }
+}
+
+// softmax and log_softmax at a bf16 site, over rows that span several of the normalization's
+// row blocks: every element against the definition (rows widened from bf16, m = max, d = x − m,
+// e = exp(d), s = Σ e in order, e / s or d − log(s), rounded once to bf16), 1 and 2 threads.
+TEST(Bf16Tiles, NormalizationsWidenAndRoundEachBlock) {
+  const std::string text = R"(
+dim A
+dim B
+entry probabilities(x : R[A, B]) -> R[A, B] = softmax(x, axis: -1)
+entry log_probabilities(x : R[A, B]) -> R[A, B] = log_softmax(x, axis: -1)
+)";
+  const auto source = std::make_shared<SourceFile>(SourceFile{"bf16_normalize.psk", text});
+  const int64_t rows = 53, cols = 37;
+  lang::FrontendOptions options;
+  options.dims = {{"A", rows}, {"B", cols}};
+  const ir::Program program = lang::compile(source, options);
+  Tensor x(ElementType::f32, {rows, cols});
+  for (uint64_t i = 0; i < x.element_count(); ++i) x.set(i, std::ldexp(static_cast<double>(i * 7919 % 401) - 200.0, -5));
+  for (const bool log : {false, true}) {
+    for (ExecuteOptions run : {ExecuteOptions{1, false}, ExecuteOptions{2, false}, ExecuteOptions{1, true}}) {
+      const Tensor got = execute(program, log ? "log_probabilities" : "probabilities", uniform_realization(RealType::bf16), {x}, {},
+                                 run).at(0);
+      for (int64_t r = 0; r < rows; ++r) {
+        std::vector<float> d(static_cast<size_t>(cols));
+        float m = -INFINITY, s = 0.0f;
+        for (int64_t j = 0; j < cols; ++j) m = std::max(m, round_bf16(static_cast<float>(x.get(static_cast<uint64_t>(r * cols + j)))));
+        for (int64_t j = 0; j < cols; ++j) {
+          d[static_cast<size_t>(j)] = round_bf16(static_cast<float>(x.get(static_cast<uint64_t>(r * cols + j)))) - m;
+          s = j == 0 ? unary_scalar(UnaryFn::exp, d[0]) : s + unary_scalar(UnaryFn::exp, d[static_cast<size_t>(j)]);
+        }
+        for (int64_t j = 0; j < cols; ++j) {
+          const float dj = d[static_cast<size_t>(j)];
+          const float want = round_bf16(log ? dj - unary_scalar(UnaryFn::log, s) : unary_scalar(UnaryFn::exp, dj) / s);
+          const float have = static_cast<float>(got.get(static_cast<uint64_t>(r * cols + j)));
+          ASSERT_EQ(std::memcmp(&want, &have, 4), 0) << (log ? "log_softmax" : "softmax") << " threads " << run.threads
+                                                      << " row " << r << " column " << j << ": " << have << " against " << want;
+        }
+      }
+    }
   }
 }
 
