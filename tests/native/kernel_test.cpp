@@ -187,35 +187,15 @@ TEST(Contraction, TransposedOperandsAreReadInPlace) {
       source.ldn = b_transposed ? k : 1;
       for (size_t step : {1, 3}) {
         const ContractionShape shape{m, n, step - 1, step, (k - (step - 1) + step - 1) / step, 1, m};
-        std::vector<float> expected(m * n);
-        for (size_t i = 0; i < m; ++i) {
-          for (size_t j = 0; j < n; ++j) {
-            float acc = 0.0f;
-            for (size_t t = 0; t < shape.terms; ++t) {
-              const size_t kk = shape.k_first + t * step;
-              acc = std::fma(at[kk * m + i], b[kk * n + j], acc);
-            }
-            expected[i * n + j] = acc;
-          }
-        }
-        for (int threads : {1, 2}) {
-          for (bool scalar : {false, true}) {
-            std::vector<float> c(m * n, -1.0f);
-            contract_f32(shape, at.data(), source, c.data(), threads, scalar);
-            EXPECT_EQ(std::memcmp(expected.data(), c.data(), 4 * m * n), 0)
-                << "m=" << m << " b_transposed=" << b_transposed << " step=" << step << " threads=" << threads << " scalar=" << scalar;
-          }
-        }
-        if (b_transposed) {  // bf16 storage (q · kᵀ at a bf16 site): the chains over its exact values
-          BSource source16 = source;
-          source16.kind = BSource::Kind::bf16;
-          source16.data = bt16.data();
+        // Every chain over B's values b_of(k, j), scalar and SIMD, 1 and 2 threads.
+        auto expect_chains = [&](const BSource& from, auto b_of, const char* type) {
+          std::vector<float> expected(m * n);
           for (size_t i = 0; i < m; ++i) {
             for (size_t j = 0; j < n; ++j) {
               float acc = 0.0f;
               for (size_t t = 0; t < shape.terms; ++t) {
                 const size_t kk = shape.k_first + t * step;
-                acc = std::fma(at[kk * m + i], from_bf16(bt16[j * k + kk]), acc);
+                acc = std::fma(at[kk * m + i], b_of(kk, j), acc);
               }
               expected[i * n + j] = acc;
             }
@@ -223,11 +203,18 @@ TEST(Contraction, TransposedOperandsAreReadInPlace) {
           for (int threads : {1, 2}) {
             for (bool scalar : {false, true}) {
               std::vector<float> c(m * n, -1.0f);
-              contract_f32(shape, at.data(), source16, c.data(), threads, scalar);
-              EXPECT_EQ(std::memcmp(expected.data(), c.data(), 4 * m * n), 0)
-                  << "bf16 m=" << m << " step=" << step << " threads=" << threads << " scalar=" << scalar;
+              contract_f32(shape, at.data(), from, c.data(), threads, scalar);
+              EXPECT_EQ(std::memcmp(expected.data(), c.data(), 4 * m * n), 0) << type << " m=" << m << " b_transposed="
+                  << b_transposed << " step=" << step << " threads=" << threads << " scalar=" << scalar;
             }
           }
+        };
+        expect_chains(source, [&](size_t kk, size_t j) { return b[kk * n + j]; }, "f32");
+        if (b_transposed) {  // bf16 storage (q · kᵀ at a bf16 site): the chains over its exact values
+          BSource source16 = source;
+          source16.kind = BSource::Kind::bf16;
+          source16.data = bt16.data();
+          expect_chains(source16, [&](size_t kk, size_t j) { return from_bf16(bt16[j * k + kk]); }, "bf16");
         }
         if (b_transposed) {  // f64: the same chains in binary64 against the scalar path
           BSource source64 = source;
