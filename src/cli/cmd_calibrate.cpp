@@ -18,6 +18,7 @@
 #include "precision/calibrate.h"
 #include "precision/envelope.h"
 #include "support/diagnostics.h"
+#include "support/sha256.h"
 
 namespace presk::cli {
 namespace {
@@ -154,6 +155,8 @@ int run_calibrate(const CalibrateOptions& options, const GlobalOptions& global) 
   envelope.token_range = prepared.data ? 0 : prepared.token_range;
   envelope.offset = prepared.first;
   envelope.weights = options.input.weights;
+  if (!envelope.weights.empty()) envelope.weights_sha256 = sha256_file(envelope.weights);
+  if (!envelope.data.empty()) envelope.data_sha256 = sha256_file(envelope.data);
   precision::write_envelope(envelope, options.out);
   if (global.json) print_json(envelope, options, seconds);
   else print_table(envelope, options, seconds);

@@ -3,7 +3,7 @@
 // sites contributing most, and the envelope it is conditional on; with --measure beside the
 // largest elementwise gap between R run natively and the exact reference on the envelope's
 // samples (precision/measure.h). The run is prepared as `presk run` prepares one
-// (cli/pipeline.h), from the envelope's entry, samples, seed and weights.
+// (cli/envelope_run.h), from the envelope's entry, samples, seed and weights.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -11,9 +11,9 @@
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <regex>
 
 #include "cli/command.h"
+#include "cli/envelope_run.h"
 #include "cli/pipeline.h"
 #include "exec/native/realization.h"
 #include "exec/reference/interpreter.h"
@@ -41,76 +41,6 @@ struct Report {
   std::vector<precision::EntryBound> bounds;
   std::optional<precision::MeasuredGap> measured;
 };
-
-// Without --const/--dim, the envelope's bindings: a name the source declares with `dim` is a
-// dim, any other a const.
-BindingOptions bindings_for(const CheckOptions& options, const precision::Envelope& envelope) {
-  if (!options.bindings.consts.empty() || !options.bindings.dims.empty()) return options.bindings;
-  const std::string text = lang::read_source(options.program)->text;
-  BindingOptions bindings;
-  for (const auto& [name, value] : envelope.bindings) {
-    const std::regex declared("(^|\\n)\\s*dim\\s+" + name + "\\b");
-    (std::regex_search(text, declared) ? bindings.dims : bindings.consts)
-        .push_back(name + "=" + value);
-  }
-  return bindings;
-}
-
-// The entries of the program, for E0931's message.
-std::string entries_of(const std::string& program, const BindingOptions& bindings) {
-  std::string names;
-  try {
-    for (const ir::Function& f :
-         lang::compile(lang::read_source(program), frontend_options(bindings, "")).functions) {
-      if (f.is_entry) names += (names.empty() ? "" : ", ") + f.name;
-    }
-  } catch (const UserError&) {
-  }
-  return names.empty() ? "none" : names;
-}
-
-// prepare_run, with an entry the program lacks refused as the envelope's (E0931).
-PreparedRun prepare_entry(const RunInputOptions& input, const GlobalOptions& global,
-                          const std::string& envelope_path) {
-  try {
-    return prepare_run(input, global);
-  } catch (const UserError& error) {
-    if (error.code() != "E0330") throw;
-    user_error("E0931").hint("the program's entries: " +
-                             entries_of(input.program_path, input.bindings))
-        << "the envelope " << envelope_path << " is of entry `" << input.entry << "`, which "
-        << input.program_path << " does not have";
-  }
-  internal_assert(false);
-  return prepare_run(input, global);
-}
-
-// The envelope's run: its entry, samples (from its data file, or synthesized from its seed at
-// its offset), and the parameters it was measured with (--weights overrides). Refuses an entry
-// the program lacks (E0931) and a program whose hash is not the envelope's (E0930).
-PreparedRun prepare_envelope_run(const CheckOptions& options, const precision::Envelope& envelope,
-                                 GlobalOptions& global) {
-  RunInputOptions input;
-  input.program_path = options.program;
-  input.entry = envelope.entry;
-  input.bindings = bindings_for(options, envelope);
-  input.weights = options.weights.empty() ? envelope.weights : options.weights;
-  input.data = envelope.data;
-  input.offset = envelope.offset;
-  input.samples = envelope.samples;
-  input.token_range = envelope.token_range;
-  global.seed = static_cast<uint64_t>(envelope.seed);
-  PreparedRun prepared = prepare_entry(input, global, options.envelope);
-  const std::string hash = ir::program_hash(prepared.program);
-  if (hash != envelope.program_hash) {
-    user_error("E0930").hint(
-        "calibrate again on this program (presk calibrate --precision), or pass the "
-        "--const/--dim the envelope was measured with")
-        << "the envelope " << options.envelope << " was measured on a program with hash "
-        << envelope.program_hash << "; " << options.program << " as compiled has hash " << hash;
-  }
-  return prepared;
-}
 
 std::vector<precision::BoundModel> models_of(const std::string& name) {
   if (name == "all")
@@ -256,7 +186,8 @@ void print_report(const CheckOptions& options, const precision::Envelope& envelo
 
 int run_check(const CheckOptions& options, GlobalOptions& global) {
   const precision::Envelope envelope = precision::read_envelope(options.envelope);
-  const PreparedRun prepared = prepare_envelope_run(options, envelope, global);
+  EnvelopeRunOptions run{options.envelope, options.program, "", options.bindings, options.weights, ""};
+  const PreparedRun prepared = prepare_envelope_run(run, envelope, global);
   const Report report = compute(options, envelope, prepared, global);
   if (global.json)
     std::cout << report_json(options, envelope, report).dump(2) << '\n';

@@ -32,6 +32,7 @@ std::string signature_difference(const Function& a, const Function& b) {
   if (a.name != b.name) return "names differ (`" + b.name + "`)";
   if (a.module != b.module) return "modules differ";
   if (a.is_entry != b.is_entry) return "entry flags differ";
+  if (a.budget != b.budget) return "precision budgets differ";
   if (!same_names(a.argument_names, b.argument_names)) return "argument names differ";
   if (a.argument_types.size() != b.argument_types.size()) return "argument counts differ";
   for (size_t i = 0; i < a.argument_types.size(); ++i) {

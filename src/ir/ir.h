@@ -140,6 +140,9 @@ struct Function {
   // In a `F.vjp`: the sites of F whose complete adjoint is its last argument, the cotangent
   // (F's result site, and any site whose adjoint passes through unchanged).
   std::vector<uint32_t> cotangent_adjoint_of = {};
+  // An entry's `precision = budget(…)` clause: each term as written ("rel_error" → "1e-3");
+  // `presk solve` takes it as its default budget.
+  std::vector<std::pair<std::string, std::string>> budget = {};
   Span span;
 
   const Type& type_of(ValueRef value) const;

@@ -295,6 +295,13 @@ class Parser {
     std::vector<Type> result_types = parse_result_types(function);
     if (!function.result_names.empty() && function.result_names.size() != result_types.size())
       user_error("E0411", signature) << "either every result is named or none is";
+    while (at_keyword("precision")) {  // precision rel_error "1e-3"
+      advance();
+      std::string key = parse_name("a budget term (rel_error, abs_error)");
+      if (current_.kind != TokenKind::String) expected("the budget's value as a string, \"1e-3\"");
+      function.budget.emplace_back(std::move(key), current_.text);
+      advance();
+    }
     expect(TokenKind::LBrace, "`{`");
     while (!at_keyword("return")) function.lets.push_back(parse_let(function));
     advance();

@@ -94,6 +94,7 @@ void print_signature(std::ostream& out, const Function& function) {
     out << (refers(function, result) ? type_text(function.type_of(result)) : std::string("?"));
   }
   if (!one) out << ')';
+  for (const auto& [key, value] : function.budget) out << " precision " << key << ' ' << quote_string(value);
   out << " {\n";
 }
 

@@ -23,6 +23,7 @@ ir::Function FunctionLowerer::lower() {
   function_.name = info_.ir_name;
   function_.module = info_.module ? info_.module->decl->name : info_.root ? info_.root->decl->name : "";
   function_.is_entry = decl.is_entry;
+  if (decl.budget) function_.budget = decl.budget->terms;
   function_.argument_names = info_.argument_names;
   function_.argument_types = info_.argument_types;
   function_.span = scope_.span(decl.loc);

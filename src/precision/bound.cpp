@@ -92,7 +92,7 @@ Ceiling Propagator::enter(const Ceiling& operand, RealType site, int source) con
   Ceiling entered = operand;
   if (!exec::native::is_wider_or_same(site, operand.type)) {
     entered.error.add(source,
-                      bound_detail::rounding_into(operand.rounding, site, operand.magnitude));
+                      bound_detail::rounding_into(operand.rounding, site, operand.magnitude, operand.computed));
   }
   entered.type = site;
   return entered;
@@ -116,7 +116,7 @@ std::vector<Ceiling> Propagator::run_entry(const ir::Function& entry) {
     argument.type = realization_.default_type;  // entry arguments take the default type
     argument.rounding = &value.rounding;
     argument.error.add(source_id("argument " + entry.argument_names[i]),
-                       bound_detail::rounding_into(&value.rounding, argument.type, value.max_abs));
+                       bound_detail::rounding_into(&value.rounding, argument.type, value.max_abs, false));
     arguments.push_back(std::move(argument));
   }
   std::vector<const Ceiling*> pointers;
@@ -236,7 +236,7 @@ Ceiling Propagator::parameter(const ir::Let& let, const CallContext& context) {
   out.rounding = quantized ? nullptr : &envelope->second->rounding;
   const double error = given != inputs_.parameter_errors.end()
                            ? given->second
-                           : bound_detail::rounding_into(out.rounding, out.type, out.magnitude);
+                           : bound_detail::rounding_into(out.rounding, out.type, out.magnitude, false);
   out.error.add(source_id("param " + path, quantized), error);
   return out;
 }

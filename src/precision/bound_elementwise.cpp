@@ -44,6 +44,7 @@ Ceiling result_of(const RuleContext& context, ErrorParts error) {
   out.error = std::move(error);
   out.type = context.site;
   out.rounding = context.envelope != nullptr ? &context.envelope->rounding : nullptr;
+  out.computed = true;
   return out;
 }
 
@@ -53,12 +54,16 @@ Ceiling exact_ceiling() {
   return c;
 }
 
-double rounding_into(const RoundingEnvelope* rounding, RealType type, double magnitude) {
+double rounding_into(const RoundingEnvelope* rounding, RealType type, double magnitude, bool computed) {
   if (rounding != nullptr) {
     double measured = type == RealType::f64   ? rounding->f64
                       : type == RealType::f32 ? rounding->f32
                                               : rounding->bf16;
-    if (std::isfinite(measured)) return measured;
+    if (std::isinf(measured)) return measured;  // the values overflow the type
+    // The measured rounding is of the exact values: sound for values known exactly (entry
+    // arguments, parameters at rest), not for computed ones, which may round by u·|v̂| where
+    // the exact value is representable.
+    if (!computed && std::isfinite(measured)) return measured;
   }
   return exec::native::real_unit_roundoff(type) * magnitude;
 }
@@ -73,7 +78,7 @@ double RuleContext::compute_unit() const {
 }
 
 double RuleContext::store_rounding() const {
-  return rounding_into(envelope != nullptr ? &envelope->rounding : nullptr, site, magnitude());
+  return rounding_into(envelope != nullptr ? &envelope->rounding : nullptr, site, magnitude(), true);
 }
 
 // Ulps of the result (docs/semantics.md, "Transcendentals": the bound each function's test

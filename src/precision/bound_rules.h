@@ -47,6 +47,7 @@ struct Ceiling {
   ErrorParts error;
   RealType type = RealType::f64;
   const RoundingEnvelope* rounding = nullptr;
+  bool computed = false;  // a computed value (its rounding is charged u·max|v|), not an input
   std::vector<Ceiling> elements =
       {};  // a tuple's elements (a call of a function with several results)
 };
@@ -73,15 +74,17 @@ struct RuleContext {
   double magnitude() const { return envelope != nullptr ? envelope->max_abs : 0; }
   // The unit roundoff the let computes in: f32 for a bf16 site (docs/semantics.md).
   double compute_unit() const;
-  // The rounding of the let's stored value into its site type: the envelope's measured
-  // max|fl(v) − v| where it is finite, else u·max|v|.
+  // The rounding of the let's stored value into its site type: u·max|v| (+∞ where the
+  // envelope records an overflow of the type).
   double store_rounding() const;
   // A bf16 site's final rounding of its f32 result to bf16, 0 for other sites.
   double bf16_store_rounding() const { return site == RealType::bf16 ? store_rounding() : 0; }
 };
 
-// max|fl_T(v) − v| for values with this rounding envelope (null, or not finite: u_T·magnitude).
-double rounding_into(const RoundingEnvelope* rounding, RealType type, double magnitude);
+// A ceiling on max|fl_T(v) − v|: +∞ where the envelope records that the values overflow T; the
+// envelope's measured rounding for values known exactly (computed = false: entry arguments,
+// parameters at rest); u_T·magnitude otherwise (computed values, or no envelope).
+double rounding_into(const RoundingEnvelope* rounding, RealType type, double magnitude, bool computed);
 // Relative error ceiling δ/M at the value's maximum (0 when both are 0, +∞ when only M is).
 double relative(double error, double magnitude);
 

@@ -291,6 +291,7 @@ nlohmann::ordered_json envelope_json(const Envelope& envelope) {
           {"seed", static_cast<uint64_t>(envelope.seed)}, {"token_range", envelope.token_range},
           {"samples", envelope.samples},       {"offset", envelope.offset},
           {"bits", envelope.bits},             {"weights", envelope.weights},
+          {"weights_sha256", envelope.weights_sha256}, {"data_sha256", envelope.data_sha256},
           {"date", envelope.date},             {"output_max_abs", number_json(envelope.output_max_abs)},
           {"sites", std::move(sites)},         {"parameters", std::move(parameters)}};
 }
@@ -316,6 +317,9 @@ Envelope parse_envelope(const nlohmann::json& json, const std::string& origin) {
   if (bits > kMaxBits) fields.out_of_range("bits", fields.field("bits"), "at most " + std::to_string(kMaxBits));
   envelope.bits = static_cast<int>(bits);
   envelope.weights = fields.text("weights");
+  // Recorded since the solver (envelopes written before have neither: nothing to compare).
+  if (json.contains("weights_sha256")) envelope.weights_sha256 = fields.text("weights_sha256");
+  if (json.contains("data_sha256")) envelope.data_sha256 = fields.text("data_sha256");
   envelope.date = fields.text("date");
   envelope.output_max_abs = fields.number("output_max_abs");
   envelope.sites = parse_list<SiteEnvelope>(fields, "sites", "site", parse_site);

@@ -81,6 +81,8 @@ struct Envelope {
   int64_t offset = 0;           // the first sample (of the data file, or of the seed's stream)
   int bits = 0;                 // the reference's precision
   std::string weights;          // the weights file, or "" for the program's initializers
+  std::string weights_sha256;   // SHA-256 of the weights file's bytes ("" without one)
+  std::string data_sha256;      // SHA-256 of the data file's bytes ("" without one)
   std::string date;             // UTC, ISO 8601 ("2026-11-30T12:00:00Z")
   double output_max_abs = 0;    // the largest finite |entry output| over the samples (every
                                 // result), rounded up to binary64

@@ -38,7 +38,10 @@ void add_gap(const reference::MpfrArith& arith, const Tensor& native, const Exac
     }
     arith.set_double(scratch.real(0), value);
     arith.sub(scratch.real(1), scratch.real(0), exact.real(i));
-    gap.absolute = std::max(gap.absolute, std::fabs(arith.to_double(scratch.real(1))));
+    const double difference = std::fabs(arith.to_double(scratch.real(1)));
+    // A NaN difference (the exact value is NaN or ±∞) is no agreement: +∞, never dropped.
+    gap.absolute = std::isnan(difference) ? std::numeric_limits<double>::infinity()
+                                          : std::max(gap.absolute, difference);
   }
 }
 

@@ -2,6 +2,12 @@
 // with 0x80, zeros and its bit length.
 #include "support/sha256.h"
 
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "support/diagnostics.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -100,6 +106,22 @@ std::string Sha256::finish_hex() {
     text += kDigits[byte & 15];
   }
   return text;
+}
+
+std::string sha256_file(const std::string& path) {
+  std::error_code error;
+  std::ifstream in(path, std::ios::binary);
+  if (!in || std::filesystem::is_directory(path, error)) {
+    user_error("E0100").hint("check the path and its permissions") << "cannot open `" << path << "`";
+  }
+  Sha256 hash;
+  std::vector<char> block(1 << 20);
+  while (in) {
+    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    hash.update(block.data(), static_cast<size_t>(in.gcount()));
+  }
+  if (in.bad()) user_error("E0101").hint("copy the file locally and retry") << "cannot read `" << path << "`";
+  return hash.finish_hex();
 }
 
 std::string sha256_hex(std::string_view bytes) {

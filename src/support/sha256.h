@@ -33,4 +33,7 @@ class Sha256 {
 // The SHA-256 of `bytes` as 64 lowercase hex digits.
 std::string sha256_hex(std::string_view bytes);
 
+// The SHA-256 of a file's bytes, read in blocks; E0100 when it cannot be opened or read.
+std::string sha256_file(const std::string& path);
+
 }  // namespace presk

@@ -131,10 +131,11 @@ void check_format(const nlohmann::json& json, const std::string& origin) {
     user_error("E0601").hint("this presk reads format 1")
         << origin << ": field `format` is " << json["format"].dump() << ", not a known format";
   }
-  static const std::set<std::string> known = {"format", "default", "order", "sites", "params", "quant"};
+  // `solve`: the record of the solve that wrote the file (src/solve/record.h); not read here.
+  static const std::set<std::string> known = {"format", "default", "order", "sites", "params", "quant", "solve"};
   for (const auto& [key, value] : json.items()) {
     if (!known.count(key)) {
-      user_error("E0602").hint("known fields: format, default, order, sites, params, quant")
+      user_error("E0602").hint("known fields: format, default, order, sites, params, quant, solve")
           << origin << ": unknown field `" << key << "`";
     }
   }
@@ -202,17 +203,19 @@ Realization parse_realization(const nlohmann::json& json, const std::string& ori
   return realization;
 }
 
+bool is_typable(const ir::Let& let) {
+  const bool hands_on = let.op == ir::Op::param || ir::op_info(let.op).family == ir::OpFamily::Control;
+  return let.type.kind == ir::ElemKind::Real && !let.type.is_tuple() && !hands_on;
+}
+
 namespace {
 
-// Site names of lets whose stored value a realization may type: real-valued lets that
-// compute (param lets and control lets — call, fold — hand on a value typed elsewhere).
+// Site names of lets whose stored value a realization may type (is_typable).
 std::vector<std::string> typable_sites(const ir::Program& program) {
   std::vector<std::string> names;
   for (const ir::Function& function : program.functions) {
     for (uint32_t i = 0; i < function.lets.size(); ++i) {
-      const ir::Let& let = function.lets[i];
-      bool hands_on = let.op == ir::Op::param || ir::op_info(let.op).family == ir::OpFamily::Control;
-      if (let.type.kind == ir::ElemKind::Real && !hands_on) names.push_back(function.site_name(i));
+      if (is_typable(function.lets[i])) names.push_back(function.site_name(i));
     }
   }
   return names;

@@ -61,6 +61,10 @@ Realization parse_realization(const nlohmann::json& json, const std::string& ori
 // a quant axis out of range.
 void validate_realization(const Realization& realization, const ir::Program& program);
 
+// Whether a realization may type `let`'s site: a real-valued let that computes (param lets
+// and control lets — call, fold, get — hand on a value typed elsewhere).
+bool is_typable(const ir::Let& let);
+
 // `--realize` argument: a type name ("f64", "f32", "bf16") or "@path.json"; validated.
 Realization load_realization(const std::string& argument, const ir::Program& program);
 

@@ -117,6 +117,7 @@ DataFile::DataFile(const ir::Function& entry, const std::string& path)
 
 DataFile::~DataFile() = default;
 DataFile::DataFile(DataFile&&) noexcept = default;
+DataFile& DataFile::operator=(DataFile&&) noexcept = default;
 
 int64_t DataFile::samples() const {
   int64_t fewest = std::numeric_limits<int64_t>::max();

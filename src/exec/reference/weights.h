@@ -26,6 +26,7 @@ class DataFile {
   DataFile(const ir::Function& entry, const std::string& path);
   ~DataFile();
   DataFile(DataFile&&) noexcept;
+  DataFile& operator=(DataFile&&) noexcept;
   DataFile(const DataFile&) = delete;
   DataFile& operator=(const DataFile&) = delete;
 

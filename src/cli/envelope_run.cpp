@@ -1,0 +1,127 @@
+// The envelope's run (envelope_run.h).
+#include "cli/envelope_run.h"
+
+#include <filesystem>
+#include <regex>
+
+#include "ir/program_hash.h"
+#include "support/diagnostics.h"
+#include "support/sha256.h"
+
+namespace presk::cli {
+namespace {
+
+// Without --const/--dim, the envelope's bindings: a name the source declares with `dim` is a
+// dim, any other a const. Given ones must agree with the envelope's (E1103).
+BindingOptions bindings_for(const EnvelopeRunOptions& options, const precision::Envelope& envelope) {
+  if (!options.bindings.consts.empty() || !options.bindings.dims.empty()) {
+    for (const auto* texts : {&options.bindings.consts, &options.bindings.dims}) {
+      for (const std::string& text : *texts) {
+        const size_t equals = text.find('=');
+        const std::string name = text.substr(0, equals), value = equals == std::string::npos ? "" : text.substr(equals + 1);
+        const auto recorded = envelope.bindings.find(name);
+        if (recorded != envelope.bindings.end() && recorded->second != value) {
+          user_error("E1103").hint("leave out --const/--dim (the envelope's are used), or calibrate again")
+              << "the envelope " << options.envelope << " was measured with " << name << "=" << recorded->second
+              << ", not " << name << "=" << value;
+        }
+      }
+    }
+    return options.bindings;
+  }
+  const std::string text = lang::read_source(options.program)->text;
+  BindingOptions bindings;
+  for (const auto& [name, value] : envelope.bindings) {
+    const std::regex declared("(^|\\n)\\s*dim\\s+" + name + "\\b");
+    (std::regex_search(text, declared) ? bindings.dims : bindings.consts).push_back(name + "=" + value);
+  }
+  return bindings;
+}
+
+// The entries of the program, for E0931's message.
+std::string entries_of(const std::string& program, const BindingOptions& bindings) {
+  std::string names;
+  try {
+    for (const ir::Function& f : lang::compile(lang::read_source(program), frontend_options(bindings, "")).functions) {
+      if (f.is_entry) names += (names.empty() ? "" : ", ") + f.name;
+    }
+  } catch (const UserError&) {
+  }
+  return names.empty() ? "none" : names;
+}
+
+// prepare_run, with an entry the program lacks refused as the envelope's (E0931).
+PreparedRun prepare_entry(const RunInputOptions& input, const GlobalOptions& global, const std::string& envelope) {
+  try {
+    return prepare_run(input, global);
+  } catch (const UserError& error) {
+    if (error.code() != "E0330") throw;
+    user_error("E0931").hint("the program's entries: " + entries_of(input.program_path, input.bindings))
+        << "the envelope " << envelope << " is of entry `" << input.entry << "`, which " << input.program_path
+        << " does not have";
+  }
+  internal_assert(false);
+  return prepare_run(input, global);
+}
+
+// The file the run reads for `what` ("weights", "data"): the given one or the recorded one,
+// whose bytes must be the recorded ones when the envelope has their hash.
+std::string checked_file(const std::string& given, const std::string& recorded, const std::string& sha256,
+                         const char* what, const char* code, const std::string& envelope) {
+  const std::string path = given.empty() ? recorded_path(recorded, envelope) : given;
+  if (path.empty() || sha256.empty()) return path;
+  const std::string actual = sha256_file(path);
+  if (actual != sha256) {
+    user_error(code).hint(std::string("pass the ") + what + " file the envelope was calibrated with (" + recorded +
+                          "), or calibrate again on this one")
+        << "the " << what << " file " << path << " is not the one the envelope " << envelope
+        << " was measured with (its SHA-256 is " << actual.substr(0, 16) << "…, the envelope recorded "
+        << sha256.substr(0, 16) << "…)";
+  }
+  return path;
+}
+
+}  // namespace
+
+std::string recorded_path(const std::string& recorded, const std::string& envelope_path) {
+  if (recorded.empty() || std::filesystem::path(recorded).is_absolute()) return recorded;
+  std::error_code error;
+  if (std::filesystem::exists(recorded, error)) return recorded;
+  const std::filesystem::path beside = std::filesystem::path(envelope_path).parent_path() / recorded;
+  return std::filesystem::exists(beside, error) ? beside.string() : recorded;
+}
+
+PreparedRun prepare_envelope_run(const EnvelopeRunOptions& options, const precision::Envelope& envelope,
+                                 GlobalOptions& global) {
+  if (!options.entry.empty() && options.entry != envelope.entry) {
+    user_error("E1102").hint("leave out --entry (the envelope's is used), or calibrate the entry you mean")
+        << "the envelope " << options.envelope << " is of entry `" << envelope.entry << "`, not `" << options.entry
+        << "`";
+  }
+  RunInputOptions input;
+  input.program_path = options.program;
+  input.entry = envelope.entry;
+  input.bindings = bindings_for(options, envelope);
+  input.weights = checked_file(options.weights, envelope.weights, envelope.weights_sha256, "weights", "E1104",
+                               options.envelope);
+  if (!options.data.empty() && envelope.data.empty()) {
+    user_error("E1105").hint("leave out --data: the envelope's samples were synthesized from its seed")
+        << "the envelope " << options.envelope << " was measured on synthesized samples, not on " << options.data;
+  }
+  input.data = checked_file(options.data, envelope.data, envelope.data_sha256, "data", "E1105", options.envelope);
+  input.offset = envelope.offset;
+  input.samples = envelope.samples;
+  input.token_range = envelope.token_range;
+  global.seed = static_cast<uint64_t>(envelope.seed);
+  PreparedRun prepared = prepare_entry(input, global, options.envelope);
+  const std::string hash = ir::program_hash(prepared.program);
+  if (hash != envelope.program_hash) {
+    user_error("E0930").hint("calibrate again on this program (presk calibrate --precision), or pass the "
+                             "--const/--dim the envelope was measured with")
+        << "the envelope " << options.envelope << " was measured on a program with hash " << envelope.program_hash
+        << "; " << options.program << " as compiled has hash " << hash;
+  }
+  return prepared;
+}
+
+}  // namespace presk::cli

@@ -1,0 +1,31 @@
+// The run an envelope was measured on, rebuilt for the commands that measure against it
+// (check --measure, solve): its entry, bindings, samples (its data file, or synthesized from its
+// seed at its offset) and parameters (its weights file, or synthesized). The envelope's
+// provenance is checked: the program's hash (E0930), the entry (E0931, E1102), the bindings
+// (E1103), and the weights and data files' SHA-256 where the envelope recorded them (E1104,
+// E1105). A relative path the envelope recorded is also looked for beside the envelope.
+#pragma once
+
+#include <string>
+
+#include "cli/pipeline.h"
+#include "precision/envelope.h"
+
+namespace presk::cli {
+
+struct EnvelopeRunOptions {
+  std::string envelope;  // the envelope file's path, for messages and relative paths
+  std::string program;
+  std::string entry;     // empty: the envelope's
+  BindingOptions bindings;  // empty: the envelope's
+  std::string weights;   // empty: the envelope's
+  std::string data;      // empty: the envelope's
+};
+
+PreparedRun prepare_envelope_run(const EnvelopeRunOptions& options, const precision::Envelope& envelope,
+                                 GlobalOptions& global);
+
+// The path of a file the envelope recorded: as recorded when it exists, else beside the envelope.
+std::string recorded_path(const std::string& recorded, const std::string& envelope_path);
+
+}  // namespace presk::cli

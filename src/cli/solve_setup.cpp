@@ -1,0 +1,151 @@
+// The solve's command-line options and its run (solve_setup.h).
+#include "cli/solve_setup.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <iostream>
+
+#include "ir/program_hash.h"
+#include "support/diagnostics.h"
+#include "support/sha256.h"
+
+namespace presk::cli {
+namespace {
+
+// A budget as typed: a finite number > 0 (E1108).
+double parse_epsilon(const std::string& text, const char* option) {
+  double value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(value) || value <= 0) {
+    user_error("E1108").hint("a budget is a number above 0, e.g. --budget 1e-3")
+        << option << " `" << text.substr(0, 40) << "` is not a number above 0";
+  }
+  return value;
+}
+
+// --budget, --budget-abs, or the entry's own clause; the absolute threshold from the envelope.
+solve::Budget budget_of(const SolveCommandOptions& options, const ir::Function& entry,
+                        const precision::Envelope& envelope) {
+  if (!options.budget.empty() && !options.budget_abs.empty()) {
+    user_error("E1107").hint("give one: --budget ε (relative to the output's largest magnitude) or --budget-abs ε")
+        << "--budget and --budget-abs were both given";
+  }
+  solve::Budget budget;
+  if (!options.budget_abs.empty()) {
+    budget = {false, parse_epsilon(options.budget_abs, "--budget-abs"), 0, "--budget-abs"};
+  } else if (!options.budget.empty()) {
+    budget = {true, parse_epsilon(options.budget, "--budget"), 0, "--budget"};
+  } else {
+    for (const auto& [key, value] : entry.budget) {
+      if (key == "rel_error") budget = {true, parse_epsilon(value, "rel_error"), 0, "the entry's precision clause"};
+      if (key == "abs_error" && budget.epsilon == 0) {
+        budget = {false, parse_epsilon(value, "abs_error"), 0, "the entry's precision clause"};
+      }
+    }
+    if (budget.epsilon == 0) {
+      user_error("E1100").hint("pass --budget ε or --budget-abs ε, or give the entry `precision = budget(rel_error = ε)`")
+          << "no budget: entry `" << entry.name << "` has no precision clause and none was given";
+    }
+  }
+  if (budget.relative && !(envelope.output_max_abs > 0)) {
+    user_error("E1109").hint("use --budget-abs ε: a relative budget needs an output that is not all zero")
+        << "the outputs of `" << entry.name << "` in the envelope have largest magnitude "
+        << envelope.output_max_abs << ", so a relative budget is zero";
+  }
+  budget.absolute = budget.relative ? budget.epsilon * envelope.output_max_abs : budget.epsilon;
+  return budget;
+}
+
+solve::SolveOptions solve_options(const SolveCommandOptions& options) {
+  if (!(options.margin > 0) || !std::isfinite(options.margin)) {
+    user_error("E1113").hint("--margin k is a number above 0 (2.5 by default)") << "--margin " << options.margin;
+  }
+  if (!(options.min_gain >= 0) || !std::isfinite(options.min_gain)) {
+    user_error("E1113").hint("--min-gain θ is a number ≥ 0 (0 turns rule 2 off)") << "--min-gain " << options.min_gain;
+  }
+  solve::SolveOptions out;
+  out.menu = solve::parse_menu(options.menu);
+  out.min_gain = options.min_gain;
+  out.estimate.unit_rounding = options.rounding == "unit";
+  out.estimate.form = options.estimate == "rss" ? solve::EstimateForm::rss : solve::EstimateForm::sum;
+  out.margin = options.margin;
+  out.narrow = options.narrow == "measured" ? solve::NarrowMode::measured
+               : options.narrow == "heldout" ? solve::NarrowMode::heldout
+                                             : solve::NarrowMode::none;
+  out.exhaustive = options.exhaustive;
+  return out;
+}
+
+// The held-out samples: those after the envelope's in its data file, as many as asked (or as
+// the envelope's) and as the file holds.
+solve::SampleSet held_out_set(const PreparedRun& prepared, int64_t wanted) {
+  solve::SampleSet set;
+  if (!prepared.data || wanted <= 0) return set;
+  const int64_t first = prepared.first + prepared.count;
+  set.count = std::max<int64_t>(0, std::min(wanted, prepared.data->samples() - first));
+  const PreparedRun* run = &prepared;
+  set.inputs = [run, first](int64_t k) { return run->data->sample(first + k); };
+  return set;
+}
+
+}  // namespace
+
+void add_solve_options(CLI::App& command, SolveCommandOptions& options, GlobalOptions& global) {
+  command.add_option("program", options.run.program, "The .psk program the envelope was measured on")->required();
+  command.add_option("--precision", options.run.envelope, "The envelope (presk calibrate --precision)")->required();
+  command.add_option("--entry", options.run.entry, "The entry (default: the envelope's; must be it)");
+  add_binding_options(command, options.run.bindings);
+  command.add_option("--weights", options.run.weights, "Parameters (default: the envelope's; must be its bytes)");
+  command.add_option("--data", options.run.data, "The data file (default: the envelope's); held-out samples follow the envelope's");
+  command.add_option("--budget", options.budget, "Budget on max |native − exact|, relative to the output's largest magnitude");
+  command.add_option("--budget-abs", options.budget_abs, "Budget on max |native − exact|, absolute");
+  command.add_option("--menu", options.menu, "The types offered, widest first")->capture_default_str();
+  command.add_option("--rounding", options.rounding, "A value's rounding term: the envelope's measured max|fl(x) − x|, or u·max|x|")
+      ->check(CLI::IsMember({"measured", "unit"}))->capture_default_str();
+  command.add_option("--estimate", options.estimate, "Sum of the terms, or their root-sum-square aimed at budget/margin")
+      ->check(CLI::IsMember({"sum", "rss"}))->capture_default_str();
+  command.add_option("--narrow", options.narrow, "After the measurement passes: narrow by measurement (measured), then undo on held-out samples (heldout)")
+      ->check(CLI::IsMember({"none", "measured", "heldout"}))->capture_default_str();
+  command.add_option("--margin", options.margin, "k: --estimate rss aims at budget/k, --narrow keeps steps inside budget/k")->capture_default_str();
+  command.add_option("--heldout", options.heldout, "Held-out samples after the envelope's (default: as many as the envelope's; 0: none)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  command.add_option("--min-gain", options.min_gain, "θ of rule 2: offer a value only if its first narrowing saves θ·B bytes (0: off)")
+      ->capture_default_str();
+  command.add_flag("--exhaustive", options.exhaustive, "Search every assignment for the estimate's optimum (small programs)");
+  command.add_flag("--quiet", options.quiet, "No progress on stderr");
+  add_threads_option(command, global);
+  add_json_option(command, global);
+}
+
+SolveRun run_solve(const SolveCommandOptions& options, GlobalOptions& global) {
+  const auto start = std::chrono::steady_clock::now();
+  SolveRun run;
+  run.envelope = precision::read_envelope(options.run.envelope);
+  run.options = solve_options(options);
+  run.prepared = prepare_envelope_run(options.run, run.envelope, global);
+  run.budget = budget_of(options, *run.prepared.entry, run.envelope);
+  run.offer = solve::make_offer(run.prepared.program, *run.prepared.entry, run.envelope, run.options.menu,
+                                run.options.min_gain);
+  const solve::Progress progress = options.quiet ? solve::Progress{}
+                                                 : solve::Progress([](const std::string& line) { std::cerr << "solve: " << line << std::endl; });
+  const PreparedRun& prepared = run.prepared;
+  const uint64_t seed = global.seed;
+  solve::SampleSet in_sample{prepared.count, [&prepared, seed](int64_t k) { return prepared.inputs(k, seed); }};
+  run.held_out_wanted = options.heldout >= 0 ? options.heldout : prepared.count;
+  solve::Measurer measurer(prepared.program, *prepared.entry, prepared.parameters, in_sample,
+                           held_out_set(prepared, run.held_out_wanted), run.envelope.bits, global.threads, progress);
+  run.solution = solve::solve(run.offer, run.budget, run.options, measurer, progress, &run.times);
+  run.exact_seconds = measurer.exact_seconds();
+  run.native_seconds = measurer.native_seconds();
+  run.native_runs = measurer.native_runs();
+  const solve::RecordContext context{options.run.program, ir::program_hash(prepared.program), prepared.entry->name,
+                                     options.run.envelope, sha256_file(options.run.envelope)};
+  run.file = solve::realization_file(run.offer, run.solution, run.budget, run.options, context);
+  run.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return run;
+}
+
+}  // namespace presk::cli

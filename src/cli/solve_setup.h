@@ -1,0 +1,45 @@
+// What `presk solve` and `presk explain PROGRAM … --budget ε` share: the solve's options on the
+// command line, and running a solve from them (the envelope's run rebuilt, its provenance
+// checked, the exact reference run once, the phases of src/solve).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+
+#include "cli/envelope_run.h"
+#include "solve/record.h"
+
+namespace presk::cli {
+
+struct SolveCommandOptions {
+  EnvelopeRunOptions run;  // program, --precision ENV, --entry, --const/--dim, --weights, --data
+  std::string budget, budget_abs;  // as typed (a number > 0)
+  std::string menu = "f64,f32,bf16";
+  std::string rounding = "measured", estimate = "sum", narrow = "none";
+  double margin = 2.5, min_gain = 1e-3;
+  int64_t heldout = -1;  // -1: as many as the envelope's samples
+  bool exhaustive = false, quiet = false;
+  std::string out;
+};
+
+void add_solve_options(CLI::App& command, SolveCommandOptions& options, GlobalOptions& global);
+
+struct SolveRun {
+  precision::Envelope envelope;
+  PreparedRun prepared;
+  solve::Offer offer;
+  solve::Budget budget;
+  solve::SolveOptions options;
+  solve::Solution solution;
+  solve::SolveTimes times;
+  double exact_seconds = 0, native_seconds = 0, wall_seconds = 0;
+  int native_runs = 0;
+  int64_t held_out_wanted = 0;  // samples asked to hold out (the solution has how many were)
+  nlohmann::ordered_json file;  // the realization file's JSON
+};
+
+SolveRun run_solve(const SolveCommandOptions& options, GlobalOptions& global);
+
+}  // namespace presk::cli

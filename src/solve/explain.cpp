@@ -1,0 +1,76 @@
+// The reasons of a solve's decisions (explain.h).
+#include "solve/explain.h"
+
+#include <fmt/format.h>
+
+namespace presk::solve {
+namespace {
+
+std::string not_offered_reason(const RecordValue& value, const Record& record) {
+  if (value.offered == "rule 1") return "not offered (rule 1): one element, nothing to save";
+  if (value.offered == "unknown") {
+    return "not offered: its sensitivity is unknown (the reverse sweep did not reach it), never taken as zero";
+  }
+  return fmt::format("not offered (rule 2): its first narrowing saves {:.4g} bytes, under θ·B = {:.4g}",
+                     value.first_saving, record.min_gain_bytes);
+}
+
+std::string move_reason(const RecordMove& m, int n, const Record& record) {
+  if (m.kind == "narrow") {
+    return fmt::format("narrowed {} → {} (move {}: saves {:.4g} bytes, adds {:.3e} to the estimate, then {:.3e})",
+                       m.from, m.to, n, m.saves, m.term, m.estimate);
+  }
+  if (m.kind == "refuse") {
+    return fmt::format("refused {} → {} (move {}: the estimate would be {:.3e}, above its target {:.3e} by {:.3e})",
+                       m.from, m.to, n, m.estimate, record.target, m.estimate - record.target);
+  }
+  if (m.kind == "widen") {
+    return fmt::format("widened {} → {} after measurement {} (move {}: gap then {:.3e} against the budget {:.3e}; "
+                       "its term {:.3e} was the largest)",
+                       m.from, m.to, m.measurement, n, m.gap, record.budget, m.term);
+  }
+  if (m.kind == "try_narrow") {
+    return m.inside ? fmt::format("narrowed {} → {} by measurement {} (move {}: gap {:.3e}, inside)", m.from, m.to,
+                                  m.measurement, n, m.gap)
+                    : fmt::format("tried {} → {} by measurement {} (move {}: gap {:.3e}, outside; not kept)", m.from,
+                                  m.to, m.measurement, n, m.gap);
+  }
+  if (m.kind == "undo") {
+    return fmt::format("undone {} → {} on the held-out samples (move {}: held-out gap {:.3e})", m.from, m.to, n, m.gap);
+  }
+  return m.kind;
+}
+
+}  // namespace
+
+std::vector<Explanation> explain(const Record& record) {
+  std::vector<Explanation> out;
+  for (size_t i = 0; i < record.values.size(); ++i) {
+    const RecordValue& value = record.values[i];
+    Explanation e{value.kind, value.key, value.op, value.final_type, "", {}, {}};
+    if (value.offered != "offered") {
+      e.decision = "not offered, " + value.final_type;
+      e.reasons.push_back(not_offered_reason(value, record));
+      out.push_back(std::move(e));
+      continue;
+    }
+    bool widened = false;
+    for (size_t n = 0; n < record.moves.size(); ++n) {
+      const RecordMove& m = record.moves[n];
+      if (m.value != static_cast<int>(i)) continue;
+      widened |= m.kind == "widen" || m.kind == "undo";
+      e.reasons.push_back(move_reason(m, static_cast<int>(n + 1), record));
+      e.moves.push_back(static_cast<int>(n + 1));
+    }
+    if (value.final_type == "f64") {
+      e.decision = widened ? "widened back to f64" : "kept at f64";
+    } else {
+      e.decision = (widened ? "widened to " : "narrowed to ") + value.final_type;
+    }
+    if (e.reasons.empty()) e.reasons.push_back("no step was taken: it is at the menu's narrowest type");
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace presk::solve

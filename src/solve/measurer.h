@@ -1,0 +1,53 @@
+// The measurements of a solve (the seed's "It verifies by measurement, not by the bound"): the
+// exact reference's outputs on the envelope's samples and on the held-out ones, computed once
+// per solve and in parallel over all of them, and the gap of any assignment run natively
+// against them (precision::measure_gap), cached by assignment.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "precision/measure.h"
+#include "solve/estimate.h"
+
+namespace presk::solve {
+
+struct SampleSet {
+  int64_t count = 0;
+  precision::SampleInputs inputs;  // sample k = 0 … count − 1
+};
+
+class Measurer {
+ public:
+  using Progress = std::function<void(const std::string&)>;
+  Measurer(const ir::Program& program, const ir::Function& entry, const reference::ParameterStore& parameters,
+           SampleSet in_sample, SampleSet held_out, long bits, int threads, Progress progress);
+
+  // The gap of `assignment` on the envelope's samples / on the held-out ones (nullopt: none).
+  precision::MeasuredGap in_sample(const Offer& offer, const Assignment& assignment);
+  std::optional<precision::MeasuredGap> held_out(const Offer& offer, const Assignment& assignment);
+  int64_t held_out_count() const { return held_out_.count; }
+
+  double exact_seconds() const { return exact_seconds_; }
+  double native_seconds() const { return native_seconds_; }
+  int native_runs() const { return native_runs_; }
+
+ private:
+  precision::MeasuredGap measure(const Offer& offer, const Assignment& assignment, bool held_out);
+
+  const ir::Program& program_;
+  const ir::Function& entry_;
+  const reference::ParameterStore& parameters_;
+  SampleSet in_sample_, held_out_;
+  precision::ExactOutputs exact_in_, exact_out_;
+  int threads_;
+  Progress progress_;
+  std::map<std::pair<bool, Assignment>, precision::MeasuredGap> cache_;
+  double exact_seconds_ = 0, native_seconds_ = 0;
+  int native_runs_ = 0;
+};
+
+}  // namespace presk::solve

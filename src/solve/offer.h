@@ -1,0 +1,61 @@
+// What the solver offers and how it prices it (the seed's "A budget in, a realization out",
+// "The cost per sample" and "Two rules"). Every real value the estimate charges is a Value:
+// the stored values (typable sites, exec::native::is_typable) the envelope's run reached, and
+// the real parameters by path. A Value is offered the whole menu or none of it: not when it
+// has one element (rule 1), when the sweep did not reach it (its sensitivity is unknown, never
+// zero), or when its first narrowing saves less than θ·B bytes (rule 2; B the all-f64 traffic
+// of one sample, θ = --min-gain). A Value not offered keeps f64 and is still charged where a
+// narrower reader rounds it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+#include "precision/envelope.h"
+#include "solve/menu.h"
+
+namespace presk::solve {
+
+enum class ValueKind { site, parameter };
+enum class Exclusion { offered, one_element, unknown_sensitivity, min_gain };
+const char* exclusion_name(Exclusion exclusion);  // "offered", "rule 1", "unknown", "rule 2"
+
+struct Value {
+  ValueKind kind = ValueKind::site;
+  std::string key;       // the site's name, or the parameter's full path
+  std::string op;        // the site's primitive; "param" for a parameter
+  std::string type;      // its IR type, "R[256, 64]"
+  int64_t elements = 0;  // priced elements: one sample's (a site), all at rest (a parameter)
+  double max_abs = 0;
+  precision::RoundingEnvelope rounding;  // max|fl_d(x) − x| of its exact values (envelope)
+  // s_v = ‖∂L/∂v‖₁ (a tensor entry's: of Σ y, divided by the output's elements per sample);
+  // nullopt where the sweep did not reach it.
+  std::optional<double> sensitivity;
+  std::vector<int> readers;  // indices (into Offer::values) of the sites that read it
+  Exclusion exclusion = Exclusion::offered;
+  double first_saving = 0;  // bytes its first narrowing (f64 → the menu's second rung) saves
+
+  bool offered() const { return exclusion == Exclusion::offered; }
+};
+
+struct Offer {
+  std::vector<Value> values;  // the envelope's typable sites in program order, then parameters
+  Menu menu;
+  double min_gain = 1e-3;     // θ
+  double all_f64_bytes = 0;   // B: every value at f64, one sample's sites and the parameters once
+  int64_t output_elements = 1;  // the entry's result elements per sample
+  bool per_sample_counts = true;  // false: an envelope without per-sample counts (priced as is)
+
+  int find(ValueKind kind, const std::string& key) const;  // -1 when absent
+  int offered_count() const;
+  double bytes(int value, int rung) const { return values[value].elements * menu.rungs[rung].bytes; }
+};
+
+// The offer for `entry` of `program` (as compiled for the envelope) from `envelope`.
+Offer make_offer(const ir::Program& program, const ir::Function& entry,
+                 const precision::Envelope& envelope, const Menu& menu, double min_gain);
+
+}  // namespace presk::solve
