@@ -10,9 +10,8 @@ namespace {
 
 double rounding_at(const Value& value, RealType type, bool unit) {
   const precision::RoundingEnvelope& r = value.rounding;
-  const double measured = type == RealType::f64 ? r.f64 : type == RealType::f32 ? r.f32 : r.bf16;
-  if (std::isinf(measured)) return measured;  // the value overflows the type
-  return unit ? exec::native::real_unit_roundoff(type) * value.max_abs : measured;
+  if (unit) return exec::native::real_unit_roundoff(type) * value.max_abs;  // blind to the type's range
+  return type == RealType::f64 ? r.f64 : type == RealType::f32 ? r.f32 : r.bf16;  // +∞: it overflows
 }
 
 }  // namespace

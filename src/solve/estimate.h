@@ -2,8 +2,9 @@
 // from the values"): a value v stored at rung d adds the term t_v = s_v · r_v(d), s_v its
 // sensitivity ‖∂L/∂v‖₁ and r_v(d) its rounding into d — the envelope's measured
 // max|fl_d(x) − x| (the default) or u(d)·max|v| (--rounding unit). d is the narrowest of v's
-// own rung and its readers' (a narrower reader rounds it again at its edge). A rounding the
-// envelope records as +∞ (v overflows d) makes the term +∞, whatever s_v. A value of unknown
+// own rung and its readers' (a narrower reader rounds it again at its edge). A measured rounding
+// the envelope records as +∞ (v overflows d) makes the term +∞, whatever s_v; the unit form
+// compares no magnitude with the type's range, and the measurement finds what it misses. A value of unknown
 // sensitivity adds nothing: it is not offered, and the measurement judges it. The estimate is
 // Σ t_v (--estimate sum) or √Σ t_v² (--estimate rss). It ranks; it is no bound.
 #pragma once
