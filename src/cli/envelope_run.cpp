@@ -98,6 +98,10 @@ PreparedRun prepare_envelope_run(const EnvelopeRunOptions& options, const precis
         << "the envelope " << options.envelope << " is of entry `" << envelope.entry << "`, not `" << options.entry
         << "`";
   }
+  if (!options.weights.empty() && envelope.weights.empty()) {
+    user_error("E1104").hint("leave out --weights: the envelope's parameters were synthesized from its seed")
+        << "the envelope " << options.envelope << " was measured on synthesized parameters, not on " << options.weights;
+  }
   RunInputOptions input;
   input.program_path = options.program;
   input.entry = envelope.entry;

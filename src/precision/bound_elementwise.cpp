@@ -39,6 +39,11 @@ double gelu_erf_slope(double x) {
 }  // namespace
 
 Ceiling result_of(const RuleContext& context, ErrorParts error) {
+  // A value the envelope saw overflow its site's type: the stored value is ±∞ (or NaN) and
+  // its error is unbounded, whatever the rule's first-order ceiling said.
+  if (context.envelope != nullptr && std::isinf(rounding_into(&context.envelope->rounding, context.site, 0, false))) {
+    error.add(context.source, std::numeric_limits<double>::infinity());
+  }
   Ceiling out;
   out.magnitude = context.magnitude();
   out.error = std::move(error);

@@ -27,6 +27,11 @@ std::string calibrate_mlp(testing_support::TempFolder& folder) {
   return out;
 }
 
+std::string read_file_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 double number(const nlohmann::json& value) {
   return value.is_string() ? std::stod(value.get<std::string>()) : value.get<double>();
 }
@@ -110,9 +115,18 @@ TEST(CheckCommand, RefusesAnotherProgram) {
   testing_support::TempFolder folder;
   const std::string envelope = calibrate_mlp(folder);
   const Envelope read = read_envelope(envelope);
-  const testing::CommandResult result =
-      testing::run_command(testing::presk() + " check --precision " + envelope + " " + kMlp +
-                           " --dim B=5 --realize f32");
+  // Another binding than the envelope's: named as such (E1103).
+  testing::CommandResult result = testing::run_command(
+      testing::presk() + " check --precision " + envelope + " " + kMlp + " --dim B=5 --realize f32");
+  EXPECT_EQ(result.status, 1);
+  EXPECT_NE(result.output.find("E1103"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("B=4, not B=5"), std::string::npos) << result.output;
+  // Another program: its hash differs (E0930).
+  const std::string edited = folder.file("mlp_edited.psk");
+  std::string text = read_file_text(kMlp);
+  text.replace(text.find("relu("), 5, "tanh(");
+  std::ofstream(edited) << text;
+  result = testing::run_command(testing::presk() + " check --precision " + envelope + " " + edited + " --realize f32");
   EXPECT_EQ(result.status, 1);
   EXPECT_NE(result.output.find("E0930"), std::string::npos) << result.output;
   EXPECT_NE(result.output.find(read.program_hash), std::string::npos) << result.output;

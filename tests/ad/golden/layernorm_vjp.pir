@@ -62,7 +62,7 @@ fn LayerNorm.apply.vjp module LayerNorm ($0 x : R[T:4, D:32], $1 cotangent : R[T
   return %37, %17, %13
 }
 
-entry normalize module LayerNorm ($0 x : R[T:4, D:32]) -> R[T:4, D:32] {
+entry normalize module LayerNorm ($0 x : R[T:4, D:32]) -> R[T:4, D:32] precision rel_error "1e-3" {
   %0 = call @LayerNorm.apply($0) : R[T:4, D:32]
   return %0
 }
