@@ -25,7 +25,8 @@ Menu parse_menu(const std::string& text) {
       user_error("E1101").hint("the menu's types: f64, f32, bf16 (integer rungs are to come)")
           << "--menu names `" << name.substr(0, 40) << "`, which is not a type presk has";
     }
-    if (!menu.rungs.empty() && !exec::native::is_wider_or_same(menu.rungs.back().type, *type)) {
+    if (!menu.rungs.empty() &&
+        (menu.rungs.back().type == *type || !exec::native::is_wider_or_same(menu.rungs.back().type, *type))) {
       user_error("E1101").hint("list each type once, widest first: --menu f64,f32,bf16")
           << "--menu lists `" << name << "` after a type as narrow or narrower";
     }
