@@ -2,6 +2,7 @@
 // operands into the site's compute type (value.h), computes there, and stores into the site's
 // type; sums follow the realization's order (ordered_sum).
 #include <bit>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 
@@ -9,6 +10,7 @@
 #include "exec/native/convert.h"
 #include "exec/native/ops.h"
 #include "support/diagnostics.h"
+#include "support/exact_real.h"
 
 namespace presk::exec::native {
 
@@ -575,14 +577,18 @@ Value comparison(const ir::Let& let, const std::vector<const Value*>& operands) 
 Value run_literal(const ir::Let& let, const OpContext& ctx) {
   const std::string& text = let.attrs.literal;
   const size_t n = element_count(let.type.shape);
-  if (let.type.kind == ir::ElemKind::Int) return make_integers(std::vector<int64_t>(n, std::stoll(text)), let.type.shape);
+  if (let.type.kind == ir::ElemKind::Int) {  // within int64: the verifier checked it
+    int64_t value = 0;
+    internal_assert(std::from_chars(text.data(), text.data() + text.size(), value).ec == std::errc());
+    return make_integers(std::vector<int64_t>(n, value), let.type.shape);
+  }
   if (let.type.kind == ir::ElemKind::Bool) return make_booleans(std::vector<uint8_t>(n, text == "true" || text == "1"), let.type.shape);
-  // The decimal rounded once to f64 or f32 (strtod/strtof are correctly rounded); bf16: the
-  // f64 value rounded once to bf16.
-  if (ctx.site == RealType::f64) return store_f64(Buffer<double>(n, std::strtod(text.c_str(), nullptr)), let.type.shape);
-  const float value = ctx.site == RealType::f32 ? std::strtof(text.c_str(), nullptr)
-                                                : from_bf16(to_bf16(std::strtod(text.c_str(), nullptr)));
-  return store_f32(Buffer<float>(n, value), let.type.shape, ctx.site);
+  // The literal's exact value (a decimal, or a quotient N/D) rounded once into the site's type.
+  const BinaryFormat format = ctx.site == RealType::f64 ? kBinary64 : ctx.site == RealType::f32 ? kBinary32 : kBfloat16;
+  const std::optional<double> value = round_literal(text, format);
+  if (!value) user_error("E0623") << "the literal `" << text << "` is not a decimal number";
+  if (ctx.site == RealType::f64) return store_f64(Buffer<double>(n, *value), let.type.shape);
+  return store_f32(Buffer<float>(n, static_cast<float>(*value)), let.type.shape, ctx.site);  // exact: already rounded
 }
 
 Value run_iota(const ir::Let& let) {

@@ -49,7 +49,7 @@ class BallArith {
   void set_neg_inf(Number* r) const { arb_neg_inf(r); }
   void set_double(Number* r, double x) const { arb_set_d(r, x); }  // exact
   void set_int(Number* r, int64_t x) const { arb_set_si(r, x); }   // exact
-  bool set_decimal(Number* r, const std::string& text) const;      // a ball containing it
+  bool set_decimal(Number* r, const std::string& text) const;      // a ball containing it (or N/D)
 
   void add(Number* r, const Number* x, const Number* y) const { arb_add(r, x, y, bits_); }
   void sub(Number* r, const Number* x, const Number* y) const { arb_sub(r, x, y, bits_); }

@@ -51,7 +51,8 @@ class MpfrArith {
   void set_neg_inf(Number* r) const { mpfr_set_inf(r, -1); }
   void set_double(Number* r, double x) const { mpfr_set_d(r, x, MPFR_RNDN); }  // exact, bits ≥ 53
   void set_int(Number* r, int64_t x) const { mpfr_set_si(r, static_cast<long>(x), MPFR_RNDN); }
-  bool set_decimal(Number* r, const std::string& text) const;  // correctly rounded; false: malformed
+  // A literal (a decimal or an exact quotient N/D), correctly rounded; false: malformed.
+  bool set_decimal(Number* r, const std::string& text) const;
 
   // Each correctly rounded.
   void add(Number* r, const Number* x, const Number* y) const { mpfr_add(r, x, y, MPFR_RNDN); }
