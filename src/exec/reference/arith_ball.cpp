@@ -52,6 +52,7 @@ void BallArith::dot_accumulate(Number* r, const Number* x, int64_t x_stride, con
 }
 
 int BallArith::compare(const Number* x, const Number* y) const {
+  if (arf_is_nan(arb_midref(x)) || arf_is_nan(arb_midref(y))) return kUnordered;
   if (arb_lt(x, y)) return -1;
   if (arb_gt(x, y)) return 1;
   if (arb_eq(x, y)) return 0;

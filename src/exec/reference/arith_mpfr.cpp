@@ -62,7 +62,7 @@ void MpfrArith::dot_accumulate(Number* r, const Number* x, int64_t x_stride, con
 }
 
 int MpfrArith::compare(const Number* x, const Number* y) const {
-  internal_assert(!mpfr_nan_p(x) && !mpfr_nan_p(y));
+  if (mpfr_nan_p(x) || mpfr_nan_p(y)) return kUnordered;
   int c = mpfr_cmp(x, y);
   return c < 0 ? -1 : (c > 0 ? 1 : 0);
 }

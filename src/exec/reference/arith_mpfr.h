@@ -78,7 +78,9 @@ class MpfrArith {
   void dot_accumulate(Number* r, const Number* x, int64_t x_stride, const Number* y,
                       int64_t y_stride, int64_t count) const;
 
-  // Order: −1, 0, +1 (x < y, x = y, x > y). NaN operands are an internal error.
+  // Order: −1, 0, +1 (x < y, x = y, x > y), or kUnordered when either is NaN (IEEE: every
+  // comparison but ≠ is then false).
+  static constexpr int kUnordered = 2;
   int compare(const Number* x, const Number* y) const;
   bool is_positive(const Number* x) const { return mpfr_sgn(x) > 0; }
 

@@ -159,8 +159,12 @@ int64_t integer_binary(Op op, int64_t x, int64_t y) {
   return 0;
 }
 
-// A comparison from the order of its operands (−1, 0, +1).
+static_assert(MpfrArith::kUnordered == BallArith::kUnordered);
+
+// A comparison from the order of its operands (−1, 0, +1, or unordered: a NaN operand, where
+// only ≠ holds, as IEEE 754 defines).
 bool compare_holds(Op op, int order) {
+  if (order == MpfrArith::kUnordered) return op == Op::ne;
   switch (op) {
     case Op::lt: return order < 0;
     case Op::le: return order <= 0;
