@@ -508,17 +508,29 @@ Value elementwise_real(const ir::Let& let, const std::vector<const Value*>& oper
   return store_as<C>(std::move(x), shape, ctx.site, ctx.options.threads);
 }
 
-int64_t integer_op(ir::Op op, int64_t a, int64_t b) {
-  switch (op) {
-    case ir::Op::add: return a + b;
-    case ir::Op::sub: return a - b;
-    case ir::Op::mul: return a * b;
+// Z arithmetic is exact: a result outside int64's range is the user error E0670 (the
+// reference raises E0550 for the same lets), never a wrapped value.
+int64_t integer_op(const ir::Let& let, int64_t a, int64_t b) {
+  int64_t r = 0;
+  bool overflow = false;
+  switch (let.op) {
+    case ir::Op::add: overflow = __builtin_add_overflow(a, b, &r); break;
+    case ir::Op::sub: overflow = __builtin_sub_overflow(a, b, &r); break;
+    case ir::Op::mul: overflow = __builtin_mul_overflow(a, b, &r); break;
     case ir::Op::max: return std::max(a, b);
     case ir::Op::min: return std::min(a, b);
-    case ir::Op::neg: return -a;
-    case ir::Op::abs: return a < 0 ? -a : a;
-    default: user_error("E0623") << "the native executor has no integer `" << ir::op_name(op) << "`";
+    case ir::Op::relu: return std::max<int64_t>(a, 0);
+    case ir::Op::neg: overflow = __builtin_sub_overflow(int64_t{0}, a, &r); break;
+    case ir::Op::abs: overflow = __builtin_sub_overflow(int64_t{0}, a, &r), r = a < 0 ? r : a; break;
+    default: user_error("E0623") << "the native executor has no integer `" << ir::op_name(let.op) << "`";
   }
+  if (overflow) {
+    const bool unary = let.operands.size() == 1;
+    user_error("E0670", let.span).hint("Z values are 64-bit integers: keep them within ±9223372036854775807")
+        << "integer overflow: `" << ir::op_name(let.op) << "` of " << a << (unary ? "" : " and " + std::to_string(b))
+        << " lies outside 64 bits";
+  }
+  return r;
 }
 
 Value elementwise_integer(const ir::Let& let, const std::vector<const Value*>& operands) {
@@ -530,9 +542,9 @@ Value elementwise_integer(const ir::Let& let, const std::vector<const Value*>& o
     for (size_t i = 0; i < x.size(); ++i) x[i] = cond[i] ? a[i] : x[i];
   } else if (operands.size() == 2) {
     std::vector<int64_t> a = broadcast_to(load_integers(*operands[0]), operands[0]->shape, shape);
-    for (size_t i = 0; i < x.size(); ++i) x[i] = integer_op(let.op, a[i], x[i]);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = integer_op(let, a[i], x[i]);
   } else {
-    for (int64_t& v : x) v = integer_op(let.op, v, 0);
+    for (int64_t& v : x) v = integer_op(let, v, 0);
   }
   return make_integers(std::move(x), shape);
 }
