@@ -170,7 +170,7 @@ std::string ExactReal::text() const {
   const long twos = static_cast<long>(mpz_scan1(rest, 0));
   mpz_fdiv_q_2exp(rest, rest, static_cast<unsigned long>(twos));
   const long fives = static_cast<long>(mpz_remove(rest, rest, five));
-  std::string out;
+  std::string out = integer_text(mpq_numref(value_)) + "/" + integer_text(mpq_denref(value_));
   if (mpz_cmp_ui(rest, 1) == 0) {  // a decimal: n · 2^(k−twos) · 5^(k−fives) / 10^k
     long k = std::max(twos, fives);
     mpz_set(m, mpq_numref(value_));
@@ -178,9 +178,8 @@ std::string ExactReal::text() const {
     mpz_ui_pow_ui(rest, 5, static_cast<unsigned long>(k - fives));
     mpz_mul(m, m, rest);
     while (mpz_sgn(m) != 0 && mpz_divisible_ui_p(m, 10)) mpz_divexact_ui(m, m, 10), --k;
-    out = decimal_text(m, k);
-  } else {
-    out = integer_text(mpq_numref(value_)) + "/" + integer_text(mpq_denref(value_));
+    std::string decimal = decimal_text(m, k);
+    if (decimal.size() <= out.size() + 4) out = decimal;  // N/D only when much shorter (2^-60)
   }
   mpz_clears(rest, m, five, nullptr);
   return out;

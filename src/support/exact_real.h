@@ -39,8 +39,8 @@ class ExactReal {
   // Bits of the larger of numerator and denominator: the size of the exact form.
   size_t size_bits() const;
   // The canonical text, parsed back by `parse` to this value: a decimal when the value has
-  // one ("-0.00001", "1e300"), else "N/D" of two integers written with trailing zeros as an
-  // exponent ("1/6", "1/3e300").
+  // one ("-0.00001", "1e300") unless "N/D" is more than 4 characters shorter (2^-60), else
+  // "N/D" of two integers, six or more trailing zeros written as an exponent ("1/6", "1/3e300").
   std::string text() const;
   // The nearest double (ties to even; ±inf beyond its range).
   double to_double() const;

@@ -36,7 +36,8 @@ TEST(ExactReal, CanonicalTextRoundTrips) {
                                                    {"1000", "1000"},
                                                    {"12345678e-20", "12345678e-20"},
                                                    {"7/2e-3", "3500"},
-                                                   {"0.125", "0.125"}}) {
+                                                   {"0.125", "0.125"},
+                                                   {"1/1152921504606846976", "1/1152921504606846976"}}) {
     SCOPED_TRACE(c.text);
     ExactReal value = parsed(c.text);
     EXPECT_EQ(value.text(), c.canonical);
