@@ -13,6 +13,7 @@ dim N
 entry pick(x : R[N]) -> R[N] = where(log(x - 10) > 0, x, 2 + 0 * x)
 entry differs(x : R[N]) -> R[N] = where(log(x - 10) != log(x - 10), 1 + 0 * x, 0 * x)
 entry loss(x : R[N]) -> R = sum(relu(log(x - 10)) + max(log(x - 10), x) + abs(log(x - 10)) * 0)
+entry clean(x : R[N]) -> R = sum(relu(log(x - 10)) + min(x, log(x - 10)) + max(log(x - 10), x))
 )";
 
 std::vector<double> numbers(const std::vector<std::string>& values) {
@@ -50,6 +51,21 @@ TEST(NanComparisons, BallArithmeticToo) {
 TEST(NanComparisons, GradientsReachedByANan) {
   Program program(kProgram);
   expect_success(program.run("run --entry loss --dim N=3 --exact --realize f64 --grad"));
+}
+
+// max and min are maxNum/minNum: max(NaN, x) = x, so its derivative in x is 1 (it was 0:
+// neither operand won). clean(x) = Σ 0 + x + x: every cotangent is 2, in both executors.
+TEST(NanComparisons, MaxAndMinHandTheCotangentToTheOperandBesideANan) {
+  Program program(kProgram);
+  for (const char* type : {"f64", "bf16"}) {
+    SCOPED_TRACE(type);
+    testing::CommandResult result = testing::run_command(
+        testing::presk() + " run --entry clean --dim N=3 --exact --grad --json --realize " + type + " '" + program.path() + "'", false);
+    ASSERT_EQ(result.status, 0) << result.output;
+    nlohmann::json cotangent = nlohmann::json::parse(result.output)["cotangents"][0];
+    EXPECT_EQ(cotangent["values"], nlohmann::json::array({"2", "2", "2"})) << result.output;
+    EXPECT_EQ(cotangent["gap_absolute"], 0.0) << result.output;
+  }
 }
 
 TEST(NanComparisons, Calibrate) {
