@@ -44,7 +44,8 @@ std::optional<Decimal> parse_decimal(std::string_view text, bool allow_sign) {
   if (i != text.size()) return std::nullopt;
   size_t first = exponent.find_first_not_of('0');
   long power = 0;
-  if (first != std::string::npos) power = exponent.size() - first > 9 ? 1000000000L : std::atol(exponent.c_str() + first);
+  if (first != std::string::npos)
+    power = exponent.size() - first > 9 ? 1000000000L : std::atol(exponent.c_str() + first);
   out.exponent = (negative_exponent ? -power : power) - static_cast<long>(fraction.size());
   out.digits = whole + fraction;
   out.digits.erase(0, std::min(out.digits.size(), out.digits.find_first_not_of('0')));
@@ -82,25 +83,33 @@ std::string integer_text(const mpz_t z) {
 
 // The decimal m · 10^−k (m without trailing zeros) in positional form when short.
 std::string decimal_text(const mpz_t m, long k) {
-  std::string digits = integer_text(m);
-  if (digits.find('e') != std::string::npos || k == 0) return digits;  // m has no trailing zeros unless k < 0
+  std::string digits = integer_text(m);  // no trailing zeros, so no exponent
+  if (k == 0) return digits;
   std::string sign;
   if (digits[0] == '-') sign = "-", digits.erase(0, 1);
   const long point = static_cast<long>(digits.size()) - k;  // digits before the point
-  if (k < 0) return sign + digits + (-k < 6 ? std::string(static_cast<size_t>(-k), '0') : "e" + std::to_string(-k));
-  if (point > 0) return sign + digits.substr(0, static_cast<size_t>(point)) + "." + digits.substr(static_cast<size_t>(point));
+  if (k < 0)
+    return sign + digits +
+           (-k < 6 ? std::string(static_cast<size_t>(-k), '0') : "e" + std::to_string(-k));
+  if (point > 0)
+    return sign + digits.substr(0, static_cast<size_t>(point)) + "." +
+           digits.substr(static_cast<size_t>(point));
   if (point > -6) return sign + "0." + std::string(static_cast<size_t>(-point), '0') + digits;
   return sign + digits + "e-" + std::to_string(k);
 }
 
 }  // namespace
 
-ExactReal::ExactReal() { mpq_init(value_); }
+ExactReal::ExactReal() {
+  mpq_init(value_);
+}
 ExactReal::ExactReal(long value) {
   mpq_init(value_);
   mpq_set_si(value_, value, 1);
 }
-ExactReal::~ExactReal() { mpq_clear(value_); }
+ExactReal::~ExactReal() {
+  mpq_clear(value_);
+}
 ExactReal::ExactReal(const ExactReal& other) {
   mpq_init(value_);
   mpq_set(value_, other.value_);
@@ -113,11 +122,13 @@ ExactReal& ExactReal::operator=(const ExactReal& other) {
 std::optional<ExactReal> ExactReal::parse(std::string_view text) {
   size_t slash = text.find('/');
   std::optional<Decimal> numerator = parse_decimal(text.substr(0, slash), true);
-  std::optional<Decimal> denominator =
-      slash == std::string_view::npos ? Decimal{false, "1", 0} : parse_decimal(text.substr(slash + 1), false);
+  std::optional<Decimal> denominator = slash == std::string_view::npos
+                                           ? Decimal{false, "1", 0}
+                                           : parse_decimal(text.substr(slash + 1), false);
   if (!numerator || !denominator || denominator->digits.empty()) return std::nullopt;
   for (const Decimal* d : {&*numerator, &*denominator}) {
-    if (std::labs(d->exponent) > kMaxDecimalExponent + static_cast<long>(text.size())) return std::nullopt;
+    if (std::labs(d->exponent) > kMaxDecimalExponent + static_cast<long>(text.size()))
+      return std::nullopt;
   }
   ExactReal result, divisor;
   decimal_to_rational(*numerator, result.value_);
@@ -185,7 +196,9 @@ std::string ExactReal::text() const {
   return out;
 }
 
-double ExactReal::to_double() const { return round_exact(*this, kBinary64); }
+double ExactReal::to_double() const {
+  return round_exact(*this, kBinary64);
+}
 
 double round_exact(const ExactReal& value, BinaryFormat format) {
   const __mpq_struct* q = value.get();
@@ -197,15 +210,19 @@ double round_exact(const ExactReal& value, BinaryFormat format) {
   mpz_set(d, mpq_denref(q));
   // e = ⌊log₂ |q|⌋: bit lengths give it or one more.
   long e = static_cast<long>(mpz_sizeinbase(n, 2)) - static_cast<long>(mpz_sizeinbase(d, 2));
-  if (e >= 0) mpz_mul_2exp(m, d, static_cast<unsigned long>(e)), mpz_set(r, n);
-  else mpz_mul_2exp(r, n, static_cast<unsigned long>(-e)), mpz_set(m, d);
+  if (e >= 0)
+    mpz_mul_2exp(m, d, static_cast<unsigned long>(e)), mpz_set(r, n);
+  else
+    mpz_mul_2exp(r, n, static_cast<unsigned long>(-e)), mpz_set(m, d);
   if (mpz_cmp(r, m) < 0) --e;
   double result = HUGE_VAL;
   if (e <= format.max_exponent) {
     // |q|·2^s rounded to an integer of at most `precision` bits (fewer below the normals).
     const long s = format.precision - 1 - std::max<long>(e, format.min_exponent);
-    if (s >= 0) mpz_mul_2exp(n, n, static_cast<unsigned long>(s));
-    else mpz_mul_2exp(d, d, static_cast<unsigned long>(-s));
+    if (s >= 0)
+      mpz_mul_2exp(n, n, static_cast<unsigned long>(s));
+    else
+      mpz_mul_2exp(d, d, static_cast<unsigned long>(-s));
     mpz_fdiv_qr(m, r, n, d);
     mpz_mul_2exp(r, r, 1);
     const int half = mpz_cmp(r, d);
@@ -222,7 +239,8 @@ std::optional<double> round_literal(std::string_view text, BinaryFormat format) 
     std::optional<Decimal> decimal = parse_decimal(text, true);
     if (!decimal) return std::nullopt;
     const double sign = decimal->negative ? -1.0 : 1.0;
-    const long magnitude = static_cast<long>(decimal->digits.size()) + decimal->exponent;  // |x| < 10^magnitude
+    const long magnitude =
+        static_cast<long>(decimal->digits.size()) + decimal->exponent;  // |x| < 10^magnitude
     if (decimal->digits.empty() || magnitude < -400) return sign * 0.0;
     if (magnitude > 400) return sign * HUGE_VAL;
   }

@@ -24,8 +24,10 @@ TEST(ExactConsts, NoPartBelowBinary64IsLost) {
 const Q = 16777217 + 1.0 / 1073741824
 entry f() -> R = Q - 16777217
 )");
-  EXPECT_EQ(json_values(program, "run --entry f --exact"),
-            std::vector<std::string>{"9.313225746154785156250000000000000000000000000000000000000000000000000000000000e-10"});
+  EXPECT_EQ(
+      json_values(program, "run --entry f --exact"),
+      std::vector<std::string>{
+          "9.313225746154785156250000000000000000000000000000000000000000000000000000000000e-10"});
 }
 
 // One rounding into f32: 16777217 + 2^-30 lies above the tie between 16777216 and 16777218,
@@ -35,8 +37,10 @@ TEST(ExactConsts, TheNativeF32ValueIsRoundedOnce) {
 const Q = 16777217 + 1.0 / 1073741824
 entry f() -> R = Q
 )");
-  EXPECT_EQ(json_values(program, "run --entry f --realize f32"), std::vector<std::string>{"16777218"});
-  EXPECT_EQ(json_values(program, "run --entry f --realize f64"), std::vector<std::string>{"16777217"});
+  EXPECT_EQ(json_values(program, "run --entry f --realize f32"),
+            std::vector<std::string>{"16777218"});
+  EXPECT_EQ(json_values(program, "run --entry f --realize f64"),
+            std::vector<std::string>{"16777217"});
 }
 
 // One rounding into bf16: 1 + 2^-8 + 2^-60 lies above the tie between 1 and 1 + 2^-7; in
@@ -46,7 +50,8 @@ TEST(ExactConsts, TheNativeBf16ValueIsRoundedOnce) {
 const B = 1 + 1.0 / 256 + 1.0 / 1152921504606846976
 entry f() -> R = B
 )");
-  EXPECT_EQ(json_values(program, "run --entry f --realize bf16"), std::vector<std::string>{"1.0078125"});
+  EXPECT_EQ(json_values(program, "run --entry f --realize bf16"),
+            std::vector<std::string>{"1.0078125"});
 }
 
 // The folded value reaches the IR exactly: a decimal, or N/D.
@@ -66,7 +71,9 @@ entry f(x : R) -> R = x * S + E
 // exact form of bounded size, a division by zero: coded errors, never a hang or a crash.
 TEST(ExactConsts, UnboundedExactValuesAreCodedErrors) {
   std::string squares = "const A0 = 1e-300 / 3\n";
-  for (int i = 1; i <= 12; ++i) squares += "const A" + std::to_string(i) + " = A" + std::to_string(i - 1) + " * A" + std::to_string(i - 1) + "\n";
+  for (int i = 1; i <= 12; ++i)
+    squares += "const A" + std::to_string(i) + " = A" + std::to_string(i - 1) + " * A" +
+               std::to_string(i - 1) + "\n";
   Program doubling(squares + "entry f(x : R) -> R = x * A12\n");
   expect_user_error(doubling.run("run --entry f --exact"), "E0342");
   Program exponent("const A = 1e-99999 * 2\nentry f(x : R) -> R = x * A\n");

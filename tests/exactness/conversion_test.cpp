@@ -21,8 +21,10 @@ TEST(IntegerToReal, RoundsOnceIntoBf16) {
   for (const char* path : {"", " --scalar"}) {
     SCOPED_TRACE(path);
     const std::string run = std::string("run --dim N=20 --token-range 10 --realize bf16") + path;
-    EXPECT_EQ(json_values(program, run + " --entry to_bf16"), std::vector<std::string>(20, "16908288"));
-    EXPECT_EQ(json_values(program, run + " --entry negative"), std::vector<std::string>(20, "-16908288"));
+    EXPECT_EQ(json_values(program, run + " --entry to_bf16"),
+              std::vector<std::string>(20, "16908288"));
+    EXPECT_EQ(json_values(program, run + " --entry negative"),
+              std::vector<std::string>(20, "-16908288"));
   }
 }
 
@@ -30,8 +32,11 @@ TEST(IntegerToReal, RoundsOnceIntoF32BeyondTwoToThe53) {
   Program program(kProgram);
   for (const char* path : {"", " --scalar"}) {
     SCOPED_TRACE(path);
-    EXPECT_EQ(json_values(program, std::string("run --dim N=20 --token-range 10 --realize f32 --entry to_f32") + path),
-              std::vector<std::string>(20, "9007200328482816"));
+    EXPECT_EQ(
+        json_values(
+            program,
+            std::string("run --dim N=20 --token-range 10 --realize f32 --entry to_f32") + path),
+        std::vector<std::string>(20, "9007200328482816"));
   }
 }
 

@@ -27,9 +27,7 @@ struct Outcome {
 
 class Program {
  public:
-  explicit Program(std::string text) : text_(std::move(text)) {
-    std::ofstream(path()) << text_;
-  }
+  explicit Program(std::string text) : text_(std::move(text)) { std::ofstream(path()) << text_; }
   ~Program() {
     std::ifstream in(path());
     std::stringstream now;
@@ -41,10 +39,15 @@ class Program {
 
   // `presk ARGS` with the program's path appended.
   Outcome run(const std::string& arguments) const {
-    testing::CommandResult result = testing::run_command(testing::presk() + " " + arguments + " '" + path() + "'");
-    Outcome outcome{result.status, {}, result.output, result.output.find("internal error") != std::string::npos};
+    testing::CommandResult result =
+        testing::run_command(testing::presk() + " " + arguments + " '" + path() + "'");
+    Outcome outcome{result.status,
+                    {},
+                    result.output,
+                    result.output.find("internal error") != std::string::npos};
     std::regex code(R"(error\[(E\d{4})\])");
-    for (auto it = std::sregex_iterator(result.output.begin(), result.output.end(), code); it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(result.output.begin(), result.output.end(), code);
+         it != std::sregex_iterator(); ++it) {
       outcome.codes.insert((*it)[1]);
     }
     return outcome;
@@ -58,12 +61,13 @@ class Program {
 // The values of output 0 (of sample 0) that `run --json` printed: the native ones when the
 // run has a realization, else the exact ones.
 inline std::vector<std::string> json_values(const Program& program, const std::string& arguments) {
-  testing::CommandResult result =
-      testing::run_command(testing::presk() + " " + arguments + " --json '" + program.path() + "'", false);
+  testing::CommandResult result = testing::run_command(
+      testing::presk() + " " + arguments + " --json '" + program.path() + "'", false);
   EXPECT_EQ(result.status, 0) << result.output;
   if (result.status != 0) return {};
   nlohmann::json json = nlohmann::json::parse(result.output);
-  const nlohmann::json& outputs = json.contains("samples") ? json["samples"][0]["outputs"] : json["outputs"];
+  const nlohmann::json& outputs =
+      json.contains("samples") ? json["samples"][0]["outputs"] : json["outputs"];
   return outputs[0]["values"].get<std::vector<std::string>>();
 }
 

@@ -38,8 +38,10 @@ TEST(IntegerOverflow, ValuesWithinRangeAreExact) {
             (std::vector<std::string>{"9007199254740993", "9007199254740993", "9007199254740993"}));
   EXPECT_EQ(json_values(program, run + "--entry fits --realize f32"),
             (std::vector<std::string>{"9007199254740993", "9007199254740993", "9007199254740993"}));
-  EXPECT_EQ(json_values(program, run + "--entry total --exact"), std::vector<std::string>{"9223372036854775806"});
-  EXPECT_EQ(json_values(program, run + "--entry total --realize f64"), std::vector<std::string>{"9223372036854775806"});
+  EXPECT_EQ(json_values(program, run + "--entry total --exact"),
+            std::vector<std::string>{"9223372036854775806"});
+  EXPECT_EQ(json_values(program, run + "--entry total --realize f64"),
+            std::vector<std::string>{"9223372036854775806"});
   Outcome both = program.run(run + "--entry fits --exact --realize f64");
   expect_success(both);
   EXPECT_NE(both.output.find("gap   0 absolute"), std::string::npos) << both.output;
@@ -50,7 +52,8 @@ TEST(IntegerOverflow, LiteralsBeyond64BitsAreRefusedAtCompileTime) {
   Program program("dim N\nentry f(t : Z[N]) -> Z[N] = t + 99999999999999999999\n");
   for (const char* mode : {"--exact", "--realize f64"}) {
     SCOPED_TRACE(mode);
-    expect_user_error(program.run(std::string("run --entry f --dim N=3 --token-range 10 ") + mode), "E0343");
+    expect_user_error(program.run(std::string("run --entry f --dim N=3 --token-range 10 ") + mode),
+                      "E0343");
   }
   expect_user_error(program.run("dump --stage ir --dim N=3"), "E0343");
 }

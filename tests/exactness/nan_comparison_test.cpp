@@ -25,15 +25,18 @@ std::vector<double> numbers(const std::vector<std::string>& values) {
 TEST(NanComparisons, TheReferenceFollowsIeee) {
   Program program(kProgram);
   expect_success(program.run("run --entry pick --dim N=3 --exact"));
-  EXPECT_EQ(numbers(json_values(program, "run --entry pick --dim N=3 --exact")), (std::vector<double>{2, 2, 2}));
-  EXPECT_EQ(numbers(json_values(program, "run --entry differs --dim N=3 --exact")), (std::vector<double>{1, 1, 1}));
+  EXPECT_EQ(numbers(json_values(program, "run --entry pick --dim N=3 --exact")),
+            (std::vector<double>{2, 2, 2}));
+  EXPECT_EQ(numbers(json_values(program, "run --entry differs --dim N=3 --exact")),
+            (std::vector<double>{1, 1, 1}));
 }
 
 TEST(NanComparisons, BothExecutorsAgree) {
   Program program(kProgram);
   for (const char* type : {"f64", "f32", "bf16"}) {
     SCOPED_TRACE(type);
-    const std::string arguments = std::string("run --entry pick --dim N=3 --exact --realize ") + type;
+    const std::string arguments =
+        std::string("run --entry pick --dim N=3 --exact --realize ") + type;
     Outcome outcome = program.run(arguments);
     expect_success(outcome);
     EXPECT_NE(outcome.output.find("gap   0 absolute"), std::string::npos) << outcome.output;
@@ -60,7 +63,9 @@ TEST(NanComparisons, MaxAndMinHandTheCotangentToTheOperandBesideANan) {
   for (const char* type : {"f64", "bf16"}) {
     SCOPED_TRACE(type);
     testing::CommandResult result = testing::run_command(
-        testing::presk() + " run --entry clean --dim N=3 --exact --grad --json --realize " + type + " '" + program.path() + "'", false);
+        testing::presk() + " run --entry clean --dim N=3 --exact --grad --json --realize " + type +
+            " '" + program.path() + "'",
+        false);
     ASSERT_EQ(result.status, 0) << result.output;
     nlohmann::json cotangent = nlohmann::json::parse(result.output)["cotangents"][0];
     EXPECT_EQ(cotangent["values"], nlohmann::json::array({"2", "2", "2"})) << result.output;
@@ -72,7 +77,8 @@ TEST(NanComparisons, Calibrate) {
   Program program(kProgram);
   for (const char* entry : {"pick", "loss"}) {
     SCOPED_TRACE(entry);
-    expect_success(program.run(std::string("calibrate --precision --entry ") + entry + " --dim N=3 --samples 2 --bits 64 --quiet --out '" +
+    expect_success(program.run(std::string("calibrate --precision --entry ") + entry +
+                               " --dim N=3 --samples 2 --bits 64 --quiet --out '" +
                                program.file(std::string(entry) + ".json") + "'"));
   }
 }

@@ -24,8 +24,9 @@ TEST(IntegerToFloat, RoundsOnceLikeTheExactRounding) {
     const int shift = static_cast<int>(random() % 64);
     expect_rounded_once(static_cast<int64_t>(random()) >> shift);
   }
-  for (int64_t z : {int64_t{0}, int64_t{1}, int64_t{-1}, INT64_MAX, INT64_MIN, INT64_MIN + 1, int64_t{16842753},
-                    int64_t{-16842753}, int64_t{9007199791611905}, int64_t{255}, int64_t{257}, int64_t{16777217}}) {
+  for (int64_t z : {int64_t{0}, int64_t{1}, int64_t{-1}, INT64_MAX, INT64_MIN, INT64_MIN + 1,
+                    int64_t{16842753}, int64_t{-16842753}, int64_t{9007199791611905}, int64_t{255},
+                    int64_t{257}, int64_t{16777217}}) {
     expect_rounded_once(z);
   }
   for (int bits = 9; bits < 63; ++bits) {  // ties and their neighbours at every width
@@ -36,8 +37,8 @@ TEST(IntegerToFloat, RoundsOnceLikeTheExactRounding) {
 
 // The two cases int64 → double → float → bf16 got wrong.
 TEST(IntegerToFloat, NeverRoundsTwice) {
-  EXPECT_EQ(integer_to_float(16842753, 8), 16908288.0f);                     // 2^24 + 2^16 + 1
-  EXPECT_EQ(integer_to_float(9007199791611905, 24), 9007200328482816.0f);    // 2^53 + 2^29 + 1
+  EXPECT_EQ(integer_to_float(16842753, 8), 16908288.0f);                   // 2^24 + 2^16 + 1
+  EXPECT_EQ(integer_to_float(9007199791611905, 24), 9007200328482816.0f);  // 2^53 + 2^29 + 1
 }
 
 }  // namespace

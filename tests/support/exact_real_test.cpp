@@ -20,24 +20,27 @@ ExactReal parsed(const std::string& text) {
   return *value;
 }
 
-bool same(const ExactReal& a, const ExactReal& b) { return mpq_equal(a.get(), b.get()) != 0; }
+bool same(const ExactReal& a, const ExactReal& b) {
+  return mpq_equal(a.get(), b.get()) != 0;
+}
 
 TEST(ExactReal, CanonicalTextRoundTrips) {
   struct Case {
     const char* text;
     const char* canonical;
   };
-  for (const Case& c : std::initializer_list<Case>{{"0.5/3", "1/6"},
-                                                   {"-1e-5", "-0.00001"},
-                                                   {"1e300", "1e300"},
-                                                   {"1/3e300", "1/3e300"},
-                                                   {"2.50", "2.5"},
-                                                   {"-0", "0"},
-                                                   {"1000", "1000"},
-                                                   {"12345678e-20", "12345678e-20"},
-                                                   {"7/2e-3", "3500"},
-                                                   {"0.125", "0.125"},
-                                                   {"1/1152921504606846976", "1/1152921504606846976"}}) {
+  for (const Case& c :
+       std::initializer_list<Case>{{"0.5/3", "1/6"},
+                                   {"-1e-5", "-0.00001"},
+                                   {"1e300", "1e300"},
+                                   {"1/3e300", "1/3e300"},
+                                   {"2.50", "2.5"},
+                                   {"-0", "0"},
+                                   {"1000", "1000"},
+                                   {"12345678e-20", "12345678e-20"},
+                                   {"7/2e-3", "3500"},
+                                   {"0.125", "0.125"},
+                                   {"1/1152921504606846976", "1/1152921504606846976"}}) {
     SCOPED_TRACE(c.text);
     ExactReal value = parsed(c.text);
     EXPECT_EQ(value.text(), c.canonical);
@@ -53,7 +56,8 @@ TEST(ExactReal, ArithmeticIsExact) {
 }
 
 TEST(ExactReal, RefusesMalformedAndUnboundedText) {
-  for (const char* bad : {"", "1e", ".5", "1/0", "1/-2", "1/", "/2", "--1", "1e-99999", "1e99999", "abc", "1.5.2"}) {
+  for (const char* bad :
+       {"", "1e", ".5", "1/0", "1/-2", "1/", "/2", "--1", "1e-99999", "1e99999", "abc", "1.5.2"}) {
     EXPECT_FALSE(ExactReal::parse(bad).has_value()) << bad;
   }
 }
@@ -72,7 +76,8 @@ TEST(ExactReal, MatchesStrtodAndStrtof) {
   std::mt19937_64 random(19);
   for (int i = 0; i < 100000; ++i) {
     std::string text = random_decimal(random, -345, 320);
-    ASSERT_EQ(std::bit_cast<uint64_t>(*round_literal(text, kBinary64)), std::bit_cast<uint64_t>(std::strtod(text.c_str(), nullptr)))
+    ASSERT_EQ(std::bit_cast<uint64_t>(*round_literal(text, kBinary64)),
+              std::bit_cast<uint64_t>(std::strtod(text.c_str(), nullptr)))
         << text;
     text = random_decimal(random, -60, 45);
     ASSERT_EQ(std::bit_cast<uint32_t>(static_cast<float>(*round_literal(text, kBinary32))),
@@ -88,19 +93,25 @@ void expect_nearest_bf16(const std::string& text) {
   const ExactReal q = parsed(text);
   if (std::isinf(r)) {  // only at or past bf16's largest + ½ ulp: 2^128 − 2^119
     ExactReal magnitude = mpq_sgn(q.get()) < 0 ? -q : q;
-    EXPECT_GE(mpq_cmp(magnitude.get(), ExactReal::from_double(std::ldexp(1.0, 128) - std::ldexp(1.0, 119)).get()), 0) << text;
+    EXPECT_GE(mpq_cmp(magnitude.get(),
+                      ExactReal::from_double(std::ldexp(1.0, 128) - std::ldexp(1.0, 119)).get()),
+              0)
+        << text;
     return;
   }
   const uint32_t bits = std::bit_cast<uint32_t>(static_cast<float>(r));
   ASSERT_EQ(bits & 0xffffu, 0u) << text << ": not a bf16 value";
-  auto as_exact = [](uint32_t pattern) { return ExactReal::from_double(std::bit_cast<float>(pattern)); };
+  auto as_exact = [](uint32_t pattern) {
+    return ExactReal::from_double(std::bit_cast<float>(pattern));
+  };
   auto distance = [&](const ExactReal& x) {
     ExactReal d = x - q;
     return mpq_sgn(d.get()) < 0 ? -d : d;
   };
   const ExactReal here = distance(as_exact(bits));
   for (uint32_t neighbour : {bits + 0x10000u, bits - 0x10000u}) {
-    if ((neighbour & 0x7f800000u) == 0x7f800000u || ((bits & 0x7fffffffu) == 0 && neighbour > bits)) continue;
+    if ((neighbour & 0x7f800000u) == 0x7f800000u || ((bits & 0x7fffffffu) == 0 && neighbour > bits))
+      continue;
     const int order = mpq_cmp(here.get(), distance(as_exact(neighbour)).get());
     EXPECT_TRUE(order < 0 || (order == 0 && ((bits >> 16) & 1) == 0)) << text << " → " << r;
   }
