@@ -27,14 +27,18 @@ struct Outcome {
 
 class Program {
  public:
-  explicit Program(std::string text) : text_(std::move(text)) { std::ofstream(path()) << text_; }
+  // `name`'s extension tells presk what it holds: .psk source or .pir printed IR.
+  explicit Program(std::string text, std::string name = "program.psk")
+      : text_(std::move(text)), name_(std::move(name)) {
+    std::ofstream(path()) << text_;
+  }
   ~Program() {
     std::ifstream in(path());
     std::stringstream now;
     now << in.rdbuf();
     EXPECT_EQ(now.str(), text_) << "the program file changed";
   }
-  std::string path() const { return folder_.file("program.psk"); }
+  std::string path() const { return folder_.file(name_); }
   std::string file(const std::string& name) const { return folder_.file(name); }
 
   // `presk ARGS` with the program's path appended.
@@ -56,6 +60,7 @@ class Program {
  private:
   testing_support::TempFolder folder_;
   std::string text_;
+  std::string name_;
 };
 
 // The values of output 0 (of sample 0) that `run --json` printed: the native ones when the

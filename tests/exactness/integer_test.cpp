@@ -56,6 +56,15 @@ TEST(IntegerOverflow, LiteralsBeyond64BitsAreRefusedAtCompileTime) {
                       "E0343");
   }
   expect_user_error(program.run("dump --stage ir --dim N=3"), "E0343");
+  // In printed IR the verifier refuses it (the executors' parse of it can then not fail).
+  Program printed(R"(entry f ($0 t : Z[2]) -> Z[2] {
+  %0 = literal "99999999999999999999" : Z
+  %1 = add($0, %0) : Z[2]
+  return %1
+}
+)",
+                  "program.pir");
+  expect_user_error(printed.run("dump --stage ir"), "E0457");
 }
 
 }  // namespace
