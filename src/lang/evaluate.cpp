@@ -123,6 +123,10 @@ std::optional<ExactReal> ProgramScope::eval_exact_real(const Expr& expr) {
     case ExprKind::Number: {
       const std::string& text = expr.as<NumberExpr>().text;
       result = ExactReal::parse(text);
+      if (!result && std::isinf(round_literal(text, kBinary64).value_or(0))) {
+        report("E0307", expr.loc, "this number is out of the range of a real", "");
+        return std::nullopt;
+      }
       if (!result) {
         report("E0342", expr.loc, "`" + text + "` has no exact value of bounded size",
                "write the number with an exponent within ±" + std::to_string(ExactReal::kMaxDecimalExponent));
