@@ -16,10 +16,12 @@ void chain(RuleContext& c, ValueRef derivative) {
 }
 
 // The weight of operand a in max(a, b) (or min with `wins` = lt): 1 where a wins, ½ on a
-// tie, 0 where b wins. Ties split the cotangent evenly.
+// tie, 0 where b wins. Ties split the cotangent evenly. max and min are IEEE maxNum/minNum,
+// so a also wins where b is NaN (b ≠ b): max(a, NaN) = a, whose derivative in a is 1.
 ValueRef winner_weight(RuleContext& c, ValueRef a, ValueRef b, Op wins) {
   ValueRef tie = c.build.emit(Op::where, {c.build.binary(Op::eq, a, b), c.build.literal("0.5"), zero(c)});
-  return c.build.emit(Op::where, {c.build.binary(wins, a, b), c.build.literal("1"), tie});
+  ValueRef won = c.build.emit(Op::where, {c.build.binary(wins, a, b), c.build.literal("1"), tie});
+  return c.build.emit(Op::where, {c.build.binary(Op::ne, b, b), c.build.literal("1"), won});
 }
 
 }  // namespace
@@ -54,13 +56,15 @@ void div(RuleContext& c) {
   }
 }
 
-// d/da max(a, b) = [a > b] + ½[a = b], d/db max(a, b) = [b > a] + ½[a = b]
+// d/da max(a, b) = [a > b or b is NaN] + ½[a = b],
+// d/db max(a, b) = [b > a or a is NaN] + ½[a = b]
 void max(RuleContext& c) {
   if (c.wants(0)) c.contribute_broadcast(0, mul(c, c.cotangent, winner_weight(c, c.operands[0], c.operands[1], Op::gt)));
   if (c.wants(1)) c.contribute_broadcast(1, mul(c, c.cotangent, winner_weight(c, c.operands[1], c.operands[0], Op::gt)));
 }
 
-// d/da min(a, b) = [a < b] + ½[a = b], d/db min(a, b) = [b < a] + ½[a = b]
+// d/da min(a, b) = [a < b or b is NaN] + ½[a = b],
+// d/db min(a, b) = [b < a or a is NaN] + ½[a = b]
 void min(RuleContext& c) {
   if (c.wants(0)) c.contribute_broadcast(0, mul(c, c.cotangent, winner_weight(c, c.operands[0], c.operands[1], Op::lt)));
   if (c.wants(1)) c.contribute_broadcast(1, mul(c, c.cotangent, winner_weight(c, c.operands[1], c.operands[0], Op::lt)));

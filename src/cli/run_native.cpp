@@ -81,17 +81,23 @@ Gap gap_of(const reference::MpfrArith& arith, const Tensor& native,
   return gap;
 }
 
+// Element i as text: an integer exactly (int64 is wider than a double's significand), a real
+// as its shortest round-trip decimal.
+std::string element_text(const Tensor& tensor, uint64_t i) {
+  return facts(tensor.type()).is_float ? shortest(tensor.get(i)) : std::to_string(tensor.get_integer(i));
+}
+
 nlohmann::json tensor_values(const Tensor& tensor) {
   nlohmann::json values = nlohmann::json::array();
-  for (uint64_t i = 0; i < tensor.element_count(); ++i) values.push_back(shortest(tensor.get(i)));
+  for (uint64_t i = 0; i < tensor.element_count(); ++i) values.push_back(element_text(tensor, i));
   return values;
 }
 
 void print_output(const std::string& name, const Tensor& native, const Gap* gap,
                   const std::string& exact_text) {
   std::cout << name << " : " << type_name(native.type()) << shape_text(native.shape());
-  if (native.element_count() == 1) std::cout << " = " << shortest(native.get(0));
-  else if (native.element_count() > 0) std::cout << ", first element " << shortest(native.get(0));
+  if (native.element_count() == 1) std::cout << " = " << element_text(native, 0);
+  else if (native.element_count() > 0) std::cout << ", first element " << element_text(native, 0);
   std::cout << '\n';
   if (gap == nullptr) return;
   std::cout << "  exact " << exact_text << "\n  gap   " << std::setprecision(3) << gap->absolute
@@ -183,8 +189,9 @@ int run_native(const PreparedRun& prepared, const NativeRunOptions& options,
     for (size_t k = 0; k < samples[s].size(); ++k) {
       std::string name = prepared.entry->name + (samples[s].size() > 1 ? "#" + std::to_string(k) : "");
       std::string exact_text;
-      if (options.exact && exact[s][k].size() > 0 && exact[s][k].is_real()) {
-        exact_text = arith.to_decimal(exact[s][k].real(0), options.digits);
+      if (options.exact && exact[s][k].size() > 0) {
+        exact_text = exact[s][k].is_real() ? arith.to_decimal(exact[s][k].real(0), options.digits)
+                                           : std::to_string(exact[s][k].integers[0]);
         if (exact[s][k].size() > 1) exact_text = "first element " + exact_text;
       }
       print_output(name, samples[s][k], options.exact ? &gaps[s][k] : nullptr, exact_text);

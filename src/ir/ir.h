@@ -83,7 +83,7 @@ struct Attrs {
   std::vector<int64_t> axes;    // reduction axes, softmax/concat/iota axis, permutation, slice axes
   std::vector<int64_t> starts;  // slice
   std::vector<int64_t> stops;   // slice
-  std::string literal;          // literal: decimal text, exact
+  std::string literal;          // literal: decimal text or an exact quotient "N/D"
   std::string spec;             // contract: einsum spec
   std::string callee;           // call, fold: function name
   std::string path;             // param: parameter path; call/fold: module path of the callee

@@ -206,13 +206,12 @@ InferredType cross_entropy_rule(const Type& logits, const Type& targets) {
 
 InferredType literal_rule(const Attrs& attrs, const TypeRuleContext& context) {
   ElemKind kind = context.declared ? context.declared->kind : ElemKind::Real;
-  if (!is_decimal_literal(attrs.literal)) {
-    return fail("literal \"" + attrs.literal + "\" is not a decimal number");
+  if (!is_real_literal(attrs.literal)) {
+    return fail("literal \"" + attrs.literal + "\" is not a decimal number (or a quotient N/D of two)");
   }
   if (kind == ElemKind::Bool) return fail("a literal is R or Z, not B");
-  bool integral = attrs.literal.find_first_of(".eE") == std::string::npos;
-  if (kind == ElemKind::Int && !integral) {
-    return fail("Z literal \"" + attrs.literal + "\" is not an integer");
+  if (kind == ElemKind::Int && !is_integer_literal(attrs.literal)) {
+    return fail("Z literal \"" + attrs.literal + "\" is not an integer within 64 bits");
   }
   return give(kind, {});
 }

@@ -58,5 +58,9 @@ std::string unread_attr_fields(Op op, const Attrs& attrs);
 
 // Whether `text` is a decimal literal as the IR stores it: [-]digits[.digits][e[+-]digits].
 bool is_decimal_literal(const std::string& text);
+// A real literal: a decimal, or the exact quotient of two, "N/D" (D unsigned, not zero).
+bool is_real_literal(const std::string& text);
+// A Z literal: [-]digits within int64's range.
+bool is_integer_literal(const std::string& text);
 
 }  // namespace presk::ir

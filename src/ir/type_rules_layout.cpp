@@ -2,6 +2,7 @@
 // which attribute fields each op reads.
 #include <array>
 #include <cctype>
+#include <charconv>
 
 #include "ir/type_rules_detail.h"
 
@@ -276,6 +277,21 @@ bool is_decimal_literal(const std::string& text) {
     if (!digits()) return false;
   }
   return i == text.size();
+}
+
+bool is_real_literal(const std::string& text) {
+  const size_t slash = text.find('/');
+  if (slash == std::string::npos) return is_decimal_literal(text);
+  const std::string numerator = text.substr(0, slash), denominator = text.substr(slash + 1);
+  const size_t exponent = denominator.find_first_of("eE");
+  return is_decimal_literal(numerator) && is_decimal_literal(denominator) && denominator[0] != '-' &&
+         denominator.substr(0, exponent).find_first_of("123456789") != std::string::npos;
+}
+
+bool is_integer_literal(const std::string& text) {
+  int64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return !text.empty() && error == std::errc() && end == text.data() + text.size() && text[0] != '+';
 }
 
 }  // namespace presk::ir

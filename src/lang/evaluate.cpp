@@ -1,5 +1,6 @@
 // Compile-time evaluation: shapes as overflow-checked integer arithmetic over consts and
-// dims (division must be exact), compile-time reals, tensor types, and the size limit.
+// dims (division must be exact), compile-time reals as exact rationals, tensor types, and the
+// size limit.
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -110,50 +111,79 @@ std::optional<int64_t> ProgramScope::eval_extent(const Expr& expr) {
 }
 
 std::optional<double> ProgramScope::eval_real(const Expr& expr) {
+  std::optional<ExactReal> value = eval_exact_real(expr);
+  return value ? std::optional(value->to_double()) : std::nullopt;
+}
+
+// A compile-time real, exactly: a rational, each step's value within binary64's range (so
+// the native executor can hold it) and of bounded size (E0342).
+std::optional<ExactReal> ProgramScope::eval_exact_real(const Expr& expr) {
+  std::optional<ExactReal> result;
   switch (expr.kind) {
     case ExprKind::Number: {
-      double value = std::strtod(expr.as<NumberExpr>().text.c_str(), nullptr);
-      if (!std::isfinite(value)) {
+      const std::string& text = expr.as<NumberExpr>().text;
+      result = ExactReal::parse(text);
+      if (!result && std::isinf(round_literal(text, kBinary64).value_or(0))) {
         report("E0307", expr.loc, "this number is out of the range of a real", "");
         return std::nullopt;
       }
-      return value;
+      if (!result) {
+        report("E0342", expr.loc, "`" + text + "` has no exact value of bounded size",
+               "write the number with an exponent within ±" + std::to_string(ExactReal::kMaxDecimalExponent));
+        return std::nullopt;
+      }
+      break;
     }
     case ExprKind::Name: {
       const auto& name = expr.as<NameExpr>();
       if (const ConstInfo* c = find_const(name.name)) return c->valid ? std::optional(c->real) : std::nullopt;
       auto value = eval_name(name);
-      return value ? std::optional(static_cast<double>(*value)) : std::nullopt;
+      return value ? std::optional(ExactReal(*value)) : std::nullopt;
     }
     case ExprKind::Unary: {
-      auto value = eval_real(*expr.as<UnaryExpr>().operand);
+      auto value = eval_exact_real(*expr.as<UnaryExpr>().operand);
       return value ? std::optional(-*value) : std::nullopt;
     }
-    case ExprKind::Binary: break;
+    case ExprKind::Binary: result = eval_exact_binary(expr.as<BinaryExpr>()); break;
     default:
       report("E0317", expr.loc, "expected a compile-time number",
              "write a number, a const, or arithmetic (+ - * /) over them");
       return std::nullopt;
   }
-  const auto& binary = expr.as<BinaryExpr>();
-  auto lhs = eval_real(*binary.lhs);
-  auto rhs = eval_real(*binary.rhs);
-  if (!lhs || !rhs) return std::nullopt;
-  double result = 0;
-  switch (binary.op) {
-    case BinaryOp::Add: result = *lhs + *rhs; break;
-    case BinaryOp::Sub: result = *lhs - *rhs; break;
-    case BinaryOp::Mul: result = *lhs * *rhs; break;
-    case BinaryOp::Div: result = *lhs / *rhs; break;
-    default:
-      report("E0317", expr.loc, "expected a compile-time number", "use + - * / only");
-      return std::nullopt;
+  if (!result) return std::nullopt;
+  if (!std::isfinite(result->to_double())) {
+    report("E0307", expr.loc, "this compile-time number is out of the range of a real",
+           "compile-time reals lie within binary64's range (below about 1.8e308 in magnitude)");
+    return std::nullopt;
   }
-  if (!std::isfinite(result)) {
-    report("E0307", expr.loc, "this compile-time number is not finite", "");
+  if (result->size_bits() > kMaxExactRealBits) {
+    report("E0342", expr.loc,
+           "the exact value of this compile-time number needs more than " + std::to_string(kMaxExactRealBits) +
+               " bits",
+           "compile-time reals are folded exactly, as rationals; simplify the arithmetic");
     return std::nullopt;
   }
   return result;
+}
+
+std::optional<ExactReal> ProgramScope::eval_exact_binary(const BinaryExpr& binary) {
+  auto lhs = eval_exact_real(*binary.lhs);
+  auto rhs = eval_exact_real(*binary.rhs);
+  if (!lhs || !rhs) return std::nullopt;
+  switch (binary.op) {
+    case BinaryOp::Add: return *lhs + *rhs;
+    case BinaryOp::Sub: return *lhs - *rhs;
+    case BinaryOp::Mul: return *lhs * *rhs;
+    case BinaryOp::Div:
+      if (rhs->is_zero()) {
+        report("E0307", binary.rhs->loc, "a compile-time division by zero", "");
+        return std::nullopt;
+      }
+      return *lhs / *rhs;
+    default:
+      report("E0317", binary.lhs->loc, "expected a compile-time number", "use + - * / only");
+      return std::nullopt;
+  }
 }
 
 std::optional<ir::Type> ProgramScope::eval_tensor_type(const TypeExpr& type) {

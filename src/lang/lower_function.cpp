@@ -2,6 +2,8 @@
 // parameter reads, slices and folds. Primitives called by name are in lower_builtins.cpp.
 #include "lang/lower.h"
 
+#include <charconv>
+
 namespace presk::lang {
 namespace {
 
@@ -99,8 +101,17 @@ Value FunctionLowerer::lower_expr(const Expr& expr, std::optional<ir::ElemKind> 
 }
 
 // An integer literal takes the element kind of what it meets (Z with Z); any other is R.
+// A Z literal must fit in 64 bits (E0343): Z arithmetic is exact, never saturated or wrapped.
 Value FunctionLowerer::lower_number(const NumberExpr& number, std::optional<ir::ElemKind> kind) {
   bool integer = number.integer && kind == ir::ElemKind::Int;
+  int64_t value = 0;
+  const char* end = number.text.data() + number.text.size();
+  auto [stop, error] = std::from_chars(number.text.data(), end, value);
+  if (integer && (error != std::errc() || stop != end)) {
+    report("E0343", number.loc, "the Z literal `" + number.text + "` does not fit in 64 bits",
+           "Z values lie within ±9223372036854775807; for a real, convert the other operand to R");
+    return Value{};
+  }
   return literal(number.text, integer ? ir::ElemKind::Int : ir::ElemKind::Real, number.loc);
 }
 

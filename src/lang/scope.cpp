@@ -3,7 +3,6 @@
 // what needs the whole program (entries' root modules, modules that contain themselves).
 #include "lang/scope.h"
 
-#include <cstdio>
 #include <set>
 
 namespace presk::lang {
@@ -23,12 +22,6 @@ bool is_integer_expr(const Expr& expr, const std::map<std::string, ConstInfo>& c
              is_integer_expr(*expr.as<BinaryExpr>().rhs, consts);
     default: return true;
   }
-}
-
-std::string real_text(double value) {
-  char buffer[40];
-  std::snprintf(buffer, sizeof buffer, "%.17g", value);
-  return buffer;
 }
 
 }  // namespace
@@ -105,15 +98,16 @@ void ProgramScope::declare_consts(const FrontendOptions& options) {
       info.valid = value.has_value();
       info.value = value.value_or(0);
     } else {
-      auto value = eval_real(*decl.value);
+      auto value = eval_exact_real(*decl.value);
       info.valid = value.has_value();
       info.integer = false;
-      info.real = value.value_or(0);
+      info.real = value.value_or(ExactReal());
+      // The exact value as the IR's literal: a bare literal as written, anything else folded.
       bool literal = decl.value->kind == ExprKind::Number;
-      info.text = literal ? decl.value->as<NumberExpr>().text : real_text(info.real);
+      info.text = literal ? decl.value->as<NumberExpr>().text : info.real.text();
     }
     if (info.integer) {
-      info.real = static_cast<double>(info.value);
+      info.real = ExactReal(static_cast<long>(info.value));
       info.text = std::to_string(info.value);
     }
     consts_.emplace(decl.name, std::move(info));

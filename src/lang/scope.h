@@ -11,6 +11,7 @@
 
 #include "lang/ast.h"
 #include "lang/frontend.h"
+#include "support/exact_real.h"
 
 namespace presk::lang {
 
@@ -24,8 +25,8 @@ struct ConstInfo {
   bool valid = false;
   bool integer = true;
   int64_t value = 0;   // when integer
-  double real = 0;     // the value as a real
-  std::string text;    // the value as exact decimal text (for literals)
+  ExactReal real;      // the value, exactly
+  std::string text;    // the value as exact text: a decimal or N/D (the IR's literal)
 };
 
 struct DimInfo {
@@ -83,8 +84,12 @@ class ProgramScope {
   std::optional<int64_t> eval_integer(const Expr& expr);
   // A positive extent (an axis size, a layer count).
   std::optional<int64_t> eval_extent(const Expr& expr);
-  // A compile-time real: numbers, consts, dims, + − × ÷.
+  // A compile-time real: numbers, consts, dims, + − × ÷, folded exactly (rationals).
+  std::optional<ExactReal> eval_exact_real(const Expr& expr);
+  // The same, rounded once to the nearest double (initializer and dropout arguments).
   std::optional<double> eval_real(const Expr& expr);
+  // The size limit of an exact compile-time real's numerator and denominator.
+  static constexpr size_t kMaxExactRealBits = 65536;
   // A tensor type; axes named by the const or dim that sized them.
   std::optional<ir::Type> eval_tensor_type(const TypeExpr& type);
   // E0310 when `type` has more than kMaxElements elements (or overflows counting them).
@@ -111,6 +116,7 @@ class ProgramScope {
   void check_roots();
   void check_module_cycles();
   std::optional<int64_t> eval_name(const NameExpr& name);
+  std::optional<ExactReal> eval_exact_binary(const BinaryExpr& binary);
   bool claim_name(const std::string& name, Loc loc, const char* what);
 
   const ProgramAst& ast_;

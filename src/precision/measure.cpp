@@ -27,7 +27,16 @@ void add_roundings(double x, RoundingEnvelope& rounding) {
 
 void add_gap(const reference::MpfrArith& arith, const Tensor& native, const Exact& exact,
              MeasuredGap& gap) {
-  if (!exact.is_real()) return;
+  if (!exact.is_real()) {  // Z or B: integers, compared exactly, then rounded (max |exact| stays the reals')
+    for (int64_t i = 0; i < exact.size(); ++i) {
+      const int64_t e = exact.integers[i], n = native.get_integer(static_cast<uint64_t>(i));
+      int64_t d = 0;
+      const bool wide = __builtin_sub_overflow(n, e, &d);  // |n − e| ≥ 2^63: far apart anyway
+      gap.absolute = std::max(gap.absolute, wide ? std::fabs(static_cast<double>(n) - static_cast<double>(e))
+                                                 : static_cast<double>(d < 0 ? 0 - static_cast<uint64_t>(d) : static_cast<uint64_t>(d)));
+    }
+    return;
+  }
   Exact scratch = Exact::make_real(arith, {2});
   for (int64_t i = 0; i < exact.size(); ++i) {
     const double value = native.get(static_cast<uint64_t>(i));

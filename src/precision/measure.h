@@ -39,7 +39,8 @@ struct MeasuredGap {
 };
 
 // Adds one result to `gap`: max |native − exact| over its elements (the difference taken
-// exactly in MPFR, then rounded; +∞ for a native element that is not finite) and max |exact|.
+// exactly in MPFR, then rounded; +∞ for a native element that is not finite) and max |exact|;
+// a Z or B result adds its largest integer difference (exact, then rounded) and no magnitude.
 void add_gap(const reference::MpfrArith& arith, const Tensor& native,
              const reference::Value<reference::MpfrArith>& exact, MeasuredGap& gap);
 

@@ -148,5 +148,19 @@ TEST(TypeRules, DecimalLiterals) {
     EXPECT_FALSE(is_decimal_literal(bad)) << bad;
 }
 
+// A real literal may be an exact quotient (a folded const); a Z literal fits in 64 bits.
+TEST(TypeRules, QuotientAndIntegerLiterals) {
+  for (const char* good : {"1/6", "-1/3e300", "2.5/0.5", "7", "1e-5"}) EXPECT_TRUE(is_real_literal(good)) << good;
+  for (const char* bad : {"1/0", "1/-3", "1/", "/3", "1/2/3", "1/0e5", "1/0.0"}) EXPECT_FALSE(is_real_literal(bad)) << bad;
+  for (const char* good : {"0", "-9223372036854775808", "9223372036854775807"}) EXPECT_TRUE(is_integer_literal(good)) << good;
+  for (const char* bad : {"9223372036854775808", "99999999999999999999", "1.0", "1e3", "+1", ""})
+    EXPECT_FALSE(is_integer_literal(bad)) << bad;
+  Attrs wide;
+  wide.literal = "99999999999999999999";
+  const Type z{ElemKind::Int, {}, {}, {}}, r{ElemKind::Real, {}, {}, {}};
+  EXPECT_NE(infer_result_type(Op::literal, {}, wide, TypeRuleContext{&z}).error, "");
+  EXPECT_EQ(infer_result_type(Op::literal, {}, wide, TypeRuleContext{&r}).error, "");
+}
+
 }  // namespace
 }  // namespace presk::ir

@@ -138,6 +138,26 @@ entry f(x : R[T, F]) -> R[T, F] = x
   EXPECT_EQ(p.consts, (std::vector<std::pair<std::string, int64_t>>{{"D", 8}, {"F", 32}}));
 }
 
+// A real const is folded exactly (a rational) and reaches the IR as its exact value: a
+// decimal when it has one, else N/D; never a 17-digit binary64 approximation.
+TEST(Checker, RealConstsAreFoldedExactly) {
+  ir::Program p = compile_text(R"(
+const E = -1e-5
+const S = 0.5 / 3
+const H = 1e-300 / 3 * 2
+const Q = 1.0 / 16777216 + 1.0 / 1152921504606846976
+const K = 2.5e3 * 4
+const W = 1e-5
+entry f(x : R) -> R = x * E + S + H + Q + K + W
+)", options_with({}));
+  std::vector<std::string> literals;
+  for (const ir::Let& let : function(p, "f").lets) {
+    if (let.op == ir::Op::literal) literals.push_back(let.attrs.literal);
+  }
+  EXPECT_EQ(literals, (std::vector<std::string>{"-0.00001", "1/6", "1/15e299", "68719476737/1152921504606846976",
+                                                "10000", "1e-5"}));
+}
+
 TEST(Checker, EntrySelectionKeepsWhatItReaches) {
   auto source = read_source(repo_path("examples/gpt_tiny.psk"));
   ir::Program all = compile(source, options_with({{"T", 4}}));

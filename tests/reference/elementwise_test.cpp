@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 
+#include "common/error_code.h"
 #include "reference/support.h"
 
 namespace presk::testing {
@@ -126,6 +127,39 @@ TEST(ReferenceElementwise, ComparisonsWhereAndConvert) {
       run_mpfr(program, {real_input({4}, {0.5, 1.0, 2.0, -3.0}), int_input({4}, {10, 20, 30, 40})});
   double want[4] = {1.5, 20, 30, -2.0};
   for (int k = 0; k < 4; ++k) EXPECT_EQ(mpfr_get_d(out[0].real(k), MPFR_RNDN), want[k]);
+}
+
+// IEEE 754: a NaN operand is unordered, every comparison false but ≠ (it was an internal error).
+TEST(ReferenceElementwise, ComparisonsWithNanAreUnordered) {
+  const double nan = std::nan("");
+  for (Op op : {Op::lt, Op::le, Op::gt, Op::ge, Op::eq, Op::ne}) {
+    ir::Program program = single_op_program(op, {real_type({3}), real_type({3})}, bool_type({3}));
+    std::vector<MpfrValue> out = run_mpfr(program, {real_input({3}, {nan, 1, nan}), real_input({3}, {1, nan, nan})});
+    for (int64_t k = 0; k < 3; ++k) EXPECT_EQ(out[0].integers[k], op == Op::ne ? 1 : 0) << ir::op_name(op) << " at " << k;
+  }
+}
+
+// Z arithmetic is exact or E0550: never a wrapped value.
+TEST(ReferenceElementwise, IntegerOverflowIsAUserError) {
+  struct Case {
+    Op op;
+    int64_t x, y;
+  };
+  for (const Case& c : {Case{Op::add, INT64_MAX, 1}, Case{Op::sub, INT64_MIN, 1}, Case{Op::mul, int64_t{1} << 32, int64_t{1} << 31}}) {
+    ir::Program program = single_op_program(c.op, {int_type({1}), int_type({1})}, int_type({1}));
+    EXPECT_EQ(error_code([&] { run_mpfr(program, {int_input({1}, {c.x}), int_input({1}, {c.y})}); }), "E0550")
+        << ir::op_name(c.op);
+  }
+  for (Op op : {Op::neg, Op::abs}) {
+    ir::Program program = single_op_program(op, {int_type({1})}, int_type({1}));
+    EXPECT_EQ(error_code([&] { run_mpfr(program, {int_input({1}, {INT64_MIN})}); }), "E0550") << ir::op_name(op);
+  }
+  ir::Attrs axis0;
+  axis0.axes = {0};
+  ir::Program sum = single_op_program(Op::sum, {int_type({3})}, int_type({1}), axis0);
+  EXPECT_EQ(error_code([&] { run_mpfr(sum, {int_input({3}, {INT64_MAX, 1, -1})}); }), "E0550");
+  std::vector<MpfrValue> fits = run_mpfr(sum, {int_input({3}, {INT64_MAX, -1, 1})});
+  EXPECT_EQ(fits[0].integers[0], INT64_MAX);
 }
 
 TEST(ReferenceReduction, SumOfInverseSquaresMatchesItsExactRationalValue) {

@@ -499,7 +499,8 @@ Tensor output_tensor(const Value& value) {
   if (value.kind == Value::Kind::integer || value.kind == Value::Kind::boolean) {
     const bool ints = value.kind == Value::Kind::integer;
     Tensor out(ints ? ElementType::i64 : ElementType::boolean, value.shape);
-    for (size_t i = 0; i < value.count(); ++i) out.set_integer(i, static_cast<int64_t>(element(value, i)));
+    const std::vector<int64_t> values = load_integers(value);  // exact (never through a double)
+    for (size_t i = 0; i < values.size(); ++i) out.set_integer(i, values[i]);
     return out;
   }
   const Value real = convert_real(value, value.kind == Value::Kind::quantized ? RealType::f32 : value.type);

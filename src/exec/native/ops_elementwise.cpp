@@ -2,6 +2,7 @@
 // operands into the site's compute type (value.h), computes there, and stores into the site's
 // type; sums follow the realization's order (ordered_sum).
 #include <bit>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 
@@ -9,6 +10,7 @@
 #include "exec/native/convert.h"
 #include "exec/native/ops.h"
 #include "support/diagnostics.h"
+#include "support/exact_real.h"
 
 namespace presk::exec::native {
 
@@ -506,17 +508,29 @@ Value elementwise_real(const ir::Let& let, const std::vector<const Value*>& oper
   return store_as<C>(std::move(x), shape, ctx.site, ctx.options.threads);
 }
 
-int64_t integer_op(ir::Op op, int64_t a, int64_t b) {
-  switch (op) {
-    case ir::Op::add: return a + b;
-    case ir::Op::sub: return a - b;
-    case ir::Op::mul: return a * b;
+// Z arithmetic is exact: a result outside int64's range is the user error E0670 (the
+// reference raises E0550 for the same lets), never a wrapped value.
+int64_t integer_op(const ir::Let& let, int64_t a, int64_t b) {
+  int64_t r = 0;
+  bool overflow = false;
+  switch (let.op) {
+    case ir::Op::add: overflow = __builtin_add_overflow(a, b, &r); break;
+    case ir::Op::sub: overflow = __builtin_sub_overflow(a, b, &r); break;
+    case ir::Op::mul: overflow = __builtin_mul_overflow(a, b, &r); break;
     case ir::Op::max: return std::max(a, b);
     case ir::Op::min: return std::min(a, b);
-    case ir::Op::neg: return -a;
-    case ir::Op::abs: return a < 0 ? -a : a;
-    default: user_error("E0623") << "the native executor has no integer `" << ir::op_name(op) << "`";
+    case ir::Op::relu: return std::max<int64_t>(a, 0);
+    case ir::Op::neg: overflow = __builtin_sub_overflow(int64_t{0}, a, &r); break;
+    case ir::Op::abs: overflow = __builtin_sub_overflow(int64_t{0}, a, &r), r = a < 0 ? r : a; break;
+    default: user_error("E0623") << "the native executor has no integer `" << ir::op_name(let.op) << "`";
   }
+  if (overflow) {
+    const bool unary = let.operands.size() == 1;
+    user_error("E0670", let.span).hint("Z values are 64-bit integers: keep them within ±9223372036854775807")
+        << "integer overflow: `" << ir::op_name(let.op) << "` of " << a << (unary ? "" : " and " + std::to_string(b))
+        << " lies outside 64 bits";
+  }
+  return r;
 }
 
 Value elementwise_integer(const ir::Let& let, const std::vector<const Value*>& operands) {
@@ -528,9 +542,9 @@ Value elementwise_integer(const ir::Let& let, const std::vector<const Value*>& o
     for (size_t i = 0; i < x.size(); ++i) x[i] = cond[i] ? a[i] : x[i];
   } else if (operands.size() == 2) {
     std::vector<int64_t> a = broadcast_to(load_integers(*operands[0]), operands[0]->shape, shape);
-    for (size_t i = 0; i < x.size(); ++i) x[i] = integer_op(let.op, a[i], x[i]);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = integer_op(let, a[i], x[i]);
   } else {
-    for (int64_t& v : x) v = integer_op(let.op, v, 0);
+    for (int64_t& v : x) v = integer_op(let, v, 0);
   }
   return make_integers(std::move(x), shape);
 }
@@ -575,14 +589,18 @@ Value comparison(const ir::Let& let, const std::vector<const Value*>& operands) 
 Value run_literal(const ir::Let& let, const OpContext& ctx) {
   const std::string& text = let.attrs.literal;
   const size_t n = element_count(let.type.shape);
-  if (let.type.kind == ir::ElemKind::Int) return make_integers(std::vector<int64_t>(n, std::stoll(text)), let.type.shape);
+  if (let.type.kind == ir::ElemKind::Int) {  // within int64: the verifier checked it
+    int64_t value = 0;
+    internal_assert(std::from_chars(text.data(), text.data() + text.size(), value).ec == std::errc());
+    return make_integers(std::vector<int64_t>(n, value), let.type.shape);
+  }
   if (let.type.kind == ir::ElemKind::Bool) return make_booleans(std::vector<uint8_t>(n, text == "true" || text == "1"), let.type.shape);
-  // The decimal rounded once to f64 or f32 (strtod/strtof are correctly rounded); bf16: the
-  // f64 value rounded once to bf16.
-  if (ctx.site == RealType::f64) return store_f64(Buffer<double>(n, std::strtod(text.c_str(), nullptr)), let.type.shape);
-  const float value = ctx.site == RealType::f32 ? std::strtof(text.c_str(), nullptr)
-                                                : from_bf16(to_bf16(std::strtod(text.c_str(), nullptr)));
-  return store_f32(Buffer<float>(n, value), let.type.shape, ctx.site);
+  // The literal's exact value (a decimal, or a quotient N/D) rounded once into the site's type.
+  const BinaryFormat format = ctx.site == RealType::f64 ? kBinary64 : ctx.site == RealType::f32 ? kBinary32 : kBfloat16;
+  const std::optional<double> value = round_literal(text, format);
+  if (!value) user_error("E0623") << "the literal `" << text << "` is not a decimal number";
+  if (ctx.site == RealType::f64) return store_f64(Buffer<double>(n, *value), let.type.shape);
+  return store_f32(Buffer<float>(n, static_cast<float>(*value)), let.type.shape, ctx.site);  // exact: already rounded
 }
 
 Value run_iota(const ir::Let& let) {

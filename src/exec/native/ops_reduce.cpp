@@ -1,6 +1,7 @@
 // Reductions (sum, mean, reduce_max), normalizations (softmax, log_softmax) and
 // cross_entropy. A bf16 site accumulates in f32 and rounds once when it stores; f32 and f64
 // sites accumulate in their own type. Every sum follows the realization's order.
+#include <algorithm>
 #include <cmath>
 
 #include "exec/native/contract_driver.h"
@@ -220,9 +221,32 @@ Value cross_entropy(const ir::Let& let, const Value& logits, const Value& target
   return store_as<C>(Buffer<C>(element_count(let.type.shape), mean), let.type.shape, ctx.site);
 }
 
+// A Z sum or reduce_max: exact, in index order, as the reference; a partial sum outside int64
+// is E0670 (as for `add`).
+Value reduce_integers(const ir::Let& let, const Value& operand) {
+  const std::vector<int64_t> x = load_integers(operand);
+  const ReductionPlan plan = plan_reduction(operand.shape, let.attrs.axes);
+  std::vector<int64_t> out(plan.bases.size());
+  for (size_t o = 0; o < out.size(); ++o) {
+    int64_t acc = let.op == ir::Op::reduce_max ? x[plan.bases[o]] : 0;
+    for (size_t t : plan.terms) {
+      const int64_t v = x[plan.bases[o] + t];
+      if (let.op == ir::Op::reduce_max) {
+        acc = std::max(acc, v);
+      } else if (__builtin_add_overflow(acc, v, &acc)) {
+        user_error("E0670", let.span).hint("Z values are 64-bit integers: keep them within ±9223372036854775807")
+            << "integer overflow: a partial sum of this `sum` (in index order) lies outside 64 bits";
+      }
+    }
+    out[o] = acc;
+  }
+  return make_integers(std::move(out), let.type.shape);
+}
+
 }  // namespace
 
 Value run_reduction(const ir::Let& let, const Value& operand, const OpContext& ctx) {
+  if (let.type.kind == ir::ElemKind::Int) return reduce_integers(let, operand);
   if (ctx.site == RealType::f64) return reduce<double>(let, operand, ctx);
   return reduce<float>(let, operand, ctx);
 }

@@ -1,6 +1,9 @@
 // Values of the executor: loading into a site's compute type and storing into its type.
 #include "exec/native/value.h"
 
+#include <bit>
+#include <cmath>
+
 #include "exec/native/contract_driver.h"
 
 #include "exec/native/convert.h"
@@ -21,6 +24,24 @@ std::vector<size_t> strides_of(const std::vector<int64_t>& shape) {
 }
 
 size_t Value::count() const { return element_count(shape); }
+
+float integer_to_float(int64_t z, int precision) {
+  // |z| as an unsigned (INT64_MIN included), rounded to `precision` significant bits, ties
+  // to even, in integer arithmetic: the result has ≤ precision bits and lies below 2^64, so
+  // the float holds it exactly.
+  const uint64_t magnitude = z < 0 ? uint64_t{0} - static_cast<uint64_t>(z) : static_cast<uint64_t>(z);
+  const int width = magnitude == 0 ? 0 : 64 - std::countl_zero(magnitude);
+  uint64_t kept = magnitude;
+  int shift = 0;
+  if (width > precision) {
+    shift = width - precision;
+    const uint64_t rest = magnitude & ((uint64_t{1} << shift) - 1), half = uint64_t{1} << (shift - 1);
+    kept = magnitude >> shift;
+    if (rest > half || (rest == half && (kept & 1))) ++kept;
+  }
+  const float value = std::ldexp(static_cast<float>(kept), shift);
+  return z < 0 ? -value : value;
+}
 
 double element(const Value& v, size_t index) {
   const Storage& s = *v.storage;
@@ -83,8 +104,11 @@ void load_f32_range(const Value& v, RealType site, size_t begin, size_t count, f
     } else {
       std::copy(s.f32.begin() + first, s.f32.begin() + first + count, out);
     }
+  } else if (v.kind == Value::Kind::integer) {
+    // Integers convert with one rounding (RNE) into the site's type, never via f64 or f32.
+    for (size_t i = 0; i < count; ++i) out[i] = integer_to_float(s.ints[first + i], to_bf16 ? 8 : 24);
   } else {
-    // Integers convert (RNE), booleans are 0/1, integer weights are f32(q·s).
+    // Booleans are 0/1, integer weights are f32(q·s).
     for (size_t i = 0; i < count; ++i) out[i] = static_cast<float>(element(v, begin + i));
     if (to_bf16) round_through_bf16(out, out, count);
   }

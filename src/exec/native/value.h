@@ -21,6 +21,8 @@ namespace presk::exec::native {
 // Row-major strides of `shape`.
 std::vector<size_t> strides_of(const std::vector<int64_t>& shape);
 size_t element_count(const std::vector<int64_t>& shape);
+// z rounded once (RNE) to `precision` significant bits (24: f32, 8: bf16), as a float.
+float integer_to_float(int64_t z, int precision);
 
 // std::allocator, except that value-initialization (vector(n), resize(n)) leaves the elements
 // uninitialized: for buffers that are written in full right after (bf16 stores round into them).

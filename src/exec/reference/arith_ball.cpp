@@ -31,7 +31,15 @@ BallBuffer& BallBuffer::operator=(BallBuffer&& other) noexcept {
 }
 
 bool BallArith::set_decimal(Number* r, const std::string& text) const {
-  return arb_set_str(r, text.c_str(), bits_) == 0;
+  const size_t slash = text.find('/');
+  if (slash == std::string::npos) return arb_set_str(r, text.c_str(), bits_) == 0;
+  arb_t denominator;  // N/D: the quotient of the balls of N and D, which contains it
+  arb_init(denominator);
+  bool ok = arb_set_str(r, text.substr(0, slash).c_str(), bits_) == 0 &&
+            arb_set_str(denominator, text.substr(slash + 1).c_str(), bits_) == 0;
+  if (ok) arb_div(r, r, denominator, bits_);
+  arb_clear(denominator);
+  return ok;
 }
 
 void BallArith::dot_accumulate(Number* r, const Number* x, int64_t x_stride, const Number* y,
@@ -44,6 +52,7 @@ void BallArith::dot_accumulate(Number* r, const Number* x, int64_t x_stride, con
 }
 
 int BallArith::compare(const Number* x, const Number* y) const {
+  if (arf_is_nan(arb_midref(x)) || arf_is_nan(arb_midref(y))) return kUnordered;
   if (arb_lt(x, y)) return -1;
   if (arb_gt(x, y)) return 1;
   if (arb_eq(x, y)) return 0;

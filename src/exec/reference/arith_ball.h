@@ -49,7 +49,7 @@ class BallArith {
   void set_neg_inf(Number* r) const { arb_neg_inf(r); }
   void set_double(Number* r, double x) const { arb_set_d(r, x); }  // exact
   void set_int(Number* r, int64_t x) const { arb_set_si(r, x); }   // exact
-  bool set_decimal(Number* r, const std::string& text) const;      // a ball containing it
+  bool set_decimal(Number* r, const std::string& text) const;      // a ball containing it (or N/D)
 
   void add(Number* r, const Number* x, const Number* y) const { arb_add(r, x, y, bits_); }
   void sub(Number* r, const Number* x, const Number* y) const { arb_sub(r, x, y, bits_); }
@@ -73,8 +73,10 @@ class BallArith {
   void dot_accumulate(Number* r, const Number* x, int64_t x_stride, const Number* y,
                       int64_t y_stride, int64_t count) const;
 
-  // Order of two balls when it is decided (disjoint, or both exact); an overlap is the user
-  // error E0520: a comparison that ball arithmetic cannot decide.
+  // Order of two balls when it is decided (disjoint, or both exact): −1, 0, +1, or
+  // kUnordered when either midpoint is NaN (IEEE: every comparison but ≠ is false); an
+  // overlap is the user error E0520: a comparison that ball arithmetic cannot decide.
+  static constexpr int kUnordered = 2;
   int compare(const Number* x, const Number* y) const;
 
   double to_double(const Number* x) const { return arf_get_d(arb_midref(x), ARF_RND_NEAR); }

@@ -7,6 +7,7 @@
 
 #include "exec/reference/exact_fma.h"
 #include "support/diagnostics.h"
+#include "support/exact_real.h"
 
 namespace presk::reference {
 
@@ -44,6 +45,11 @@ MpfrBuffer& MpfrBuffer::operator=(MpfrBuffer&& other) noexcept {
 }
 
 bool MpfrArith::set_decimal(Number* r, const std::string& text) const {
+  if (text.find('/') != std::string::npos) {  // an exact quotient: one rounding of the rational
+    std::optional<ExactReal> value = ExactReal::parse(text);
+    if (value) mpfr_set_q(r, value->get(), MPFR_RNDN);
+    return value.has_value();
+  }
   char* end = nullptr;
   mpfr_strtofr(r, text.c_str(), &end, 10, MPFR_RNDN);
   return end != nullptr && end != text.c_str() && *end == '\0';
@@ -56,7 +62,7 @@ void MpfrArith::dot_accumulate(Number* r, const Number* x, int64_t x_stride, con
 }
 
 int MpfrArith::compare(const Number* x, const Number* y) const {
-  internal_assert(!mpfr_nan_p(x) && !mpfr_nan_p(y));
+  if (mpfr_nan_p(x) || mpfr_nan_p(y)) return kUnordered;
   int c = mpfr_cmp(x, y);
   return c < 0 ? -1 : (c > 0 ? 1 : 0);
 }

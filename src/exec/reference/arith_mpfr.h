@@ -51,7 +51,8 @@ class MpfrArith {
   void set_neg_inf(Number* r) const { mpfr_set_inf(r, -1); }
   void set_double(Number* r, double x) const { mpfr_set_d(r, x, MPFR_RNDN); }  // exact, bits ≥ 53
   void set_int(Number* r, int64_t x) const { mpfr_set_si(r, static_cast<long>(x), MPFR_RNDN); }
-  bool set_decimal(Number* r, const std::string& text) const;  // correctly rounded; false: malformed
+  // A literal (a decimal or an exact quotient N/D), correctly rounded; false: malformed.
+  bool set_decimal(Number* r, const std::string& text) const;
 
   // Each correctly rounded.
   void add(Number* r, const Number* x, const Number* y) const { mpfr_add(r, x, y, MPFR_RNDN); }
@@ -77,7 +78,9 @@ class MpfrArith {
   void dot_accumulate(Number* r, const Number* x, int64_t x_stride, const Number* y,
                       int64_t y_stride, int64_t count) const;
 
-  // Order: −1, 0, +1 (x < y, x = y, x > y). NaN operands are an internal error.
+  // Order: −1, 0, +1 (x < y, x = y, x > y), or kUnordered when either is NaN (IEEE: every
+  // comparison but ≠ is then false).
+  static constexpr int kUnordered = 2;
   int compare(const Number* x, const Number* y) const;
   bool is_positive(const Number* x) const { return mpfr_sgn(x) > 0; }
 

@@ -1,7 +1,7 @@
 // Sources (literal, iota) and the elementwise ops, with numpy broadcasting. Every real result
 // is correctly rounded at the working precision (MPFR) or enclosed (Arb); the composite
 // activations (gelu_tanh, gelu_erf) round at each step of the formula written beside them.
-#include <cstdlib>
+#include <charconv>
 
 #include "exec/reference/arith_ball.h"
 #include "exec/reference/arith_mpfr.h"
@@ -135,32 +135,50 @@ void real_binary(const A& a, Op op, N* r, const N* x, const N* y) {
   }
 }
 
-int64_t integer_unary(Op op, int64_t x) {
-  switch (op) {
-    case Op::neg: return -x;
-    case Op::abs: return x < 0 ? -x : x;
+// Z arithmetic is exact: a result outside int64's range is the user error E0550, never a
+// wrapped (or saturated) value; the native executor raises E0670 for the same lets.
+[[noreturn]] void integer_overflow(const ir::Let& let, int64_t x, int64_t y, bool binary) {
+  const std::string operands = std::to_string(x) + (binary ? " and " + std::to_string(y) : "");
+  user_error("E0550", let.span).hint("Z values are 64-bit integers: keep them within ±9223372036854775807")
+      << "integer overflow: `" << ir::op_name(let.op) << "` of " << operands << " lies outside 64 bits";
+}
+
+int64_t integer_unary(const ir::Let& let, int64_t x) {
+  int64_t r = 0;
+  switch (let.op) {
+    case Op::neg:
+    case Op::abs:
+      if (x == INT64_MIN) integer_overflow(let, x, 0, false);
+      return let.op == Op::neg || x < 0 ? -x : x;
     case Op::relu: return x > 0 ? x : 0;
     case Op::dropout: return x;
     case Op::convert: return x;
     default: internal_assert(false && "not an integer unary op");
   }
-  return 0;
+  return r;
 }
 
-int64_t integer_binary(Op op, int64_t x, int64_t y) {
-  switch (op) {
-    case Op::add: return x + y;
-    case Op::sub: return x - y;
-    case Op::mul: return x * y;
+int64_t integer_binary(const ir::Let& let, int64_t x, int64_t y) {
+  int64_t r = 0;
+  bool overflow = false;
+  switch (let.op) {
+    case Op::add: overflow = __builtin_add_overflow(x, y, &r); break;
+    case Op::sub: overflow = __builtin_sub_overflow(x, y, &r); break;
+    case Op::mul: overflow = __builtin_mul_overflow(x, y, &r); break;
     case Op::max: return x > y ? x : y;
     case Op::min: return x < y ? x : y;
     default: internal_assert(false && "not an integer binary op");
   }
-  return 0;
+  if (overflow) integer_overflow(let, x, y, true);
+  return r;
 }
 
-// A comparison from the order of its operands (−1, 0, +1).
+static_assert(MpfrArith::kUnordered == BallArith::kUnordered);
+
+// A comparison from the order of its operands (−1, 0, +1, or unordered: a NaN operand, where
+// only ≠ holds, as IEEE 754 defines).
 bool compare_holds(Op op, int order) {
+  if (order == MpfrArith::kUnordered) return op == Op::ne;
   switch (op) {
     case Op::lt: return order < 0;
     case Op::le: return order <= 0;
@@ -182,7 +200,7 @@ template <class A>
 Value<A> unary(const A& a, const ir::Let& let, const Value<A>& x) {
   if (let.type.kind != ir::ElemKind::Real) {
     Value<A> out = Value<A>::make_integer(let.type.kind, let.type.shape);
-    for (int64_t i = 0; i < out.size(); ++i) out.integers[i] = integer_unary(let.op, x.integers[i]);
+    for (int64_t i = 0; i < out.size(); ++i) out.integers[i] = integer_unary(let, x.integers[i]);
     return out;
   }
   Value<A> out = Value<A>::make_real(a, let.type.shape);
@@ -220,7 +238,7 @@ Value<A> binary(const A& a, const ir::Let& let, const Value<A>& x, const Value<A
   if (let.type.kind != ir::ElemKind::Real) {
     Value<A> out = Value<A>::make_integer(let.type.kind, let.type.shape);
     for (int64_t i = 0; i < out.size(); ++i) {
-      out.integers[i] = integer_binary(let.op, x.integers[at_x(i)], y.integers[at_y(i)]);
+      out.integers[i] = integer_binary(let, x.integers[at_x(i)], y.integers[at_y(i)]);
     }
     return out;
   }
@@ -260,7 +278,10 @@ Value<A> eval_literal(const A& arith, const ir::Let& let) {
   const std::string& text = let.attrs.literal;
   if (let.type.kind != ir::ElemKind::Real) {
     Value<A> out = Value<A>::make_integer(let.type.kind, let.type.shape);
-    int64_t number = text == "true" ? 1 : (text == "false" ? 0 : std::strtoll(text.c_str(), nullptr, 10));
+    int64_t number = text == "true" ? 1 : 0;  // B; a Z literal lies within int64 (the verifier checked it)
+    if (text != "true" && text != "false") {
+      internal_assert(std::from_chars(text.data(), text.data() + text.size(), number).ec == std::errc());
+    }
     for (int64_t& v : out.integers) v = number;
     return out;
   }

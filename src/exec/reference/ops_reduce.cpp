@@ -92,6 +92,26 @@ TermStatistics term_statistics(const A& a, const Value<A>& x, int64_t base,
   return s;
 }
 
+// An integer reduce_max or sum: exact; a partial sum outside int64 is E0550 (as for `add`).
+template <class A>
+Value<A> integer_reduction(const ir::Let& let, const ReductionPlan& plan, const Value<A>& x) {
+  Value<A> out = Value<A>::make_integer(let.type.kind, let.type.shape);
+  for (int64_t o = 0; o < out.size(); ++o) {
+    int64_t base = plan.base(o), acc = let.op == ir::Op::reduce_max ? x.integers[base] : 0;
+    for (int64_t offset : plan.term_offsets) {
+      int64_t v = x.integers[base + offset];
+      if (let.op == ir::Op::reduce_max) {
+        acc = std::max(acc, v);
+      } else if (__builtin_add_overflow(acc, v, &acc)) {
+        user_error("E0550", let.span).hint("Z values are 64-bit integers: keep them within ±9223372036854775807")
+            << "integer overflow: a partial sum of this `sum` (in index order) lies outside 64 bits";
+      }
+    }
+    out.integers[o] = acc;
+  }
+  return out;
+}
+
 }  // namespace
 
 template <class A>
@@ -99,18 +119,7 @@ Value<A> eval_reduction(const A& arith, const ir::Let& let, const Value<A>& x,
                         std::vector<TermStatistics>* terms) {
   ReductionPlan plan = plan_reduction(x.shape, let.attrs.axes);
   internal_assert(element_count(plan.out_shape) == let.type.element_count());
-  if (!x.is_real()) {  // an integer reduce_max or sum: exact
-    Value<A> out = Value<A>::make_integer(let.type.kind, let.type.shape);
-    for (int64_t o = 0; o < out.size(); ++o) {
-      int64_t base = plan.base(o), acc = let.op == ir::Op::reduce_max ? x.integers[base] : 0;
-      for (int64_t offset : plan.term_offsets) {
-        int64_t v = x.integers[base + offset];
-        acc = let.op == ir::Op::reduce_max ? std::max(acc, v) : acc + v;
-      }
-      out.integers[o] = acc;
-    }
-    return out;
-  }
+  if (!x.is_real()) return integer_reduction<A>(let, plan, x);
   Value<A> out = Value<A>::make_real(arith, let.type.shape);
   parallel_chunks(out.size(), 16, [&](int64_t begin, int64_t end) {
     for (int64_t o = begin; o < end; ++o) {
