@@ -110,4 +110,12 @@ PreparedRun prepare_run(const RunInputOptions& options, const GlobalOptions& glo
   return prepared;
 }
 
+std::vector<CommandFile> run_input_files(const RunInputOptions& options) {
+  return {{"the program", options.program_path}, {"--weights", options.weights}, {"--data", options.data}};
+}
+
+std::string realization_file(const std::string& argument) {
+  return !argument.empty() && argument[0] == '@' ? argument.substr(1) : "";
+}
+
 }  // namespace presk::cli
