@@ -29,7 +29,8 @@ std::string folder_of(const std::string& path) {
 // elsewhere (or nowhere) and we start again, so we never truncate a committed file.
 int open_locked_temporary(const std::string& temporary_path) {
   for (;;) {
-    int fd = ::open(temporary_path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+    // Never through a link planted at the temporary's name, never blocking on a FIFO there.
+    int fd = ::open(temporary_path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
     if (fd < 0) return -errno;
     int locked;
     do {
@@ -56,6 +57,7 @@ std::string atomic_temporary_path(const std::string& path) {
 AtomicFileWriter::AtomicFileWriter(std::string path)
     : path_(std::move(path)), temporary_path_(atomic_temporary_path(path_)) {
   require_file_target(path_);
+  require_file_target(temporary_path_, "the temporary");  // a leftover link would be written through
   int fd = open_locked_temporary(temporary_path_);
   if (fd < 0) fail("E0130", "cannot create the temporary file", -fd);
   fd_ = fd;

@@ -27,13 +27,6 @@ std::string quoted(std::string_view text) {
   return Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
-// nlohmann's message, which quotes the last token read (a whole 50 MB string, say), cut short.
-std::string detail_of(const std::exception& error) {
-  std::string_view what = error.what();
-  std::string_view prefix = utf8_prefix(what, kDetailLimit);
-  return std::string(prefix) + (prefix.size() < what.size() ? "…" : "");
-}
-
 // Checks the structure while nlohmann parses: nesting depth and keys unique per object. The
 // path of the container being read (`sites[].rounding`) names where a duplicate sits.
 class StructureChecker {
@@ -103,6 +96,12 @@ bool is_comment_error(std::string_view text, const Json::parse_error& error) {
 
 }  // namespace
 
+std::string json_error_detail(const std::exception& error) {
+  std::string_view what = error.what();
+  std::string_view prefix = utf8_prefix(what, kDetailLimit);
+  return std::string(prefix) + (prefix.size() < what.size() ? "…" : "");
+}
+
 Json parse_user_json(std::string_view text, const JsonSource& source) {
   if (text.starts_with(kByteOrderMark)) {
     user_error("E0013").hint("save the file as UTF-8 without a byte-order mark")
@@ -118,13 +117,13 @@ Json parse_user_json(std::string_view text, const JsonSource& source) {
           << source.origin << ": a comment at byte " << error.byte << "; presk reads strict JSON";
     }
     user_error(source.invalid_code).hint(source.hint)
-        << source.origin << ": not valid JSON (" << detail_of(error) << ")";
+        << source.origin << ": not valid JSON (" << json_error_detail(error) << ")";
   } catch (const Json::out_of_range& error) {
     user_error("E0014").hint("write numbers within binary64's range (about ±1.8e308); \"inf\" where a field allows it")
-        << source.origin << ": a number beyond binary64's range (" << detail_of(error) << ")";
+        << source.origin << ": a number beyond binary64's range (" << json_error_detail(error) << ")";
   } catch (const Json::exception& error) {
     user_error(source.invalid_code).hint(source.hint)
-        << source.origin << ": not valid JSON (" << detail_of(error) << ")";
+        << source.origin << ": not valid JSON (" << json_error_detail(error) << ")";
   }
   return parsed;
 }

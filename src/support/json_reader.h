@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <exception>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -29,6 +30,10 @@ nlohmann::json parse_user_json(std::string_view text, const JsonSource& source);
 // A value as compact JSON for a message, cut after about `limit` characters ("…" marks a
 // cut); never dumps more than that of a large or deep value.
 std::string json_excerpt(const nlohmann::json& value, size_t limit = 64);
+
+// nlohmann's message for a parse error, which quotes the last token read (a whole 50 MB
+// string, say), cut after a short prefix.
+std::string json_error_detail(const std::exception& error);
 
 // `text` (a key, a name) quoted as a JSON string, cut after `limit` characters.
 std::string text_excerpt(std::string_view text, size_t limit = 64);

@@ -18,6 +18,7 @@
 
 #include "support/atomic_file.h"
 #include "support/diagnostics.h"
+#include "support/json_reader.h"
 
 namespace presk {
 
@@ -124,7 +125,7 @@ Json parse_header(std::string_view text, const std::string& file) {
     user_error("E0104").hint(
         "the header must be UTF-8 JSON; the file may be truncated or not "
         "a safetensors file")
-        << file << ": the header is not valid JSON (" << error.what() << ")";
+        << file << ": the header is not valid JSON (" << json_error_detail(error) << ")";
   }
   return header;
 }

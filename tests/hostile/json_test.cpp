@@ -1,6 +1,7 @@
 // Hostile JSON: realizations (`--realize @file`) and envelopes (`check --precision FILE`)
 // nested 100 000 levels deep, holding a megabyte value, a key twice, a comment, a byte-order
-// mark, a number beyond binary64, a 23-digit site index; and a program path that is a folder.
+// mark, a number beyond binary64, a 23-digit site index; a safetensors header whose error would
+// quote a megabyte; and a program path that is a folder.
 #include "hostile/hostile.h"
 
 namespace presk::hostile {
@@ -85,6 +86,14 @@ TEST_F(Json, EnvelopeNumberBeyondBinary64IsRefused) {
 TEST_F(Json, RealizationSiteIndexOf23DigitsIsRefused) {
   expect_refused(run_realization(R"({"format": 1, "sites": {"mse/%12345678901234567890123": "f64"}})"), 1,
                  "E0605");
+}
+
+TEST_F(Json, SafetensorsHeaderErrorIsCutInTheMessage) {
+  std::string header = "{\"w\": \"" + std::string(1 << 20, 'x');  // a string never closed
+  std::string length(8, '\0');
+  for (int i = 0; i < 8; ++i) length[i] = static_cast<char>((header.size() >> (8 * i)) & 0xFF);
+  write("w.safetensors", length + header);
+  expect_refused(presk("tensors w.safetensors"), 1, "E0104");
 }
 
 TEST_F(Json, ProgramThatIsAFolderIsRefused) {

@@ -1,7 +1,8 @@
 // Outputs that would destroy an input or replace what is not a file: `train --out X
 // --weights-out X`, `--out` equal to `--data` (also through another spelling or a hard link),
-// `calibrate --out` equal to the program, `data prepare` over its own text, and `--out` onto a
-// FIFO, a symlink or a device node. Each is refused before any work and leaves every file as it was.
+// `calibrate --out` equal to the program, `data prepare` over its own text, `--out` onto a FIFO,
+// a symlink or a device node, and a symlink planted at the temporary's name. Each is refused
+// before any work and leaves every file as it was.
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -117,6 +118,13 @@ TEST_F(Outputs, OutOntoASymlinkIsRefused) {
   std::filesystem::create_symlink("target.safetensors", path("link"));
   expect_refused(presk(run_mse("--out link")), 1, "E0141", "symbolic link");
   EXPECT_TRUE(std::filesystem::is_symlink(path("link")));
+}
+
+TEST_F(Outputs, TemporaryThatIsASymlinkIsNotWrittenThrough) {
+  write("victim.txt", "a file the command never names");
+  std::filesystem::create_symlink("victim.txt", path("out.safetensors.presk-tmp"));
+  expect_refused(presk(run_mse("--out out.safetensors")), 1, "E0141", "the temporary");
+  EXPECT_FALSE(std::filesystem::exists(path("out.safetensors")));
 }
 
 TEST_F(Outputs, OutOntoADeviceIsRefused) {
