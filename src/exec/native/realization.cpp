@@ -51,6 +51,9 @@ std::string nearest_names(const std::string& wanted, const std::vector<std::stri
   return out.str();
 }
 
+// A key of the file as a message shows it: as written when short, else a quoted prefix.
+std::string shown_key(const std::string& key) { return key.size() <= 64 ? key : text_excerpt(key); }
+
 RealType parse_type(const nlohmann::json& value, const std::string& field, const std::string& origin) {
   std::optional<RealType> type;
   if (value.is_string()) type = real_type_from_name(value.get<std::string>());
@@ -96,7 +99,7 @@ Order parse_order(const nlohmann::json& json, const std::string& origin) {
   }
   for (const auto& [key, value] : json.items()) {
     if (!allowed.count(key)) {
-      user_error("E0604") << origin << ": field `order." << text_excerpt(key) << "` does not belong to order `"
+      user_error("E0604") << origin << ": field `order." << shown_key(key) << "` does not belong to order `"
                           << kind << "`";
     }
   }
@@ -117,7 +120,7 @@ QuantSpec parse_quant(const nlohmann::json& json, const std::string& path, const
       spec.scheme = value == "absmax" ? QuantScheme::absmax : QuantScheme::pow2;
     } else {
       user_error("E0608").hint("bits: 8 or 4; over: an axis (negative from the end); scheme: absmax or pow2")
-          << origin << ": field `" << field << "." << text_excerpt(key) << "` is " << json_excerpt(value)
+          << origin << ": field `" << field << "." << shown_key(key) << "` is " << json_excerpt(value)
           << ", not a valid quantization setting";
     }
   }
@@ -140,7 +143,7 @@ void check_format(const nlohmann::json& json, const std::string& origin) {
   for (const auto& [key, value] : json.items()) {
     if (!known.count(key)) {
       user_error("E0602").hint("known fields: format, default, order, sites, params, quant")
-          << origin << ": unknown field " << text_excerpt(key);
+          << origin << ": unknown field `" << shown_key(key) << "`";
     }
   }
 }
