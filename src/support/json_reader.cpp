@@ -38,7 +38,7 @@ class StructureChecker {
       case Json::parse_event_t::object_start:
       case Json::parse_event_t::array_start:
         if (depth >= kMaxJsonDepth) {
-          user_error("E0010").hint("presk's JSON files nest a few levels; this one is not one of them")
+          user_error("E0010").hint("presk's JSON files nest a few levels; check that this is the file you meant")
               << origin_ << ": the JSON nests more than " << kMaxJsonDepth << " levels deep";
         }
         open(event == Json::parse_event_t::object_start);
@@ -113,7 +113,7 @@ Json parse_user_json(std::string_view text, const JsonSource& source) {
     parsed = Json::parse(text.begin(), text.end(), std::ref(checker), true, false);
   } catch (const Json::parse_error& error) {
     if (is_comment_error(text, error)) {
-      user_error("E0012").hint("JSON has no comments; remove them (a realization's notes can go in a file beside it)")
+      user_error("E0012").hint("JSON has no comments; remove them")
           << source.origin << ": a comment at byte " << error.byte << "; presk reads strict JSON";
     }
     user_error(source.invalid_code).hint(source.hint)
