@@ -1,7 +1,8 @@
 // Hostile JSON: realizations (`--realize @file`) and envelopes (`check --precision FILE`)
 // nested 100 000 levels deep, holding a megabyte value, a key twice, a comment, a byte-order
-// mark, a number beyond binary64, a 23-digit site index; a safetensors header whose error would
-// quote a megabyte; and a program path that is a folder.
+// mark, a number beyond binary64, a binding that is no name (it went into a regex), a 23-digit
+// site index; a safetensors header whose error would quote a megabyte; and a program path
+// that is a folder.
 #include "hostile/hostile.h"
 
 namespace presk::hostile {
@@ -81,6 +82,14 @@ TEST_F(Json, EnvelopeNumberBeyondBinary64IsRefused) {
   at += 18;
   text.replace(at, text.find(',', at) - at, "1e999");
   expect_refused(check_envelope(text), 1, "E0014", "1e999");
+}
+
+TEST_F(Json, EnvelopeBindingThatIsNoNameIsRefused) {
+  std::string text = envelope();
+  size_t at = text.find("\"N\": \"4\"");
+  ASSERT_NE(at, std::string::npos);
+  expect_refused(check_envelope(std::string(text).replace(at, 3, "\"N(\"")), 1, "E0906", "bindings");
+  expect_refused(check_envelope(std::string(text).replace(at + 5, 3, "\"4x\"")), 1, "E0906", "bindings.N");
 }
 
 TEST_F(Json, RealizationSiteIndexOf23DigitsIsRefused) {
