@@ -262,11 +262,15 @@ bool is_identifier(const std::string& text) {
          std::all_of(text.begin(), text.end(), [&](unsigned char c) { return letter(c) || std::isdigit(c) != 0; });
 }
 
+// What `--const`/`--dim` accept after the `=` (calibrate records it as given).
 bool is_integer_text(const std::string& text) {
-  size_t digits = text.starts_with('-') ? 1 : 0;
-  return text.size() > digits && text.size() <= 20 &&
-         std::all_of(text.begin() + static_cast<std::ptrdiff_t>(digits), text.end(),
-                     [](unsigned char c) { return std::isdigit(c) != 0; });
+  size_t used = 0;
+  try {
+    (void)std::stoll(text, &used, 10);
+  } catch (const std::exception&) {
+    return false;
+  }
+  return used == text.size();
 }
 
 // `--const`/`--dim` bindings as calibrate recorded them: a name of the program, an integer.
