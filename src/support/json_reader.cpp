@@ -157,7 +157,7 @@ void append_excerpt(const Json& value, size_t limit, std::string& out, bool& cut
   for (auto it = value.begin(); it != value.end() && !cut; ++it) {
     if (!first) out += ", ";
     first = false;
-    if (value.is_object()) out += quoted(utf8_prefix(it.key(), limit)) + ": ";
+    if (value.is_object()) out += quoted(utf8_prefix(it.key(), out.size() < limit ? limit - out.size() : 0)) + ": ";
     append_excerpt(*it, limit, out, cut);
     if (out.size() >= limit && std::next(it) != value.end()) cut = true;
   }
@@ -170,7 +170,7 @@ std::string json_excerpt(const Json& value, size_t limit) {
   std::string out;
   bool cut = false;
   append_excerpt(value, limit, out, cut);
-  return cut ? std::string(utf8_prefix(out, limit)) + "…" : out;
+  return cut ? out + "…" : out;  // at most a quoted string's prefix past `limit`
 }
 
 }  // namespace presk
