@@ -43,11 +43,11 @@ TEST_F(Json, EnvelopeNestedDeeplyIsRefused) {
 
 TEST_F(Json, RealizationValueIsCutInTheMessage) {
   expect_refused(run_realization("{\"format\": 1, \"default\": \"" + std::string(1 << 20, 'x') + "\"}"), 1,
-                 "E0603", "xxxx…");
+                 "E0603", "xxxx\"…");
 }
 
 TEST_F(Json, EnvelopeValueIsCutInTheMessage) {
-  expect_refused(check_envelope("{\"format\": \"" + std::string(1 << 20, 'x') + "\"}"), 1, "E0903", "xxxx…");
+  expect_refused(check_envelope("{\"format\": \"" + std::string(1 << 20, 'x') + "\"}"), 1, "E0903", "xxxx\"…");
 }
 
 TEST_F(Json, RealizationKeyTwiceIsRefused) {
