@@ -293,11 +293,11 @@ void check_no_overlap(const std::vector<SafetensorsEntry>& entries, const std::s
   }
 }
 
-// The JSON of a note, or nullopt when it is not valid JSON.
+// The JSON of a note, or nullopt when it is not strict JSON (json_reader.h: also bounded in depth).
 std::optional<Json> parse_note(const std::string& text) {
   try {
-    return Json::parse(text);
-  } catch (const Json::exception&) {
+    return parse_user_json(text, {"a note", "E0104", ""});
+  } catch (const UserError&) {
     return std::nullopt;
   }
 }
