@@ -140,6 +140,7 @@ int run_calibrate(const CalibrateOptions& options, const GlobalOptions& global) 
     std::cerr << error.what() << std::endl;
     return 2;
   }
+  check_output_files({{"--out", options.out}}, run_input_files(options.input));
   PreparedRun prepared = prepare_run(options.input, global);
   precision::CalibrationOptions calibration{options.bits, global.threads, progress_printer(options.quiet)};
   auto start = std::chrono::steady_clock::now();

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "cli/command.h"
+#include "support/atomic_file.h"
 #include "train/corpus.h"
 
 namespace presk::cli {
@@ -127,6 +128,9 @@ void print_table(const train::PrepareResult& result, const DataPrepareOptions& o
 }
 
 int run_prepare(const DataPrepareOptions& options, const GlobalOptions& global) {
+  const std::string folder = options.out_dir.empty() || options.out_dir.back() == '/' ? options.out_dir : options.out_dir + "/";
+  check_output_files({{"--out-dir", folder + "train.safetensors"}, {"--out-dir", folder + "val.safetensors"}},
+                     {{"--text", options.text_path}});
   train::PrepareResult result;
   {
     SlowStageReporter reporter;

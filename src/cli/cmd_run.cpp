@@ -177,6 +177,9 @@ int run_command(const RunCommandOptions& options, const GlobalOptions& global) {
     user_error("E0541").hint("drop --arith ball: --grad runs the vjp on MPFR (--exact) or natively (--realize R)")
         << "--grad does not run on Arb balls (--arith ball)";
   }
+  std::vector<CommandFile> inputs = run_input_files(options.input);
+  inputs.push_back({"--realize", realization_file(options.realize)});
+  check_output_files({{"--out", options.out}}, inputs);
   PreparedRun prepared = prepare_run(options.input, global);
   if (options.grad) {
     GradientRunOptions gradient{options.bits, options.digits, options.out, options.realize, options.scalar, options.exact};

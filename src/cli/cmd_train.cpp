@@ -99,6 +99,11 @@ void print_result(const train::TrainResult& result, const train::TrainOptions& r
 
 int run_train(TrainCommandOptions& options, const GlobalOptions& global) {
   train::TrainOptions& run = options.run;
+  // --out may be the --resume checkpoint (a run continues in place); nothing else may alias.
+  check_output_files({{"--out", run.out}, {"--weights-out", run.weights_out}},
+                     {{"the program", options.program_path}, {"--data", run.data}, {"--val", run.validation},
+                      {"--init", run.init}, {"--realize", realization_file(run.realization_argument)}});
+  check_output_files({{"--weights-out", run.weights_out}}, {{"--resume", run.resume}});
   run.seed = global.seed;
   run.threads = global.threads;
   run.schedule.kind = *train::schedule_from_name(options.schedule);

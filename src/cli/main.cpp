@@ -72,6 +72,9 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     return presk::cli::run(argc, argv);
+  } catch (const presk::UsageError& e) {
+    std::cerr << e.what() << std::endl;
+    return 2;
   } catch (const presk::UserError& e) {
     std::cerr << e.what() << std::endl;
     return 1;

@@ -1,7 +1,9 @@
 // The shared command-line steps: bindings and host-tensor conversion (cli/pipeline.h).
 #include "cli/pipeline.h"
 
+#include <algorithm>
 #include <cctype>
+#include <map>
 
 #include "exec/reference/interpreter.h"
 #include "support/diagnostics.h"
@@ -33,6 +35,7 @@ void add_binding_options(CLI::App& command, BindingOptions& options) {
 std::vector<lang::Binding> parse_bindings(const std::vector<std::string>& texts,
                                           const std::string& option, const char* code) {
   std::vector<lang::Binding> bindings;
+  std::map<std::string, std::string> given;  // name → the binding that first set it
   for (const std::string& text : texts) {
     size_t equals = text.find('=');
     std::string name = text.substr(0, equals);
@@ -45,9 +48,18 @@ std::vector<lang::Binding> parse_bindings(const std::vector<std::string>& texts,
       used = std::string::npos;
     }
     if (!is_identifier(name) || value.empty() || used != value.size()) {
-      user_error(code).hint("write " + option + " NAME=INTEGER, e.g. " + option +
+      usage_error(code).hint("write " + option + " NAME=INTEGER, e.g. " + option +
                             (option == "--dim" ? " T=256" : " D=32"))
           << option << " `" << text << "` is not NAME=INTEGER (an integer within ±2^63)";
+    }
+    auto [first, fresh] = given.emplace(name, text);
+    if (!fresh) {
+      const int64_t earlier = std::find_if(bindings.begin(), bindings.end(),
+                                           [&](const lang::Binding& b) { return b.name == name; })->value;
+      if (earlier == number) continue;  // the same value twice binds it once
+      usage_error("E0015").hint("give " + option + " " + name + "=… once")
+          << option << " binds `" << name << "` twice, to different values (`" << first->second << "`, then `"
+          << text << "`)";
     }
     bindings.push_back({name, static_cast<int64_t>(number)});
   }
@@ -108,6 +120,14 @@ PreparedRun prepare_run(const RunInputOptions& options, const GlobalOptions& glo
     prepared.data->require(prepared.first, prepared.count);
   }
   return prepared;
+}
+
+std::vector<CommandFile> run_input_files(const RunInputOptions& options) {
+  return {{"the program", options.program_path}, {"--weights", options.weights}, {"--data", options.data}};
+}
+
+std::string realization_file(const std::string& argument) {
+  return !argument.empty() && argument[0] == '@' ? argument.substr(1) : "";
 }
 
 }  // namespace presk::cli

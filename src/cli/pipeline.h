@@ -13,6 +13,7 @@
 #include "exec/reference/value.h"
 #include "exec/reference/weights.h"
 #include "lang/frontend.h"
+#include "support/atomic_file.h"
 #include "support/tensor.h"
 
 namespace presk::cli {
@@ -61,5 +62,10 @@ struct PreparedRun {
   std::vector<reference::HostTensor> inputs(int64_t k, uint64_t seed) const;
 };
 PreparedRun prepare_run(const RunInputOptions& options, const GlobalOptions& global);
+
+// The files a run reads (the program, --weights, --data), for check_output_files.
+std::vector<CommandFile> run_input_files(const RunInputOptions& options);
+// The file a `--realize` argument reads: the path after `@`, or "" for a type name.
+std::string realization_file(const std::string& argument);
 
 }  // namespace presk::cli

@@ -1,6 +1,7 @@
 // The front end as one call: read, lex, parse, check and lower, verify.
 #include "lang/frontend.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -19,11 +20,14 @@ ProgramAst parse_source(const std::shared_ptr<const SourceFile>& source, Diagnos
 }  // namespace
 
 std::shared_ptr<const SourceFile> read_source(const std::string& path) {
+  std::error_code error;
+  const bool folder = std::filesystem::is_directory(path, error);  // reads as empty otherwise
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
-  if (in) text << in.rdbuf();
-  if (!in || in.bad()) {
-    user_error("E0003").hint("check the path and that the file is readable") << "cannot read source file `" << path << "`";
+  if (in && !folder) text << in.rdbuf();
+  if (!in || in.bad() || folder) {
+    user_error("E0003").hint("check the path and that the file is readable")
+        << "cannot read source file `" << path << "`" << (folder ? ": it is a folder" : "");
   }
   return std::make_shared<SourceFile>(SourceFile{path, text.str()});
 }

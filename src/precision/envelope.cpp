@@ -2,6 +2,8 @@
 // field by field, each error naming the file and the field (docs/precision.md has the format).
 #include "precision/envelope.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +14,7 @@
 
 #include "support/atomic_file.h"
 #include "support/diagnostics.h"
+#include "support/json_reader.h"
 
 namespace presk::precision {
 namespace {
@@ -86,7 +89,10 @@ class Fields {
 
   const std::string& origin() const { return origin_; }
   const json& object() const { return object_; }
-  std::string name(const std::string& key) const { return where_.empty() ? key : where_ + "." + key; }
+  std::string name(const std::string& key) const {
+    const std::string shown = key.size() <= 80 ? key : text_excerpt(key, 80);  // a hostile key stays short
+    return where_.empty() ? shown : where_ + "." + shown;
+  }
 
   const json& field(const std::string& key) const {
     auto found = object_.find(key);
@@ -106,7 +112,7 @@ class Fields {
   }
 
   [[noreturn]] void out_of_range(const std::string& key, const json& value, const std::string& wanted) const {
-    user_error("E0906").hint(kRewrite) << origin_ << ": field `" << name(key) << "` is " << value.dump()
+    user_error("E0906").hint(kRewrite) << origin_ << ": field `" << name(key) << "` is " << json_excerpt(value)
                                        << ", but must be " << wanted;
   }
 
@@ -242,18 +248,43 @@ std::vector<T> parse_list(const Fields& fields, const std::string& key, const st
     std::string name = element.text(name_key);
     if (!seen.insert(name).second) {
       user_error("E0907").hint("calibrate again: each site and parameter appears once")
-          << fields.origin() << ": field `" << element.name(name_key) << "` is `" << name
-          << "`, listed twice";
+          << fields.origin() << ": field `" << element.name(name_key) << "` is " << text_excerpt(name)
+          << ", listed twice";
     }
     list.push_back(parse(element));
   }
   return list;
 }
 
+bool is_identifier(const std::string& text) {
+  auto letter = [](unsigned char c) { return std::isalpha(c) != 0 || c == '_'; };
+  return !text.empty() && text.size() <= 256 && letter(text[0]) &&
+         std::all_of(text.begin(), text.end(), [&](unsigned char c) { return letter(c) || std::isdigit(c) != 0; });
+}
+
+// What `--const`/`--dim` accept after the `=` (calibrate records it as given).
+bool is_integer_text(const std::string& text) {
+  size_t used = 0;
+  try {
+    (void)std::stoll(text, &used, 10);
+  } catch (const std::exception&) {
+    return false;
+  }
+  return used == text.size();
+}
+
+// `--const`/`--dim` bindings as calibrate recorded them: a name of the program, an integer.
 std::map<std::string, std::string> parse_bindings(const Fields& fields) {
   Fields bindings = fields.inner("bindings");
   std::map<std::string, std::string> map;
-  for (const auto& item : bindings.object().items()) map[item.key()] = bindings.text(item.key());
+  for (const auto& item : bindings.object().items()) {
+    std::string value = bindings.text(item.key());
+    if (!is_identifier(item.key())) {
+      bindings.out_of_range(item.key(), item.key(), "keyed by a const or dim name (an identifier)");
+    }
+    if (!is_integer_text(value)) bindings.out_of_range(item.key(), item.value(), "an integer, as text");
+    map[item.key()] = value;
+  }
   return map;
 }
 
@@ -261,7 +292,7 @@ void check_format(const Fields& fields) {
   const json& format = fields.field("format");
   if (!format.is_number_integer() || format.get<int64_t>() != kFormat) {
     user_error("E0903").hint("this presk reads envelope format 1; calibrate again")
-        << fields.origin() << ": field `format` is " << format.dump() << ", not a known format (1)";
+        << fields.origin() << ": field `format` is " << json_excerpt(format) << ", not a known format (1)";
   }
 }
 
@@ -341,14 +372,12 @@ Envelope read_envelope(const std::string& path) {
     user_error("E0900").hint("check the path; `presk calibrate --precision ... --out FILE` writes one")
         << "cannot read the envelope file `" << path << "`";
   }
-  json parsed;
-  try {
-    parsed = json::parse(text.str());
-  } catch (const json::parse_error& error) {
-    user_error("E0901").hint("the file is truncated or not an envelope; calibrate again")
-        << path << ": not valid JSON (" << error.what() << ")";
-  }
-  return parse_envelope(parsed, path);
+  return parse_envelope_text(text.str(), path);
+}
+
+Envelope parse_envelope_text(std::string_view text, const std::string& origin) {
+  return parse_envelope(
+      parse_user_json(text, {origin, "E0901", "the file is truncated or not an envelope; calibrate again"}), origin);
 }
 
 }  // namespace presk::precision

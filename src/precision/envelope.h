@@ -10,6 +10,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace presk::precision {
@@ -101,6 +102,9 @@ void write_envelope(const Envelope& envelope, const std::string& path);
 // field (E0905), a value out of range (E0906), a site or parameter listed twice (E0907) —
 // each naming the file and the field. Numbers may be written "inf" or "nan" (JSON has none).
 Envelope read_envelope(const std::string& path);
+// The envelope an envelope file's bytes hold: strict JSON (support/json_reader.h: E0901 when it
+// is not JSON, E0010–E0014 for what strict JSON refuses), then parse_envelope's checks.
+Envelope parse_envelope_text(std::string_view text, const std::string& origin);
 // The envelope as the JSON object write_envelope writes, and back (`origin` names the source
 // in read_envelope's errors).
 nlohmann::ordered_json envelope_json(const Envelope& envelope);

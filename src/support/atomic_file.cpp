@@ -8,6 +8,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <optional>
+#include <utility>
 
 #include "support/diagnostics.h"
 
@@ -26,7 +29,8 @@ std::string folder_of(const std::string& path) {
 // elsewhere (or nowhere) and we start again, so we never truncate a committed file.
 int open_locked_temporary(const std::string& temporary_path) {
   for (;;) {
-    int fd = ::open(temporary_path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+    // Never through a link planted at the temporary's name, never blocking on a FIFO there.
+    int fd = ::open(temporary_path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
     if (fd < 0) return -errno;
     int locked;
     do {
@@ -52,6 +56,8 @@ std::string atomic_temporary_path(const std::string& path) {
 
 AtomicFileWriter::AtomicFileWriter(std::string path)
     : path_(std::move(path)), temporary_path_(atomic_temporary_path(path_)) {
+  require_file_target(path_);
+  require_file_target(temporary_path_, "the temporary");  // a leftover link would be written through
   int fd = open_locked_temporary(temporary_path_);
   if (fd < 0) fail("E0130", "cannot create the temporary file", -fd);
   fd_ = fd;
@@ -115,6 +121,75 @@ void AtomicFileWriter::commit() {
   }
   ::close(fd_);  // releases the lock
   fd_ = -1;
+}
+
+namespace {
+
+const char* kind_of(mode_t mode) {
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// The file `path` names (following links), if it exists.
+std::optional<std::pair<dev_t, ino_t>> file_identity(const std::string& path) {
+  struct stat status {};
+  if (path.empty() || ::stat(path.c_str(), &status) != 0) return std::nullopt;
+  return std::make_pair(status.st_dev, status.st_ino);
+}
+
+// Where an output that may not exist yet goes: its folder's identity and its own name.
+std::optional<std::pair<std::pair<dev_t, ino_t>, std::string>> place_of(const std::string& path) {
+  std::filesystem::path place(path);
+  std::string folder = place.parent_path().empty() ? "." : place.parent_path().string();
+  auto identity = file_identity(folder);
+  if (!identity) return std::nullopt;
+  return std::make_pair(*identity, place.filename().string());
+}
+
+[[noreturn]] void report_alias(const CommandFile& output, const CommandFile& other, bool other_is_output) {
+  user_error("E0140").hint("write the output to a new path; presk never replaces a file the same command reads")
+      << output.option << " `" << output.path << "` is the same file as " << other.option << " `" << other.path
+      << "`" << (other_is_output ? " (another output of this command)" : ", which this command reads");
+}
+
+}  // namespace
+
+void require_file_target(const std::string& path, const std::string& option) {
+  struct stat status {};
+  if (::lstat(path.c_str(), &status) != 0 || S_ISREG(status.st_mode)) return;
+  if (S_ISDIR(status.st_mode)) {
+    user_error("E0133").hint("choose a file path, not a folder")
+        << "cannot write " << option << " `" << path << "`: it is a folder";
+  }
+  user_error("E0141").hint("choose the path of a regular file (or of none yet); presk writes by renaming a new file "
+                           "into place, which would replace it")
+      << "cannot write " << option << " `" << path << "`: it is " << kind_of(status.st_mode) << ", not a regular file";
+}
+
+void check_output_files(const std::vector<CommandFile>& outputs, const std::vector<CommandFile>& inputs) {
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const CommandFile& output = outputs[i];
+    if (output.path.empty()) continue;
+    require_file_target(output.path, output.option);
+    auto identity = file_identity(output.path);
+    auto temporary = file_identity(atomic_temporary_path(output.path));
+    for (const CommandFile& input : inputs) {
+      auto theirs = file_identity(input.path);
+      if (theirs && ((identity && *theirs == *identity) || (temporary && *theirs == *temporary))) {
+        report_alias(output, input, false);
+      }
+    }
+    auto place = place_of(output.path);
+    for (size_t j = 0; j < i; ++j) {
+      if (outputs[j].path.empty()) continue;
+      auto other = place_of(outputs[j].path);
+      bool same = (identity && identity == file_identity(outputs[j].path)) || (place && other && *place == *other);
+      if (same) report_alias(output, outputs[j], true);
+    }
+  }
 }
 
 void write_file_atomically(const std::string& path, std::string_view bytes) {

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace presk {
 
@@ -20,7 +21,7 @@ namespace presk {
 //
 // Errors are user errors: E0130 (cannot create the temporary: missing folder, no
 // permission), E0131 (write failed: disk full, quota), E0132 (fsync failed),
-// E0133 (rename failed, e.g. PATH is a folder).
+// E0133 (rename failed, e.g. PATH is a folder), E0141 (PATH is a symlink, FIFO, device or socket).
 class AtomicFileWriter {
  public:
   explicit AtomicFileWriter(std::string path);
@@ -50,5 +51,22 @@ std::string atomic_temporary_path(const std::string& path);
 
 // Writes `bytes` to `path` atomically (AtomicFileWriter in one call).
 void write_file_atomically(const std::string& path, std::string_view bytes);
+
+// A file a command reads or writes, with the option that named it (`--data`), for messages.
+struct CommandFile {
+  std::string option;
+  std::string path;  // empty: not given (skipped)
+};
+
+// Refuses an output path that exists and is not a regular file: E0141 for a symbolic link, a
+// FIFO, a device or a socket (the rename would replace it with a regular file), E0133 for a
+// folder. AtomicFileWriter checks its own path with it; `option` names the path in messages.
+void require_file_target(const std::string& path, const std::string& option = "the output");
+
+// What a command checks before it starts work: every output passes require_file_target, and
+// no output is one of `inputs` or another output (E0140). "The same" means the same file
+// (device and inode), so another spelling, `./x`, or a hard link counts; an input that is
+// the output's temporary (`PATH.presk-tmp`) counts too.
+void check_output_files(const std::vector<CommandFile>& outputs, const std::vector<CommandFile>& inputs);
 
 }  // namespace presk

@@ -74,6 +74,7 @@ UserError::UserError(std::vector<Diagnostic> diagnostics)
 
 UserErrorBuilder::~UserErrorBuilder() noexcept(false) {
   diagnostic_.message = message_.str();
+  if (usage_) throw UsageError({std::move(diagnostic_)});
   throw UserError({std::move(diagnostic_)});
 }
 

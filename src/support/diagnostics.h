@@ -50,6 +50,13 @@ class UserError : public std::runtime_error {
   std::vector<Diagnostic> diagnostics_;
 };
 
+// A user error in the command line itself (a malformed or contradictory option, docs/cli.md):
+// the CLI prints it and exits with status 2.
+class UsageError : public UserError {
+ public:
+  using UserError::UserError;
+};
+
 // A bug in presk. The CLI prints it and exits with status 3; tests fail when one fires.
 class InternalError : public std::logic_error {
  public:
@@ -62,7 +69,7 @@ class InternalError : public std::logic_error {
 // The error is thrown when the temporary is destroyed at the end of the statement.
 class UserErrorBuilder {
  public:
-  UserErrorBuilder(std::string code, Span span = {}) {
+  UserErrorBuilder(std::string code, Span span = {}, bool usage = false) : usage_(usage) {
     diagnostic_.code = std::move(code);
     diagnostic_.span = std::move(span);
   }
@@ -83,11 +90,15 @@ class UserErrorBuilder {
  private:
   Diagnostic diagnostic_;
   std::ostringstream message_;
+  bool usage_ = false;  // throws a UsageError
 };
 
 inline UserErrorBuilder user_error(std::string code, Span span = {}) {
   return UserErrorBuilder(std::move(code), std::move(span));
 }
+
+// The same for an error of the command line: throws a UsageError (exit status 2).
+inline UserErrorBuilder usage_error(std::string code) { return UserErrorBuilder(std::move(code), {}, true); }
 
 // Collects diagnostics so a pass can report several before stopping.
 class DiagnosticSink {

@@ -18,6 +18,7 @@
 
 #include "support/atomic_file.h"
 #include "support/diagnostics.h"
+#include "support/json_reader.h"
 
 namespace presk {
 
@@ -124,7 +125,7 @@ Json parse_header(std::string_view text, const std::string& file) {
     user_error("E0104").hint(
         "the header must be UTF-8 JSON; the file may be truncated or not "
         "a safetensors file")
-        << file << ": the header is not valid JSON (" << error.what() << ")";
+        << file << ": the header is not valid JSON (" << json_error_detail(error) << ")";
   }
   return header;
 }
@@ -292,11 +293,11 @@ void check_no_overlap(const std::vector<SafetensorsEntry>& entries, const std::s
   }
 }
 
-// The JSON of a note, or nullopt when it is not valid JSON.
+// The JSON of a note, or nullopt when it is not strict JSON (json_reader.h: also bounded in depth).
 std::optional<Json> parse_note(const std::string& text) {
   try {
-    return Json::parse(text);
-  } catch (const Json::exception&) {
+    return parse_user_json(text, {"a note", "E0104", ""});
+  } catch (const UserError&) {
     return std::nullopt;
   }
 }

@@ -1,10 +1,13 @@
 // Training checkpoints (checkpoint.h).
 #include "train/checkpoint.h"
 
+#include <algorithm>
+#include <cctype>
 #include <set>
 #include <sstream>
 
 #include "support/diagnostics.h"
+#include "support/json_reader.h"
 #include "support/safetensors.h"
 
 namespace presk::train {
@@ -74,6 +77,46 @@ std::string metadata_value(const SafetensorsFile& file, const std::string& key) 
         << key << "`";
   }
   return found->second;
+}
+
+constexpr const char* kCorruptHint =
+    "the checkpoint's metadata was edited or damaged; resume from an intact checkpoint, or start "
+    "again with --init";
+
+// The checkpoint's `step`: a count of completed steps, decimal digits only (at most 18, far
+// beyond the 2^40 steps a run may take).
+int64_t step_of(const SafetensorsFile& file) {
+  const std::string text = metadata_value(file, "step");
+  const bool digits = !text.empty() && text.size() <= 18 &&
+                      std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+  if (!digits) {
+    user_error("E1030").hint(kCorruptHint) << "`" << file.name() << "`: metadata `step` is " << text_excerpt(text)
+                                           << ", not a count of steps (digits 0-9, at most 18)";
+  }
+  return std::stoll(text);
+}
+
+// The generator's state must be the one the writer records for (seed, step): resuming from
+// another would draw other windows and dropout masks than the run it continues.
+void check_generator(const SafetensorsFile& file, int64_t step, const RunIdentity& identity) {
+  const std::string origin = "`" + file.name() + "`: metadata `generator`";
+  nlohmann::json generator = parse_user_json(metadata_value(file, "generator"), {origin, "E1030", kCorruptHint});
+  const bool well_formed = generator.is_object() && generator.size() == 3 && generator.contains("kind") && generator["kind"] == "counter" &&
+                           generator.contains("seed") && generator["seed"].is_number_unsigned() &&
+                           generator.contains("next_step") && generator["next_step"].is_number_unsigned();
+  if (!well_formed) {
+    user_error("E1030").hint(kCorruptHint)
+        << origin << " is " << json_excerpt(generator) << ", not {\"kind\": \"counter\", \"seed\": S, \"next_step\": N}";
+  }
+  auto seed = identity.find("seed");
+  const std::string expected_seed = seed == identity.end() ? "0" : seed->second;
+  const std::string next_step = std::to_string(generator["next_step"].get<uint64_t>());
+  const std::string its_seed = std::to_string(generator["seed"].get<uint64_t>());
+  if (next_step != std::to_string(step) || its_seed != expected_seed) {
+    user_error("E1031").hint(kCorruptHint)
+        << "`" << file.name() << "`: the generator's state (seed " << its_seed << ", next step " << next_step
+        << ") disagrees with the checkpoint's step " << step << " and seed " << expected_seed;
+  }
 }
 
 }  // namespace
@@ -168,7 +211,8 @@ TrainState read_checkpoint(const std::string& path, const std::vector<ParameterS
         << "`" << path << "` was written by a run with other settings:" << differences.str();
   }
   TrainState state;
-  state.step = std::stoll(metadata_value(file, "step"));
+  state.step = step_of(file);
+  check_generator(file, state.step, identity);
   for (const ParameterState& p : layout) {
     ParameterState loaded = p;
     loaded.theta = values_of(file.read(p.path), master);

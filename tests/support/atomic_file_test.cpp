@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,18 +72,31 @@ TEST(AtomicFile, ErrorsAreCoded) {
   std::filesystem::create_directory(folder.file("a_folder"));
   EXPECT_EQ(code_of([&] { write_file_atomically(folder.file("a_folder"), "x"); }), "E0133");
   EXPECT_FALSE(std::filesystem::exists(atomic_temporary_path(folder.file("a_folder"))));
-  if (std::filesystem::exists("/dev/full")) {
-    // A temporary that is /dev/full: every write fails with ENOSPC, as on a full disk.
+  {
+    // A file-size limit of 4 KiB: writes past it fail (EFBIG), as on a full disk. (A link
+    // planted at the temporary's name is refused, E0141, so /dev/full cannot stand in.)
     std::string path = folder.file("full.bin");
-    std::filesystem::create_symlink("/dev/full", atomic_temporary_path(path));
+    struct rlimit old {};
+    ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+    struct rlimit small = old;
+    small.rlim_cur = 4096;
+    auto previous = ::signal(SIGXFSZ, SIG_IGN);
+    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+    std::string code = "none", message;
     try {
       write_file_atomically(path, std::string(1 << 16, 'x'));
-      ADD_FAILURE() << "wrote to /dev/full";
     } catch (const UserError& e) {
-      EXPECT_EQ(e.code(), "E0131");
-      EXPECT_NE(std::string(e.what()).find("writing failed"), std::string::npos) << e.what();
+      code = e.code();
+      message = e.what();
     }
+    ::setrlimit(RLIMIT_FSIZE, &old);
+    ::signal(SIGXFSZ, previous);
+    EXPECT_EQ(code, "E0131");
+    EXPECT_NE(message.find("writing failed"), std::string::npos) << message;
+    EXPECT_FALSE(std::filesystem::exists(path));
   }
+  std::filesystem::create_symlink("/dev/null", atomic_temporary_path(folder.file("linked.bin")));
+  EXPECT_EQ(code_of([&] { write_file_atomically(folder.file("linked.bin"), "x"); }), "E0141");
 }
 
 // Two contents of 3 MB that differ everywhere, so any mix of them is detected.

@@ -2,12 +2,15 @@
 #include "exec/native/realization.h"
 
 #include <algorithm>
+#include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <vector>
 
 #include "support/diagnostics.h"
+#include "support/json_reader.h"
 
 namespace presk::exec::native {
 namespace {
@@ -34,8 +37,9 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 // "nearest: `a`, `b`, `c` (of N)" over the existing names.
 std::string nearest_names(const std::string& wanted, const std::vector<std::string>& names) {
   if (names.empty()) return "the program has none";
+  const std::string prefix = wanted.substr(0, 256);  // a hostile name's cost stays bounded
   std::vector<std::pair<size_t, std::string>> ranked;
-  for (const std::string& name : names) ranked.emplace_back(edit_distance(wanted, name), name);
+  for (const std::string& name : names) ranked.emplace_back(edit_distance(prefix, name), name);
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const auto& x, const auto& y) { return x.first < y.first; });
   std::ostringstream out;
@@ -47,12 +51,15 @@ std::string nearest_names(const std::string& wanted, const std::vector<std::stri
   return out.str();
 }
 
+// A key of the file as a message shows it: as written when short, else a quoted prefix.
+std::string shown_key(const std::string& key) { return key.size() <= 64 ? key : text_excerpt(key); }
+
 RealType parse_type(const nlohmann::json& value, const std::string& field, const std::string& origin) {
   std::optional<RealType> type;
   if (value.is_string()) type = real_type_from_name(value.get<std::string>());
   if (!type) {
     user_error("E0603").hint(std::string("use one of ") + kMenu)
-        << origin << ": field `" << field << "` is " << value.dump()
+        << origin << ": field `" << field << "` is " << json_excerpt(value)
         << ", not a type on the menu (" << kMenu << ")";
   }
   return *type;
@@ -88,11 +95,11 @@ Order parse_order(const nlohmann::json& json, const std::string& origin) {
     allowed.insert("partials");
   } else {
     user_error("E0604").hint(std::string("one of ") + kinds)
-        << origin << ": field `order.kind` is \"" << kind << "\", not a known order";
+        << origin << ": field `order.kind` is " << text_excerpt(kind) << ", not a known order";
   }
   for (const auto& [key, value] : json.items()) {
     if (!allowed.count(key)) {
-      user_error("E0604") << origin << ": field `order." << key << "` does not belong to order `"
+      user_error("E0604") << origin << ": field `order." << shown_key(key) << "` does not belong to order `"
                           << kind << "`";
     }
   }
@@ -100,19 +107,20 @@ Order parse_order(const nlohmann::json& json, const std::string& origin) {
 }
 
 QuantSpec parse_quant(const nlohmann::json& json, const std::string& path, const std::string& origin) {
-  std::string field = "quant.\"" + path + "\"";
+  std::string field = "quant." + text_excerpt(path);
   if (!json.is_object()) user_error("E0608") << origin << ": field `" << field << "` must be an object";
   QuantSpec spec;
   for (const auto& [key, value] : json.items()) {
     if (key == "bits" && value.is_number_integer() && (value == 8 || value == 4)) {
       spec.bits = value.get<int>();
-    } else if (key == "over" && value.is_number_integer()) {
+    } else if (key == "over" && value.is_number_integer() &&
+               !(value.is_number_unsigned() && value.get<uint64_t>() > uint64_t{INT64_MAX})) {
       spec.over = value.get<int64_t>();
     } else if (key == "scheme" && value.is_string() && (value == "absmax" || value == "pow2")) {
       spec.scheme = value == "absmax" ? QuantScheme::absmax : QuantScheme::pow2;
     } else {
       user_error("E0608").hint("bits: 8 or 4; over: an axis (negative from the end); scheme: absmax or pow2")
-          << origin << ": field `" << field << "." << key << "` is " << value.dump()
+          << origin << ": field `" << field << "." << shown_key(key) << "` is " << json_excerpt(value)
           << ", not a valid quantization setting";
     }
   }
@@ -129,14 +137,14 @@ void check_format(const nlohmann::json& json, const std::string& origin) {
   }
   if (json["format"] != 1) {
     user_error("E0601").hint("this presk reads format 1")
-        << origin << ": field `format` is " << json["format"].dump() << ", not a known format";
+        << origin << ": field `format` is " << json_excerpt(json["format"]) << ", not a known format";
   }
   // `solve`: the record of the solve that wrote the file (src/solve/record.h); not read here.
   static const std::set<std::string> known = {"format", "default", "order", "sites", "params", "quant", "solve"};
   for (const auto& [key, value] : json.items()) {
     if (!known.count(key)) {
       user_error("E0602").hint("known fields: format, default, order, sites, params, quant, solve")
-          << origin << ": unknown field `" << key << "`";
+          << origin << ": unknown field `" << shown_key(key) << "`";
     }
   }
 }
@@ -192,10 +200,10 @@ Realization parse_realization(const nlohmann::json& json, const std::string& ori
   const nlohmann::json& params = json.contains("params") ? json["params"] : empty;
   const nlohmann::json& quant = json.contains("quant") ? json["quant"] : empty;
   for (const auto& [name, value] : sites.items()) {
-    realization.sites[name] = parse_type(value, "sites.\"" + name + "\"", origin);
+    realization.sites[name] = parse_type(value, "sites." + text_excerpt(name), origin);
   }
   for (const auto& [path, value] : params.items()) {
-    realization.params[path] = parse_type(value, "params.\"" + path + "\"", origin);
+    realization.params[path] = parse_type(value, "params." + text_excerpt(path), origin);
   }
   for (const auto& [path, value] : quant.items()) {
     realization.quant[path] = parse_quant(value, path, origin);
@@ -239,17 +247,33 @@ void check_sites(const Realization& realization, const ir::Program& program) {
     const ir::Function* function = slash == std::string::npos ? nullptr : program.find_function(name.substr(0, slash));
     if (function) {
       std::string index = name.substr(slash + 2);
-      bool digits = !index.empty() && std::all_of(index.begin(), index.end(), ::isdigit);
+      // At most 18 digits: within int64, and far beyond any function's let count.
+      bool digits = !index.empty() && index.size() <= 18 &&
+                    std::all_of(index.begin(), index.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
       if (digits && std::stoull(index) < function->lets.size()) {
         user_error("E0610").hint("type the parameter under `params`, or the callee's sites")
-            << realization.origin << ": field `sites.\"" << name
-            << "\"` names a let that holds no real value of its own (param, call, fold, or Z/B)";
+            << realization.origin << ": field `sites." << text_excerpt(name)
+            << "` names a let that holds no real value of its own (param, call, fold, or Z/B)";
       }
     }
     user_error("E0605").hint("`presk dump --stage sites` lists every site")
-        << realization.origin << ": field `sites.\"" << name << "\"`: no such site; "
+        << realization.origin << ": field `sites." << text_excerpt(name) << "`: no such site; "
         << nearest_names(name, names);
   }
+}
+
+// The bytes of a realization file; a folder or an unreadable file is E0600.
+std::string read_realization_file(const std::string& path) {
+  std::error_code error;
+  const bool folder = std::filesystem::is_directory(path, error);
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  if (in && !folder) text << in.rdbuf();
+  if (!in || in.bad() || folder) {
+    user_error("E0600").hint("check the path after `@`") << "cannot read realization file `" << path << "`"
+                                                          << (folder ? ": it is a folder" : "");
+  }
+  return text.str();
 }
 
 void check_params(const Realization& realization, const ir::Program& program) {
@@ -258,7 +282,7 @@ void check_params(const Realization& realization, const ir::Program& program) {
   auto check = [&](const std::string& field, const std::string& path) {
     if (!known.count(path)) {
       user_error("E0606").hint("`presk dump --stage sites` lists every parameter path")
-          << realization.origin << ": field `" << field << ".\"" << path << "\"`: no such parameter; "
+          << realization.origin << ": field `" << field << "." << text_excerpt(path) << "`: no such parameter; "
           << nearest_names(path, paths);
     }
   };
@@ -273,7 +297,7 @@ void check_params(const Realization& realization, const ir::Program& program) {
     int64_t rank = param->type.rank();
     if (spec.over < -rank || spec.over >= rank) {
       user_error("E0609").hint("`over` is an axis of the parameter's full shape, negative from the end")
-          << realization.origin << ": field `quant.\"" << path << "\".over` is " << spec.over
+          << realization.origin << ": field `quant." << text_excerpt(path) << ".over` is " << spec.over
           << ", outside the " << rank << " axes of " << ir::type_to_string(param->type);
     }
   }
@@ -286,15 +310,15 @@ void validate_realization(const Realization& realization, const ir::Program& pro
   check_params(realization, program);
 }
 
+Realization parse_realization_text(std::string_view text, const std::string& origin) {
+  return parse_realization(parse_user_json(text, {origin, "E0600", "a realization is a JSON object (docs/realization.md)"}),
+                           origin);
+}
+
 Realization load_realization(const std::string& argument, const ir::Program& program) {
   Realization realization;
   if (!argument.empty() && argument[0] == '@') {
-    std::string path = argument.substr(1);
-    std::ifstream in(path);
-    if (!in) user_error("E0600") << "cannot read realization file `" << path << "`";
-    nlohmann::json json = nlohmann::json::parse(in, nullptr, false, true);
-    if (json.is_discarded()) user_error("E0600") << "realization file `" << path << "` is not valid JSON";
-    realization = parse_realization(json, path);
+    realization = parse_realization_text(read_realization_file(argument.substr(1)), argument.substr(1));
   } else if (auto type = real_type_from_name(argument)) {
     realization = uniform_realization(*type);
   } else {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -55,6 +56,10 @@ Realization uniform_realization(RealType type);
 // Parses the JSON object of a realization file; checks its own structure (format, fields,
 // types on the menu, order, quant specs), not the program. `origin` names it in messages.
 Realization parse_realization(const nlohmann::json& json, const std::string& origin);
+
+// The realization a file's bytes hold: strict JSON (support/json_reader.h; E0600 when it is
+// not JSON, E0010–E0014 for what strict JSON refuses), then parse_realization.
+Realization parse_realization_text(std::string_view text, const std::string& origin);
 
 // Checks every site and path against `program`: unknown names (the message lists the
 // nearest existing ones), a path both typed and quantized, a site that holds no real value,
