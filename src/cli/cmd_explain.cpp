@@ -12,6 +12,7 @@
 #include "solve/explain.h"
 #include "support/atomic_file.h"
 #include "support/diagnostics.h"
+#include "support/json_reader.h"
 
 namespace presk::cli {
 namespace {
@@ -26,12 +27,7 @@ nlohmann::json read_realization_file(const std::string& path) {
   std::stringstream text;
   if (in) text << in.rdbuf();
   if (!in) user_error("E1112").hint("check the path: presk solve --out R.json writes one") << "cannot read `" << path << "`";
-  try {
-    return nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::exception&) {
-    user_error("E1112").hint("the file is truncated or not a realization; solve again") << path << ": not valid JSON";
-  }
-  return {};
+  return parse_user_json(text.str(), {path, "E1112", "the file is truncated or not a realization; solve again"});
 }
 
 bool selected(const ExplainOptions& options, const solve::Explanation& e) {
@@ -68,6 +64,7 @@ int run_explain(ExplainOptions& options, GlobalOptions& global) {
   nlohmann::json file;
   std::string origin = options.solve.run.program;
   if (!options.solve.run.envelope.empty()) {  // a program: solve first
+    check_solve_outputs(options.solve);
     const bool json = global.json;
     SolveRun run = run_solve(options.solve, global);
     global.json = json;
@@ -82,7 +79,7 @@ int run_explain(ExplainOptions& options, GlobalOptions& global) {
     for (const auto& v : file["solve"]["values"]) known |= v.value("key", "") == value;
     if (!known && file.contains("solve")) {
       user_error("E1114").hint("the record's values are the sites and parameter paths `presk explain R.json` lists")
-          << "--value `" << value << "` names no value of the solve";
+          << "--value `" << text_excerpt(value) << "` names no value of the solve";
     }
   }
   const solve::Record record = solve::parse_record(file, origin);

@@ -124,6 +124,7 @@ void print_report(const SolveRun& run, const std::string& out) {
 }
 
 int run_solve_command(const SolveCommandOptions& options, GlobalOptions& global) {
+  check_solve_outputs(options);
   SolveRun run = run_solve(options, global);
   write_file_atomically(options.out, run.file.dump(1) + "\n");
   if (global.json) {

@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "ir/program_hash.h"
+#include "support/atomic_file.h"
 #include "support/diagnostics.h"
 #include "support/sha256.h"
 
@@ -118,6 +119,14 @@ void add_solve_options(CLI::App& command, SolveCommandOptions& options, GlobalOp
   command.add_flag("--quiet", options.quiet, "No progress on stderr");
   add_threads_option(command, global);
   add_json_option(command, global);
+}
+
+void check_solve_outputs(const SolveCommandOptions& options) {
+  if (options.out.empty()) return;
+  check_output_files({{"--out", options.out}}, {{"the program", options.run.program},
+                                                {"--precision", options.run.envelope},
+                                                {"--weights", options.run.weights},
+                                                {"--data", options.run.data}});
 }
 
 SolveRun run_solve(const SolveCommandOptions& options, GlobalOptions& global) {

@@ -42,4 +42,8 @@ struct SolveRun {
 
 SolveRun run_solve(const SolveCommandOptions& options, GlobalOptions& global);
 
+// Refuses an --out that is one of the solve's inputs (the program, the envelope, the weights or
+// data named) or not a regular file (E0140, E0141), before any work.
+void check_solve_outputs(const SolveCommandOptions& options);
+
 }  // namespace presk::cli

@@ -178,3 +178,45 @@ TEST(SolveCommand, BadInputGetsCodedErrors) {
 
 }  // namespace
 }  // namespace presk::solve_testing
+
+namespace presk::solve_testing {
+namespace {
+
+// An --out that is an input is refused before any work, and the input keeps its bytes.
+TEST(SolveCommand, OutputOntoAnInputIsRefused) {
+  testing_support::TempFolder folder;
+  const std::string mlp = example("mlp.psk");
+  const std::string envelope = calibrate(folder, mlp, "loss", "--dim B=4 --samples 2");
+  const std::string before = read_file(envelope);
+  for (const char* command : {"solve", "explain"}) {
+    const testing::CommandResult result = testing::run_command(testing::presk() + " " + command + " " + mlp +
+                                                               " --precision " + envelope + " --budget 1e-3 --quiet --out " + envelope);
+    EXPECT_EQ(result.status, 1) << result.output;
+    EXPECT_NE(result.output.find("E0140"), std::string::npos) << result.output;
+    EXPECT_EQ(read_file(envelope), before);
+  }
+  const testing::CommandResult bad = testing::run_command(testing::presk() + " explain " + mlp);
+  EXPECT_EQ(bad.status, 1) << bad.output;
+  EXPECT_NE(bad.output.find("E1112"), std::string::npos) << bad.output;  // a program is not JSON
+  const testing::CommandResult plain = testing::run_command(testing::presk() + " explain " + envelope);
+  EXPECT_NE(plain.output.find("E1110"), std::string::npos) << plain.output;  // no solve record
+}
+
+// `presk explain PROGRAM --precision ENV --budget ε` solves, then explains.
+TEST(SolveCommand, ExplainSolvesFirst) {
+  testing_support::TempFolder folder;
+  const std::string mlp = example("mlp.psk");
+  const std::string envelope = calibrate(folder, mlp, "loss", "--dim B=4 --samples 2");
+  const std::string out = folder.file("solved.json");
+  const testing::CommandResult result = testing::run_command(
+      testing::presk() + " explain " + mlp + " --precision " + envelope + " --budget 1e-3 --quiet --out " + out +
+          " --value out --json", false);
+  ASSERT_EQ(result.status, 0) << result.output;
+  const nlohmann::json explained = nlohmann::json::parse(result.output);
+  ASSERT_EQ(explained.size(), 1u);
+  EXPECT_EQ(explained[0]["key"], "out");
+  EXPECT_TRUE(nlohmann::json::parse(read_file(out)).contains("solve"));
+}
+
+}  // namespace
+}  // namespace presk::solve_testing
