@@ -18,20 +18,19 @@ using solve::Solution;
 
 std::string bytes_text(double bytes) { return fmt::format("{:.3e}", bytes); }
 
-// "23 f32, 4 bf16, 18 f64" for the values of `kind`.
+// "23 f32, 4 bf16, 18 f64" for the values of `kind`, narrowest rung first.
 std::string types_text(const Offer& offer, const Solution& solution, solve::ValueKind kind, double* at_rest) {
-  std::map<int, int> count;
+  std::map<int, int> count;  // by menu rung
   double bytes = 0;
   for (size_t v = 0; v < offer.values.size(); ++v) {
     if (offer.values[v].kind != kind) continue;
-    ++count[solution.assignment[v]];
+    ++count[offer.values[v].ladder[solution.assignment[v]].rung];
     bytes += offer.bytes(static_cast<int>(v), solution.assignment[v]);
   }
   if (at_rest) *at_rest = bytes;
   std::string text;
-  for (int rung = static_cast<int>(offer.menu.rungs.size()) - 1; rung >= 0; --rung) {
-    if (!count[rung]) continue;
-    text += fmt::format("{}{} {}", text.empty() ? "" : ", ", count[rung], real_type_name(offer.menu.rungs[rung].type));
+  for (auto it = count.rbegin(); it != count.rend(); ++it) {
+    text += fmt::format("{}{} {}", text.empty() ? "" : ", ", it->second, offer.menu.rungs[it->first].name);
   }
   return text.empty() ? "none" : text;
 }
@@ -47,7 +46,7 @@ void print_rules(const Offer& offer, double realization_bytes) {
     if (value.exclusion == solve::Exclusion::min_gain) name += fmt::format(" ({:.3g} B)", value.first_saving);
     left[value.exclusion].push_back(name);
     if (value.exclusion != solve::Exclusion::unknown_sensitivity) {
-      forgone += offer.bytes(static_cast<int>(v), 0) - offer.bytes(static_cast<int>(v), static_cast<int>(offer.menu.rungs.size()) - 1);
+      forgone += offer.bytes(static_cast<int>(v), 0) - value.ladder.back().bytes;
     }
   }
   auto list = [](const std::vector<std::string>& names) {

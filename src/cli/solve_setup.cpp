@@ -103,7 +103,7 @@ void add_solve_options(CLI::App& command, SolveCommandOptions& options, GlobalOp
   command.add_option("--data", options.run.data, "The data file (default: the envelope's); held-out samples follow the envelope's");
   command.add_option("--budget", options.budget, "Budget on max |native − exact|, relative to the output's largest magnitude");
   command.add_option("--budget-abs", options.budget_abs, "Budget on max |native − exact|, absolute");
-  command.add_option("--menu", options.menu, "The types offered, widest first")->capture_default_str();
+  command.add_option("--menu", options.menu, "The rungs offered, widest first: f64,f32,bf16 and, for matrices, int8,int4")->capture_default_str();
   command.add_option("--rounding", options.rounding, "A value's rounding term: the envelope's measured max|fl(x) − x|, or u·max|x|")
       ->check(CLI::IsMember({"measured", "unit"}))->capture_default_str();
   command.add_option("--estimate", options.estimate, "Sum of the terms, or their root-sum-square aimed at budget/margin")
@@ -137,7 +137,7 @@ SolveRun run_solve(const SolveCommandOptions& options, GlobalOptions& global) {
   run.prepared = prepare_envelope_run(options.run, run.envelope, global);
   run.budget = budget_of(options, *run.prepared.entry, run.envelope);
   run.offer = solve::make_offer(run.prepared.program, *run.prepared.entry, run.envelope, run.options.menu,
-                                run.options.min_gain);
+                                run.options.min_gain, &run.prepared.parameters);
   const solve::Progress progress = options.quiet ? solve::Progress{}
                                                  : solve::Progress([](const std::string& line) { std::cerr << "solve: " << line << std::endl; });
   const PreparedRun& prepared = run.prepared;

@@ -16,16 +16,23 @@ double rounding_at(const Value& value, RealType type, bool unit) {
 
 }  // namespace
 
-int effective_rung(const Offer& offer, const Assignment& assignment, int value) {
-  int rung = assignment[value];
-  for (int reader : offer.values[value].readers) rung = std::max(rung, assignment[reader]);
-  return rung;
+RealType effective_type(const Offer& offer, const Assignment& assignment, int value) {
+  RealType type = offer.rung(value, assignment[value]).type;
+  for (int reader : offer.values[value].readers) {
+    const RealType read = offer.rung(reader, assignment[reader]).type;
+    if (!exec::native::is_wider_or_same(read, type)) type = read;
+  }
+  return type;
 }
 
 double term(const Offer& offer, const Assignment& assignment, int value, const EstimateOptions& options) {
   const Value& v = offer.values[value];
-  const RealType type = offer.menu.rungs[effective_rung(offer, assignment, value)].type;
-  const double rounding = rounding_at(v, type, options.unit_rounding);
+  const RealType type = effective_type(offer, assignment, value);
+  double rounding = rounding_at(v, type, options.unit_rounding);
+  if (offer.rung(value, assignment[value]).integer()) {
+    const double reread = type == RealType::f32 ? 0 : rounding;  // a reader narrower than f32
+    rounding = std::max(v.ladder[assignment[value]].move, reread);
+  }
   if (std::isinf(rounding)) return std::numeric_limits<double>::infinity();
   if (!v.sensitivity) return 0;
   return *v.sensitivity * rounding;

@@ -5,7 +5,9 @@
 // own rung and its readers' (a narrower reader rounds it again at its edge). A measured rounding
 // the envelope records as +∞ (v overflows d) makes the term +∞, whatever s_v; the unit form
 // compares no magnitude with the type's range, and the measurement finds what it misses. A value of unknown
-// sensitivity adds nothing: it is not offered, and the measurement judges it. The estimate is
+// sensitivity adds nothing: it is not offered, and the measurement judges it. A parameter at an
+// integer rung adds s_v · max|ŵ − w| (the largest move of its values), or its rounding into a
+// reader narrower than f32 where that is larger. The estimate is
 // Σ t_v (--estimate sum) or √Σ t_v² (--estimate rss). It ranks; it is no bound.
 #pragma once
 
@@ -15,7 +17,8 @@
 
 namespace presk::solve {
 
-// A rung per value of the offer (indices into offer.menu.rungs); values not offered stay 0.
+// A step of its own ladder per value of the offer (Value::ladder; 0 is f64); values not
+// offered stay 0.
 using Assignment = std::vector<int>;
 
 enum class EstimateForm { sum, rss };
@@ -25,8 +28,9 @@ struct EstimateOptions {
   EstimateForm form = EstimateForm::sum;
 };
 
-// The rung v is read at: the narrowest of its own and its readers' rungs.
-int effective_rung(const Offer& offer, const Assignment& assignment, int value);
+// The float type v is read at: the narrowest of its own (an integer rung's is f32, the type of
+// the q·s it denotes) and its readers'.
+RealType effective_type(const Offer& offer, const Assignment& assignment, int value);
 // t_v under `assignment`.
 double term(const Offer& offer, const Assignment& assignment, int value, const EstimateOptions& options);
 // Σ t_v or √Σ t_v².

@@ -68,6 +68,11 @@ std::vector<Explanation> explain(const Record& record) {
       e.decision = (widened ? "widened to " : "narrowed to ") + value.final_type;
     }
     if (e.reasons.empty()) e.reasons.push_back("no step was taken: it is at the menu's narrowest type");
+    if (value.over) {
+      e.reasons.push_back(fmt::format("stored as {}: {:.4g} bytes with its f32 scales, one per index of every axis but "
+                                      "{}; the largest move of its values {:.3e}",
+                                      value.final_type, value.bytes, *value.over, value.move));
+    }
     out.push_back(std::move(e));
   }
   return out;

@@ -1,33 +1,36 @@
-// The solver's menu: the rungs a value may take, widest first (f64, f32, bf16 today). A rung is
-// a storage type with its bytes per element; integer rungs (int8/int4 weights) are to come and
-// will be rungs of this list too, offered to parameters alone.
+// The solver's menu: the rungs a value may take, widest first — the float types (f64, f32,
+// bf16), then for parameters of rank two or more as declared the integer rungs (int8, int4,
+// each under absmax and pow2 scales). Integers are a storage type: a reader dequantizes them to
+// f32(q·s) as it reads them, and nothing is computed in them.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "exec/native/numeric.h"
+#include "exec/native/realization.h"
 
 namespace presk::solve {
 
 using exec::native::RealType;
 
 struct Rung {
-  RealType type = RealType::f64;
-  double bytes = 8;  // per element
+  std::string name;                 // "f32", "int8", "int4/pow2"
+  RealType type = RealType::f64;    // a float rung's type; an integer rung's meaning, f32
+  double bytes = 8;                 // per element (an integer rung's scales come on top)
+  int bits = 0;                     // 8 or 4 for an integer rung, 0 for a float one
+  exec::native::QuantScheme scheme = exec::native::QuantScheme::absmax;
+  bool integer() const { return bits > 0; }
 };
 
 struct Menu {
-  std::vector<Rung> rungs;  // widest first; rungs[0] is the default type of the realization
-
-  // The rung narrower than `rung` by one step, or -1 when `rung` is the last.
-  int narrower(int rung) const { return rung + 1 < static_cast<int>(rungs.size()) ? rung + 1 : -1; }
-  int wider(int rung) const { return rung - 1; }
+  std::vector<Rung> rungs;  // widest first; rungs[0] is f64, the realization's default
   std::string text() const;  // "f64,f32,bf16"
+  bool has_integers() const;
 };
 
-// "f64,f32,bf16" (the default): names from the realization's menu, each once, widest first,
-// beginning with f64 (the realization's default). E1101 otherwise, naming what exists.
+// "f64,f32,bf16" (the default), optionally followed by "int8" and/or "int4" (each offering both
+// scale schemes): names each once, widest first, beginning with f64. E1101 otherwise.
 Menu parse_menu(const std::string& text);
 
 // The default menu: f64, f32, bf16.

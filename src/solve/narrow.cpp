@@ -13,9 +13,9 @@ std::vector<int> by_saving(const Offer& offer, const Assignment& assignment) {
   std::vector<int> order;
   for (size_t i = 0; i < offer.values.size(); ++i) {
     const int v = static_cast<int>(i);
-    if (offer.values[v].offered() && offer.menu.narrower(assignment[v]) >= 0) order.push_back(v);
+    if (offer.values[v].offered() && offer.narrower(v, assignment[v]) >= 0) order.push_back(v);
   }
-  auto saving = [&](int v) { return offer.bytes(v, assignment[v]) - offer.bytes(v, offer.menu.narrower(assignment[v])); };
+  auto saving = [&](int v) { return offer.bytes(v, assignment[v]) - offer.bytes(v, offer.narrower(v, assignment[v])); };
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return saving(a) > saving(b); });
   return order;
 }
@@ -29,7 +29,7 @@ std::vector<Move> narrow_pass(const Offer& offer, double threshold, Measurer& me
     move.kind = MoveKind::try_narrow;
     move.value = v;
     move.from = tried[v];
-    move.to = offer.menu.narrower(tried[v]);
+    move.to = offer.narrower(v, tried[v]);
     move.saves = offer.bytes(v, move.from) - offer.bytes(v, move.to);
     tried[v] = move.to;
     const precision::MeasuredGap gap = measurer.in_sample(offer, tried);

@@ -4,7 +4,12 @@
 #include <algorithm>
 #include <map>
 
+#include <cmath>
+#include <optional>
+
+#include "exec/native/kernels.h"
 #include "exec/native/realization.h"
+#include "precision/quant_axis.h"
 #include "solve/readers.h"
 
 namespace presk::solve {
@@ -64,14 +69,43 @@ void link_readers(const ReaderMap& map, Offer& offer) {
 
 void apply_rules(Offer& offer) {
   for (Value& value : offer.values) {
-    value.first_saving =
-        offer.menu.rungs.size() > 1 ? value.elements * (offer.menu.rungs[0].bytes - offer.menu.rungs[1].bytes) : 0;
+    value.first_saving = value.ladder.size() > 1 ? value.ladder[0].bytes - value.ladder[1].bytes : 0;
     if (value.elements <= 1) {
       value.exclusion = Exclusion::one_element;
     } else if (!value.sensitivity) {
       value.exclusion = Exclusion::unknown_sensitivity;
     } else if (value.first_saving < offer.min_gain * offer.all_f64_bytes) {
       value.exclusion = Exclusion::min_gain;
+    }
+  }
+}
+
+// Per integer width of the menu, the scheme whose move is the smaller, appended to each
+// eligible parameter's ladder where it saves bytes over the rung before.
+void add_integer_rungs(const ir::Program& program, const ir::Function& entry,
+                       const reference::ParameterStore& parameters, Offer& offer) {
+  const std::map<std::string, precision::QuantAxis> axes = precision::quant_axes(program, entry);
+  for (Value& value : offer.values) {
+    const ir::Param* param = value.kind == ValueKind::parameter ? program.find_param(value.key) : nullptr;
+    const std::vector<double>* weights = param ? parameters.find(param->path) : nullptr;
+    if (param == nullptr || weights == nullptr || param->type.rank() - param->stack_depth < 2) continue;
+    const auto axis = axes.find(param->path);
+    value.over = axis != axes.end() ? axis->second.over : -2;
+    const int64_t over = value.over + param->type.rank();
+    const double scales = static_cast<double>(param->type.element_count() / param->type.shape[over]);
+    for (int bits : {8, 4}) {
+      std::optional<LadderStep> best;
+      for (size_t r = 0; r < offer.menu.rungs.size(); ++r) {
+        const Rung& rung = offer.menu.rungs[r];
+        if (rung.bits != bits) continue;
+        const exec::native::QuantizedWeights q = exec::native::quantize(
+            *weights, param->type.shape, bits, over, rung.scheme == exec::native::QuantScheme::pow2);
+        double move = 0;
+        for (size_t i = 0; i < weights->size(); ++i) move = std::max(move, std::fabs(double{q.value(i)} - (*weights)[i]));
+        const double bytes = std::ceil(value.elements * bits / 8.0) + 4 * scales;
+        if (!best || move < best->move) best = LadderStep{static_cast<int>(r), bytes, move};
+      }
+      if (best && best->bytes < value.ladder.back().bytes) value.ladder.push_back(*best);
     }
   }
 }
@@ -102,7 +136,8 @@ int Offer::offered_count() const {
 }
 
 Offer make_offer(const ir::Program& program, const ir::Function& entry,
-                 const precision::Envelope& envelope, const Menu& menu, double min_gain) {
+                 const precision::Envelope& envelope, const Menu& menu, double min_gain,
+                 const reference::ParameterStore* parameters) {
   Offer offer;
   offer.menu = menu;
   offer.min_gain = min_gain;
@@ -119,7 +154,13 @@ Offer make_offer(const ir::Program& program, const ir::Function& entry,
   for (const precision::ParameterEnvelope& parameter : envelope.parameters) {
     offer.values.push_back(parameter_value(parameter, per_output));
   }
-  for (const Value& value : offer.values) offer.all_f64_bytes += value.elements * menu.rungs[0].bytes;
+  for (Value& value : offer.values) {
+    for (size_t r = 0; r < menu.rungs.size(); ++r) {
+      if (!menu.rungs[r].integer()) value.ladder.push_back({static_cast<int>(r), value.elements * menu.rungs[r].bytes, 0});
+    }
+  }
+  if (menu.has_integers() && parameters != nullptr) add_integer_rungs(program, entry, *parameters, offer);
+  for (const Value& value : offer.values) offer.all_f64_bytes += value.ladder[0].bytes;
   link_readers(find_readers(program, entry), offer);
   apply_rules(offer);
   return offer;

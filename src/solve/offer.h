@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/reference/parameters.h"
 #include "ir/ir.h"
 #include "precision/envelope.h"
 #include "solve/menu.h"
@@ -22,6 +23,14 @@ namespace presk::solve {
 enum class ValueKind { site, parameter };
 enum class Exclusion { offered, one_element, unknown_sensitivity, min_gain };
 const char* exclusion_name(Exclusion exclusion);  // "offered", "rule 1", "unknown", "rule 2"
+
+// One rung of a value's own ladder: its bytes there (an integer rung's scales included) and,
+// for an integer rung, the largest move of its values, max|ŵ − w| (ŵ the f32 q·s it denotes).
+struct LadderStep {
+  int rung = 0;  // into the menu's rungs
+  double bytes = 0;
+  double move = 0;
+};
 
 struct Value {
   ValueKind kind = ValueKind::site;
@@ -37,6 +46,11 @@ struct Value {
   std::vector<int> readers;  // indices (into Offer::values) of the sites that read it
   Exclusion exclusion = Exclusion::offered;
   double first_saving = 0;  // bytes its first narrowing (f64 → the menu's second rung) saves
+  // Its rungs, widest first, each saving bytes over the one before: the menu's floats, and for
+  // a parameter of rank two or more as declared, per integer width the scheme of the smaller
+  // move (two rungs of the same bytes are never both offered).
+  std::vector<LadderStep> ladder;
+  int64_t over = -2;  // a parameter's scale axis (precision/quant_axis.h)
 
   bool offered() const { return exclusion == Exclusion::offered; }
 };
@@ -51,11 +65,16 @@ struct Offer {
 
   int find(ValueKind kind, const std::string& key) const;  // -1 when absent
   int offered_count() const;
-  double bytes(int value, int rung) const { return values[value].elements * menu.rungs[rung].bytes; }
+  // By a value's ladder index (an Assignment's entries).
+  double bytes(int value, int step) const { return values[value].ladder[step].bytes; }
+  const Rung& rung(int value, int step) const { return menu.rungs[values[value].ladder[step].rung]; }
+  int narrower(int value, int step) const { return step + 1 < static_cast<int>(values[value].ladder.size()) ? step + 1 : -1; }
 };
 
-// The offer for `entry` of `program` (as compiled for the envelope) from `envelope`.
+// The offer for `entry` of `program` (as compiled for the envelope) from `envelope`. With
+// integer rungs on the menu, `parameters` (the envelope's) price each integer rung's move.
 Offer make_offer(const ir::Program& program, const ir::Function& entry,
-                 const precision::Envelope& envelope, const Menu& menu, double min_gain);
+                 const precision::Envelope& envelope, const Menu& menu, double min_gain,
+                 const reference::ParameterStore* parameters = nullptr);
 
 }  // namespace presk::solve

@@ -66,7 +66,7 @@ std::vector<Step> candidate_steps(const Offer& offer, const Tally& tally, Assign
   std::vector<Step> steps;
   for (size_t i = 0; i < offer.values.size(); ++i) {
     const int v = static_cast<int>(i);
-    const int to = offer.menu.narrower(assignment[v]);
+    const int to = offer.narrower(v, assignment[v]);
     if (!offer.values[v].offered() || refused[v] || to < 0) continue;
     Step step{v, to, offer.bytes(v, assignment[v]) - offer.bytes(v, to), 0, 0};
     step.estimate = tally.with(assignment, v, to);
@@ -125,12 +125,12 @@ Assignment propose_exhaustive(const Offer& offer, const EstimateOptions& options
   for (size_t v = 0; v < offer.values.size(); ++v) {
     if (offer.values[v].offered()) offered.push_back(static_cast<int>(v));
   }
-  const double rungs = static_cast<double>(offer.menu.rungs.size());
-  const double count = std::pow(rungs, static_cast<double>(offered.size()));
+  double count = 1;
+  for (int v : offered) count *= static_cast<double>(offer.values[v].ladder.size());
   if (count > kExhaustiveLimit) {
     user_error("E1106").hint("leave out --exhaustive (the greedy proposal), or offer fewer values (--min-gain)")
-        << "--exhaustive would search " << rungs << "^" << offered.size() << " = " << count
-        << " assignments; it searches at most " << kExhaustiveLimit;
+        << "--exhaustive would search " << count << " assignments of " << offered.size()
+        << " offered values; it searches at most " << kExhaustiveLimit;
   }
   Assignment assignment(offer.values.size(), 0);
   Assignment best = assignment;
@@ -145,7 +145,8 @@ Assignment propose_exhaustive(const Offer& offer, const EstimateOptions& options
       }
     }
     size_t digit = 0;
-    while (digit < offered.size() && ++assignment[offered[digit]] == static_cast<int>(rungs)) {
+    while (digit < offered.size() &&
+           ++assignment[offered[digit]] == static_cast<int>(offer.values[offered[digit]].ladder.size())) {
       assignment[offered[digit]] = 0;
       ++digit;
     }

@@ -11,7 +11,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-const char* rung_name(const Offer& offer, int rung) { return real_type_name(offer.menu.rungs[rung].type); }
+const std::string& rung_name(const Offer& offer, int value, int step) { return offer.rung(value, step).name; }
 
 Json gap_json(const precision::MeasuredGap& gap, const Budget& budget) {
   return {{"absolute", json_number(gap.absolute)},
@@ -33,10 +33,14 @@ Json values_json(const Offer& offer, const Solution& solution, const SolveOption
                       {"sensitivity", v.sensitivity ? json_number(*v.sensitivity) : Json(nullptr)},
                       {"offered", exclusion_name(v.exclusion)},
                       {"first_saving", json_number(v.first_saving)},
-                      {"proposed", rung_name(offer, solution.proposed[i])},
-                      {"final", rung_name(offer, solution.assignment[i])},
+                      {"proposed", rung_name(offer, index, solution.proposed[i])},
+                      {"final", rung_name(offer, index, solution.assignment[i])},
                       {"bytes", json_number(offer.bytes(index, solution.assignment[i]))},
                       {"term", json_number(term(offer, solution.assignment, index, options.estimate))}});
+    if (offer.rung(index, solution.assignment[i]).integer()) {  // the integer decision's facts
+      values.back()["over"] = v.over;
+      values.back()["move"] = json_number(v.ladder[solution.assignment[i]].move);
+    }
   }
   return values;
 }
@@ -49,8 +53,8 @@ Json moves_json(const Offer& offer, const Solution& solution) {
     if (m.value >= 0) {
       move["value"] = m.value;
       move["key"] = offer.values[m.value].key;
-      move["from"] = rung_name(offer, m.from);
-      move["to"] = rung_name(offer, m.to);
+      move["from"] = rung_name(offer, m.value, m.from);
+      move["to"] = rung_name(offer, m.value, m.to);
     }
     if (m.kind == MoveKind::narrow || m.kind == MoveKind::refuse || m.kind == MoveKind::try_narrow) {
       move["saves"] = json_number(m.saves);

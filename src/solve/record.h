@@ -38,6 +38,8 @@ struct RecordValue {
   double first_saving = 0;
   std::string proposed, final_type;
   double bytes = 0, term = 0;
+  std::optional<int64_t> over;  // an integer final rung: its scale axis and largest move
+  double move = 0;
 };
 struct RecordMove {
   std::string kind;  // move_kind_name

@@ -54,6 +54,10 @@ RecordValue read_value(const Reader& r, const nlohmann::json& v, const std::stri
   value.final_type = r.text(v, "final", where);
   value.bytes = r.number(v, "bytes", where);
   value.term = r.number(v, "term", where);
+  if (v.contains("over")) {
+    value.over = static_cast<int64_t>(r.number(v, "over", where));
+    value.move = r.number(v, "move", where);
+  }
   return value;
 }
 

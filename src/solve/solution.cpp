@@ -22,8 +22,13 @@ exec::native::Realization realization_of(const Offer& offer, const Assignment& a
   for (size_t v = 0; v < offer.values.size(); ++v) {
     if (assignment[v] == 0) continue;
     const Value& value = offer.values[v];
+    const Rung& rung = offer.rung(static_cast<int>(v), assignment[v]);
+    if (rung.integer()) {
+      realization.quant[value.key] = {rung.bits, value.over, rung.scheme};
+      continue;
+    }
     auto& table = value.kind == ValueKind::site ? realization.sites : realization.params;
-    table[value.key] = offer.menu.rungs[assignment[v]].type;
+    table[value.key] = rung.type;
   }
   return realization;
 }

@@ -55,7 +55,7 @@ void verify_and_widen(const Offer& offer, const EstimateOptions& options, const 
     move.kind = MoveKind::widen;
     move.value = v;
     move.from = solution.assignment[v];
-    move.to = offer.menu.wider(move.from);
+    move.to = move.from - 1;
     move.gap = solution.gap.absolute;
     move.measurement = solution.measurements;
     move.term = term(offer, solution.assignment, v, options);
@@ -64,8 +64,7 @@ void verify_and_widen(const Offer& offer, const EstimateOptions& options, const 
     ++solution.rounds;
     if (progress) {
       progress(fmt::format("widening round {}: {} {} → {}", solution.rounds, offer.values[v].key,
-                           real_type_name(offer.menu.rungs[move.from].type),
-                           real_type_name(offer.menu.rungs[move.to].type)));
+                           offer.rung(v, move.from).name, offer.rung(v, move.to).name));
     }
   }
 }

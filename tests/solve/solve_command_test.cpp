@@ -36,6 +36,7 @@ TEST(SolveCommand, RealizationRunsWithTheGapItPrinted) {
       {example("mlp.psk"), "loss", "--dim B=4 --samples 3", "--budget 1e-3"},
       {example("layernorm.psk"), "normalize", "--dim T=4 --samples 2", "--budget-abs 1e-4"},
       {example("solver/equal_terms.psk"), "total", "--dim T=4 --samples 2", "--budget 1e-5 --min-gain 0"},
+      {example("mlp.psk"), "loss", "--dim B=4 --samples 3", "--budget 1e-2 --menu f64,f32,bf16,int8,int4"},
   };
   for (const Case& c : cases) {
     testing_support::TempFolder folder;
@@ -216,6 +217,61 @@ TEST(SolveCommand, ExplainSolvesFirst) {
   ASSERT_EQ(explained.size(), 1u);
   EXPECT_EQ(explained[0]["key"], "out");
   EXPECT_TRUE(nlohmann::json::parse(read_file(out)).contains("solve"));
+}
+
+}  // namespace
+}  // namespace presk::solve_testing
+
+namespace presk::solve_testing {
+namespace {
+
+// Without an integer rung the solve is the float solve, decision for decision (the same bytes);
+// with them, a matrix may take an integer rung, written in the realization's `quant`.
+TEST(SolveCommand, OneMenuWithoutIntegersIsTheFloatSolve) {
+  testing_support::TempFolder folder;
+  const std::string mlp = example("mlp.psk");
+  const std::string envelope = calibrate(folder, mlp, "loss", "--dim B=4 --samples 3");
+  for (const char* budget : {"1e-2", "1e-4"}) {
+    ASSERT_EQ(solve(mlp, envelope, std::string("--budget ") + budget, folder.file("a.json")).status, 0);
+    ASSERT_EQ(solve(mlp, envelope, std::string("--budget ") + budget + " --menu f64,f32,bf16", folder.file("b.json")).status, 0);
+    EXPECT_EQ(read_file(folder.file("a.json")), read_file(folder.file("b.json"))) << budget;
+  }
+  const Solved integers = solve(mlp, envelope, "--budget 1e-2 --menu f64,f32,bf16,int8,int4", folder.file("q.json"));
+  ASSERT_EQ(integers.status, 0) << integers.output;
+  const nlohmann::json file = nlohmann::json::parse(read_file(folder.file("q.json")));
+  ASSERT_FALSE(file["quant"].empty());
+  for (const auto& [path, spec] : file["quant"].items()) {
+    EXPECT_TRUE(path == "hidden.w" || path == "out") << path;  // matrices only
+    EXPECT_FALSE(file["params"].contains(path));
+    EXPECT_EQ(spec["over"], -2);  // hidden.w and out are contracted along their first axis
+  }
+  const testing::CommandResult explained = testing::run_command(testing::presk() + " explain " + folder.file("q.json"), false);
+  EXPECT_NE(explained.output.find("with its f32 scales"), std::string::npos) << explained.output;
+}
+
+// The seed's example: a 4 × 4 matrix in three layers stores 48 + 48 bytes in int8, 24 + 48 in
+// int4; its scale axis is the one its reader contracts.
+TEST(QuantizeList, RungBytesAndScaleAxes) {
+  testing_support::TempFolder folder;
+  const std::string program = folder.file("tower.psk");
+  std::ofstream(program) << "const D = 4\ndim T\nmodule Layer {\n  param w : R[D, D] = normal(0.5)\n"
+                            "  fn apply(x : R[T, D]) -> R[T, D] = x · w\n}\n"
+                            "module Tower {\n  param blocks : stack{3} Layer\n  param v : R[D, D] = normal(0.5)\n"
+                            "  fn apply(x : R[T, D]) -> R[T, D] = einsum(\"td,ed->te\", fold blocks over x, v)\n}\n"
+                            "entry top(p : Tower, x : R[T, D]) -> R[T, D] = p.apply(x)\n";
+  const testing::CommandResult result =
+      testing::run_command(testing::presk() + " quantize " + program + " --list --dim T=2 --json", false);
+  ASSERT_EQ(result.status, 0) << result.output;
+  const nlohmann::json rows = nlohmann::json::parse(result.output);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["path"], "blocks.w");
+  EXPECT_EQ(number(rows[0]["bytes"]["int8"]), 48 + 48);
+  EXPECT_EQ(number(rows[0]["bytes"]["int4"]), 24 + 48);
+  EXPECT_EQ(number(rows[0]["bytes"]["bf16"]), 96);
+  EXPECT_EQ(rows[0]["over"], -2);  // x · w contracts w's first axis of two: −2
+  EXPECT_TRUE(rows[0]["contracted"]);
+  EXPECT_EQ(rows[1]["path"], "v");
+  EXPECT_EQ(rows[1]["over"], -1);  // "td,ed->te" contracts v's last axis
 }
 
 }  // namespace
