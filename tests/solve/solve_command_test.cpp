@@ -177,12 +177,6 @@ TEST(SolveCommand, BadInputGetsCodedErrors) {
   }
 }
 
-}  // namespace
-}  // namespace presk::solve_testing
-
-namespace presk::solve_testing {
-namespace {
-
 // An --out that is an input is refused before any work, and the input keeps its bytes.
 TEST(SolveCommand, OutputOntoAnInputIsRefused) {
   testing_support::TempFolder folder;
@@ -218,12 +212,6 @@ TEST(SolveCommand, ExplainSolvesFirst) {
   EXPECT_EQ(explained[0]["key"], "out");
   EXPECT_TRUE(nlohmann::json::parse(read_file(out)).contains("solve"));
 }
-
-}  // namespace
-}  // namespace presk::solve_testing
-
-namespace presk::solve_testing {
-namespace {
 
 // Without an integer rung the solve is the float solve, decision for decision (the same bytes);
 // with them, a matrix may take an integer rung, written in the realization's `quant`.

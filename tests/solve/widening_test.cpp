@@ -6,6 +6,17 @@
 namespace presk::solve_testing {
 namespace {
 
+// A solve that ended inside its budget after at least one widening round, `key` proposed at
+// `proposed` and ended wider.
+void expect_widened_inside(const Solved& solved, const std::string& key, const std::string& proposed) {
+  ASSERT_EQ(solved.status, 0) << solved.output;
+  EXPECT_TRUE(solved.report["inside"]);
+  EXPECT_GE(solved.report["rounds"], 1);
+  EXPECT_EQ(proposed_type(solved.report, key), proposed);
+  EXPECT_NE(final_type(solved.report, key), proposed);
+  EXPECT_LE(number(solved.report["gap"]["in_sample"]["absolute"]), number(solved.report["budget"]["absolute"]));
+}
+
 // The unshifted softmax: under --rounding unit the estimate admits the row sum in f32, which
 // overflows; the widening ends with it at f64. The envelope's measured rounding sees the
 // overflow (+∞ for f32): the default solve refuses it and needs no widening.
@@ -14,12 +25,8 @@ TEST(Widening, UnshiftedSoftmaxOverflowsTheSum) {
   const std::string program = example("solver/unshifted_softmax.psk");
   const std::string envelope = calibrate(folder, program, "expected", "--dim T=4 --samples 2");
   const Solved unit = solve(program, envelope, "--budget 1e-3 --rounding unit --min-gain 0", folder.file("unit.json"));
-  ASSERT_EQ(unit.status, 0) << unit.output;
-  EXPECT_TRUE(unit.report["inside"]);
-  EXPECT_GE(unit.report["rounds"], 1);
-  EXPECT_EQ(proposed_type(unit.report, "expected/%3"), "f32");
+  expect_widened_inside(unit, "expected/%3", "f32");
   EXPECT_EQ(final_type(unit.report, "expected/%3"), "f64");
-  EXPECT_LE(number(unit.report["gap"]["in_sample"]["absolute"]), number(unit.report["budget"]["absolute"]));
   bool saw_infinite = false;  // the overflowed sum measured +∞ … or the whole output
   for (const auto& move : unit.report["moves"]) {
     if (move["kind"] == "measure" && number(move["gap"]) > number(unit.report["budget"]["absolute"])) saw_infinite = true;
@@ -38,12 +45,8 @@ TEST(Widening, OffsetDeviationWidensTheMean) {
   const std::string program = example("solver/offset_deviation.psk");
   const std::string envelope = calibrate(folder, program, "deviation", "--dim T=4 --samples 2 --token-range 8");
   const Solved solved = solve(program, envelope, "--budget 1e-3 --min-gain 0", folder.file("solved.json"));
-  ASSERT_EQ(solved.status, 0) << solved.output;
-  EXPECT_TRUE(solved.report["inside"]);
-  EXPECT_GE(solved.report["rounds"], 1);
   const std::string mean = "deviation/%9";  // Σ v·y ÷ Σ v
-  EXPECT_EQ(proposed_type(solved.report, mean), "bf16");
-  EXPECT_NE(final_type(solved.report, mean), "bf16");
+  expect_widened_inside(solved, mean, "bf16");
   // The mean was widened by the last round: the estimate's terms ranked it last.
   int last_widened = -1;
   for (const auto& move : solved.report["moves"]) {
@@ -60,10 +63,7 @@ TEST(Widening, EqualTermsPutTheSumInF64) {
   const std::string program = example("solver/equal_terms.psk");
   const std::string envelope = calibrate(folder, program, "total", "--dim T=4 --samples 2");
   const Solved solved = solve(program, envelope, "--budget 1e-5 --min-gain 0", folder.file("solved.json"));
-  ASSERT_EQ(solved.status, 0) << solved.output;
-  EXPECT_TRUE(solved.report["inside"]);
-  EXPECT_GE(solved.report["rounds"], 1);
-  EXPECT_EQ(proposed_type(solved.report, "total/%4"), "f32");
+  expect_widened_inside(solved, "total/%4", "f32");
   EXPECT_EQ(final_type(solved.report, "total/%4"), "f64");
   const auto& first = solved.report["moves"];
   double first_gap = 0;
