@@ -18,6 +18,7 @@
 #include "cli/pipeline.h"
 #include "exec/native/realization.h"
 #include "exec/reference/interpreter.h"
+#include "precision/envelope.h"
 #include "precision/margins.h"
 #include "support/diagnostics.h"
 
@@ -107,9 +108,22 @@ std::function<void(int64_t, int64_t)> progress_printer(bool quiet) {
   };
 }
 
+// --precision must be an envelope of this entry: the solve it is named in takes the envelope's (E1155).
+void check_envelope(const MarginsOptions& options) {
+  if (options.envelope.empty()) return;
+  const precision::Envelope envelope = precision::read_envelope(options.envelope);
+  if (envelope.entry != options.input.entry) {
+    user_error("E1155").hint("calibrate the entry the margins are of: presk calibrate --precision " +
+                             options.input.program_path + " --entry " + options.input.entry + " …")
+        << "the envelope " << options.envelope << " is of entry `" << envelope.entry << "`, not `"
+        << options.input.entry << "`: a solve on it would not budget the logits";
+  }
+}
+
 Report compute(const MarginsOptions& options, const GlobalOptions& global) {
   for (double delta : options.deltas) precision::check_delta(delta);
   precision::check_confidence(options.confidence);
+  check_envelope(options);
   const auto start = std::chrono::steady_clock::now();
   RunInputOptions input = options.input;
   input.samples = std::max<int64_t>(options.windows, 1);

@@ -146,6 +146,41 @@ TEST(MarginsCommand, BadInputIsCoded) {
   EXPECT_NE(scalar.output.find("E1150"), std::string::npos) << scalar.output;
 }
 
+TEST(MarginsCommand, TheSolveLineTargetsEpsilonStar) {
+  const Files files;
+  const std::string envelope = files.folder.file("logits-envelope.json");
+  const testing::CommandResult calibrated =
+      run_command(presk() + " calibrate --precision " + files.program + " --entry logits --dim N=5 --data " + files.data +
+                  " --samples 4 --bits 128 --quiet --out " + envelope);
+  ASSERT_EQ(calibrated.status, 0) << calibrated.output;
+  const testing::CommandResult result =
+      files.margins("--offset 4 --delta 0.1 --json --precision " + envelope);
+  ASSERT_EQ(result.status, 0) << result.output;
+  const nlohmann::json star = nlohmann::json::parse(result.output)["epsilon_star"][0];
+  const std::string line = star["solve"];
+  ASSERT_EQ(line.rfind("presk solve ", 0), 0u) << line;
+  // The budget printed is ε* to three digits, never above it; the solve runs and is inside it.
+  const double budget = std::stod(line.substr(line.find("--budget-abs ") + 13));
+  EXPECT_LE(budget, star["epsilon"].get<double>());
+  EXPECT_GT(budget, 0.99 * star["epsilon"].get<double>());
+  const testing::CommandResult solved =
+      run_command("cd " + files.folder.path() + " && " + presk() + line.substr(5) + " --quiet --json", false);
+  ASSERT_EQ(solved.status, 0) << line << ": " << solved.output;
+  const nlohmann::json record = nlohmann::json::parse(solved.output);
+  EXPECT_EQ(record["entry"], "logits");
+  EXPECT_EQ(record["budget"]["absolute"].get<double>(), budget);
+  EXPECT_TRUE(record["inside"]);
+  // An envelope of another entry is refused: its solve would not budget the logits.
+  const std::string other = files.folder.file("total-envelope.json");
+  ASSERT_EQ(run_command(presk() + " calibrate --precision " + files.program + " --entry total --dim N=5 --data " +
+                        files.data + " --samples 2 --bits 128 --quiet --out " + other)
+                .status,
+            0);
+  const testing::CommandResult refused = files.margins("--delta 0.1 --precision " + other, true);
+  EXPECT_EQ(refused.status, 1) << refused.output;
+  EXPECT_NE(refused.output.find("E1155"), std::string::npos) << refused.output;
+}
+
 // A table of logits read by token: row t has its top at class t, with margin (t + 1)/8.
 constexpr const char* kTable =
     "const V = 4\n"
