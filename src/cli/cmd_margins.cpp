@@ -1,4 +1,4 @@
-// `presk margins PROGRAM --entry logits --data D [--weights W] [--offset K] [--windows N]
+// `presk margins PROGRAM --entry logits [--data D] [--weights W] [--offset K] [--windows N]
 // [--delta δ…] [--confidence c] [--realize R] [--bits B]`: the exact model's margins on held-out
 // windows (precision/margins.h), their distribution, ε*(δ) for each δ at the confidence asked,
 // the `presk solve --budget-abs ε*` line that targets it, and with --realize what a realization
@@ -85,8 +85,9 @@ void add_lines(const MarginsOptions& options, Report& report) {
   if (options.envelope.empty()) {
     report.calibrate_line = "presk calibrate --precision " + shell_word(input.program_path) + " --entry " +
                             shell_word(input.entry) + bindings_text(input.bindings) +
-                            (input.weights.empty() ? "" : " --weights " + shell_word(input.weights)) + " --data " +
-                            shell_word(input.data) + " --samples 4 --bits 128 --out " + envelope;
+                            (input.weights.empty() ? "" : " --weights " + shell_word(input.weights)) +
+                            (input.data.empty() ? "" : " --data " + shell_word(input.data)) +
+                            " --samples 4 --bits 128 --out " + envelope;
   }
   for (const precision::EpsilonStar& star : report.stars) {
     report.solve_lines.push_back(star.epsilon > 0 ? "presk solve " + shell_word(input.program_path) +
@@ -130,7 +131,7 @@ Report compute(const MarginsOptions& options, const GlobalOptions& global) {
   const PreparedRun prepared = prepare_run(input, global);
   const precision::MarginShape shape = precision::margin_shape(*prepared.entry);
   Report report;
-  report.windows = options.windows > 0 ? options.windows : prepared.data->samples() - prepared.first;
+  report.windows = options.windows > 0 ? options.windows : prepared.data ? prepared.data->samples() - prepared.first : 1;
   for (double delta : options.deltas) {
     precision::check_positions(report.windows * shape.positions, delta, options.confidence);
   }
@@ -184,11 +185,14 @@ void print_json(const MarginsOptions& options, const Report& report) {
   std::cout << out.dump(2) << '\n';
 }
 
-void print_table(const MarginsOptions& options, const Report& report) {
+void print_table(const MarginsOptions& options, const Report& report, const GlobalOptions& global) {
   const precision::Margins& m = report.margins;
-  std::cout << fmt::format("presk margins: `{}` of {} on {} windows ({} … {} of {}), exact at {} bits\n",
+  std::cout << fmt::format("presk margins: `{}` of {} on {} windows ({} … {} {}), exact at {} bits\n",
                            options.input.entry, options.input.program_path, report.windows, options.input.offset,
-                           options.input.offset + report.windows - 1, options.input.data, options.bits);
+                           options.input.offset + report.windows - 1,
+                           options.input.data.empty() ? fmt::format("synthesized from seed {}", global.seed)
+                                                      : "of " + options.input.data,
+                           options.bits);
   std::cout << fmt::format("positions   {} ({} per window, {} classes)\n", m.sorted.size(), m.shape.positions,
                            m.shape.classes);
   std::string quantiles;
@@ -220,7 +224,7 @@ void print_table(const MarginsOptions& options, const Report& report) {
 int run_margins(MarginsOptions& options, const GlobalOptions& global) {
   const Report report = compute(options, global);
   if (global.json) print_json(options, report);
-  else print_table(options, report);
+  else print_table(options, report, global);
   return 0;
 }
 
@@ -233,10 +237,10 @@ Registration registration("margins", 37, [](CLI::App& app, GlobalOptions& global
   command->add_option("--entry", input.entry, "The entry, returning logits R[…, V]")->required();
   add_binding_options(*command, input.bindings);
   command->add_option("--weights", input.weights, "Parameters from a safetensors file (default: synthesized from --seed)");
-  command->add_option("--data", input.data, "The held-out samples (a token-window file feeds a Z[T] argument)")
-      ->required();
+  command->add_option("--data", input.data,
+                      "The held-out samples (a token-window file feeds a Z[T] argument; default: synthesized from --seed)");
   command->add_option("--offset", input.offset, "The first window")->check(CLI::NonNegativeNumber);
-  command->add_option("--windows", options->windows, "Windows to run (default: every one from --offset on)")
+  command->add_option("--windows", options->windows, "Windows to run (default: every one of --data from --offset on; 1 without --data)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   command->add_option("--delta", options->deltas, "Accuracies a realization may lose (repeatable; default 0.1 0.01 0.001)")
       ->expected(1, 64);
