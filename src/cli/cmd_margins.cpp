@@ -12,7 +12,6 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <optional>
 
 #include "cli/command.h"
 #include "cli/pipeline.h"
@@ -30,7 +29,7 @@ struct MarginsOptions {
   int64_t windows = 0;    // 0: every sample of --data from --offset on
   std::vector<double> deltas = {1e-1, 1e-2, 1e-3};
   double confidence = 0.95;
-  std::string realize;
+  std::vector<std::string> realize;  // --realize, repeatable
   long bits = 128;
   std::string envelope;  // --precision: named in the solve line printed
   bool quiet = false;
@@ -135,12 +134,14 @@ Report compute(const MarginsOptions& options, const GlobalOptions& global) {
   for (double delta : options.deltas) {
     precision::check_positions(report.windows * shape.positions, delta, options.confidence);
   }
-  std::optional<exec::native::Realization> realization;
-  if (!options.realize.empty()) realization = exec::native::load_realization(options.realize, prepared.program);
+  std::vector<exec::native::Realization> realizations;
+  for (const std::string& realize : options.realize) {
+    realizations.push_back(exec::native::load_realization(realize, prepared.program));
+  }
   precision::MarginOptions margin_options;
   margin_options.bits = options.bits;
   margin_options.threads = global.threads;
-  margin_options.realization = realization ? &*realization : nullptr;
+  for (const exec::native::Realization& realization : realizations) margin_options.realizations.push_back(&realization);
   margin_options.progress = progress_printer(options.quiet);
   const uint64_t seed = global.seed;
   report.margins = precision::measure_margins(
@@ -177,10 +178,12 @@ void print_json(const MarginsOptions& options, const Report& report) {
       {"positions", m.sorted.size()}, {"positions_per_window", m.shape.positions}, {"classes", m.shape.classes},
       {"bits", options.bits}, {"confidence", options.confidence}, {"quantiles", std::move(quantiles)},
       {"epsilon_star", std::move(stars)}, {"calibrate", report.calibrate_line}};
-  if (m.realized) {
-    out["realization"] = {{"realize", options.realize}, {"gap", number(m.realized->gap)},
-                          {"flipped", m.realized->flipped}, {"allowed", m.realized->allowed}};
+  nlohmann::ordered_json realized = nlohmann::ordered_json::array();
+  for (size_t r = 0; r < m.realized.size(); ++r) {
+    realized.push_back({{"realize", options.realize[r]}, {"gap", number(m.realized[r].gap)},
+                        {"flipped", m.realized[r].flipped}, {"allowed", m.realized[r].allowed}});
   }
+  out["realizations"] = std::move(realized);
   out["seconds"] = report.seconds;
   std::cout << out.dump(2) << '\n';
 }
@@ -213,10 +216,10 @@ void print_table(const MarginsOptions& options, const Report& report, const Glob
                              report.solve_lines[i].empty() ? "none: ε* is 0 (margins of 0, tied logits)"
                                                            : report.solve_lines[i]);
   }
-  if (m.realized) {
+  for (size_t r = 0; r < m.realized.size(); ++r) {
     std::cout << fmt::format("realized    {}: largest logit gap {:.3e}; {} decisions flipped, {} allowed "
                              "(positions with m ≤ 2·gap)\n",
-                             options.realize, m.realized->gap, m.realized->flipped, m.realized->allowed);
+                             options.realize[r], m.realized[r].gap, m.realized[r].flipped, m.realized[r].allowed);
   }
   std::cout << fmt::format("time        {:.1f} s\n", report.seconds);
 }
@@ -246,7 +249,10 @@ Registration registration("margins", 37, [](CLI::App& app, GlobalOptions& global
       ->expected(1, 64);
   command->add_option("--confidence", options->confidence, "The confidence of the bound on each fraction")
       ->capture_default_str();
-  command->add_option("--realize", options->realize, "Also a realization: its gap, its flips and those allowed");
+  command->add_option("--realize", options->realize,
+                      "Also a realization (repeatable): its logit gap, its flips and those its margins allow")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   command->add_option("--bits", options->bits, "The exact reference's precision in bits (MPFR)")
       ->check(CLI::Range(reference::kMinBits, reference::kMaxBits))
       ->capture_default_str();

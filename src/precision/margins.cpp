@@ -115,12 +115,13 @@ struct SampleRun {
   const ir::Function& entry;
   const reference::ParameterStore& parameters;
   const SampleInputs& inputs;
-  const exec::native::PreparedParameters* prepared;  // with a realization
+  const std::vector<exec::native::PreparedParameters>& prepared;  // per realization
   const MarginOptions& options;
   MarginShape shape;
 };
 
-SampleResult run_sample(const SampleRun& run, int64_t k, int threads, double* margins) {
+// Sample k: its margins into `margins`, and what each realization does on it.
+std::vector<SampleResult> run_sample(const SampleRun& run, int64_t k, int threads, double* margins) {
   const reference::MpfrArith arith(run.options.bits);
   const std::vector<reference::HostTensor> host = run.inputs(k);
   std::vector<Exact> arguments;
@@ -131,12 +132,15 @@ SampleResult run_sample(const SampleRun& run, int64_t k, int threads, double* ma
   const std::vector<Exact> exact = reference::run_function(run.program, run.entry, run.parameters, arguments, options);
   internal_assert(exact.size() == 1 && exact[0].size() == run.shape.positions * run.shape.classes);
   record_margins(exact[0], run.shape, k, margins);
-  if (run.options.realization == nullptr) return {};
-  const std::vector<Tensor> native =
-      exec::native::execute(run.program, run.entry.name, *run.options.realization, reference::to_tensors(host),
-                            *run.prepared, {threads, false});
-  internal_assert(native.size() == 1);
-  return compare_native(native[0], exact[0], run.shape);
+  std::vector<SampleResult> results;
+  const std::vector<Tensor> tensors = reference::to_tensors(host);
+  for (size_t r = 0; r < run.prepared.size(); ++r) {
+    const std::vector<Tensor> native = exec::native::execute(run.program, run.entry.name, *run.options.realizations[r],
+                                                             tensors, run.prepared[r], {threads, false});
+    internal_assert(native.size() == 1);
+    results.push_back(compare_native(native[0], exact[0], run.shape));
+  }
+  return results;
 }
 
 // log(e^a + e^b).
@@ -213,13 +217,13 @@ Margins measure_margins(const ir::Program& program, const ir::Function& entry,
   margins.shape = margin_shape(entry);
   margins.samples = count;
   margins.sorted.assign(static_cast<size_t>(count * margins.shape.positions), 0.0);
-  std::optional<exec::native::PreparedParameters> prepared;
-  if (options.realization) {
-    prepared = exec::native::prepare_parameters(
-        program, *options.realization, [&](const std::string& path) { return parameters.find(path); });
+  std::vector<exec::native::PreparedParameters> prepared;
+  for (const exec::native::Realization* realization : options.realizations) {
+    prepared.push_back(exec::native::prepare_parameters(
+        program, *realization, [&](const std::string& path) { return parameters.find(path); }));
   }
-  const SampleRun run{program, entry, parameters, inputs, prepared ? &*prepared : nullptr, options, margins.shape};
-  std::vector<SampleResult> results(static_cast<size_t>(count));
+  const SampleRun run{program, entry, parameters, inputs, prepared, options, margins.shape};
+  std::vector<std::vector<SampleResult>> results(static_cast<size_t>(count));
   std::mutex mutex;
   int64_t done = 0;
   const int threads = std::max(1, options.threads);
@@ -241,16 +245,16 @@ Margins measure_margins(const ir::Program& program, const ir::Function& entry,
     for (int64_t k = 0; k < count; ++k) one(k);
   }
   std::sort(margins.sorted.begin(), margins.sorted.end());
-  if (options.realization) {
+  for (size_t r = 0; r < options.realizations.size(); ++r) {
     RealizedMargins realized;
-    for (const SampleResult& result : results) {
-      realized.gap = std::max(realized.gap, result.gap);
-      realized.flipped += result.flipped;
+    for (const std::vector<SampleResult>& sample : results) {
+      realized.gap = std::max(realized.gap, sample[r].gap);
+      realized.flipped += sample[r].flipped;
     }
     // A flip at a position of margin m needs m ≤ 2·gap: m is rounded down, 2·gap up (exactly).
     const double twice = 2 * realized.gap;
     realized.allowed = std::upper_bound(margins.sorted.begin(), margins.sorted.end(), twice) - margins.sorted.begin();
-    margins.realized = realized;
+    margins.realized.push_back(realized);
   }
   return margins;
 }

@@ -8,7 +8,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <vector>
 
 #include "exec/native/realization.h"
@@ -29,8 +28,8 @@ MarginShape margin_shape(const ir::Function& entry);
 struct MarginOptions {
   long bits = 128;  // the exact reference's MPFR precision
   int threads = 1;  // samples in parallel, each on one thread; the results do not depend on it
-  // A realization to compare (--realize); none: the exact model only.
-  const exec::native::Realization* realization = nullptr;
+  // Realizations to compare (--realize), each run natively on every sample; none: the exact model only.
+  std::vector<const exec::native::Realization*> realizations;
   // Called after each sample, one call at a time, from any thread: (samples done, samples).
   std::function<void(int64_t, int64_t)> progress;
 };
@@ -46,12 +45,12 @@ struct Margins {
   MarginShape shape;
   int64_t samples = 0;
   std::vector<double> sorted;  // every position's exact margin, rounded down, ascending
-  std::optional<RealizedMargins> realized;
+  std::vector<RealizedMargins> realized;  // per options.realizations, in order
 };
 
 // Runs `entry` on the exact reference (MPFR at options.bits) on `count` samples, sample k on
-// inputs(k), and records every position's margin; with options.realization, also runs it
-// natively under that realization. A non-finite exact logit is E1154.
+// inputs(k), and records every position's margin; with options.realizations, also runs it
+// natively under each realization. A non-finite exact logit is E1154.
 Margins measure_margins(const ir::Program& program, const ir::Function& entry,
                         const reference::ParameterStore& parameters, int64_t count,
                         const SampleInputs& inputs, const MarginOptions& options);

@@ -115,18 +115,27 @@ TEST(MarginsCommand, ARealizationFlipsNoMoreThanAllowed) {
     for (uint64_t j = 0; j < 30; ++j) x.set(i + j, 1 + scale * normal(random));
   }
   write_safetensors(data, {{"x", x}});
-  for (const char* realize : {"f64", "f32", "bf16"}) {
-    const testing::CommandResult result =
-        run_command(presk() + " margins " + program + " --entry logits --dim N=5 --data " + data +
-                        " --delta 0.1 --realize " + realize + " --threads 3 --json --quiet",
-                    false);
-    ASSERT_EQ(result.status, 0) << result.output;
-    const nlohmann::json realized = nlohmann::json::parse(result.output)["realization"];
-    EXPECT_LE(realized["flipped"].get<int64_t>(), realized["allowed"].get<int64_t>()) << realize;
-    if (std::string(realize) != "f64") {
-      EXPECT_GT(realized["flipped"].get<int64_t>(), 0) << realize;
+  const testing::CommandResult result =
+      run_command(presk() + " margins " + program + " --entry logits --dim N=5 --data " + data +
+                      " --delta 0.1 --realize f64 --realize f32 --realize bf16 --threads 3 --json --quiet",
+                  false);
+  ASSERT_EQ(result.status, 0) << result.output;
+  const nlohmann::json realizations = nlohmann::json::parse(result.output)["realizations"];
+  ASSERT_EQ(realizations.size(), 3u);
+  for (const nlohmann::json& realized : realizations) {
+    const std::string name = realized["realize"];
+    EXPECT_LE(realized["flipped"].get<int64_t>(), realized["allowed"].get<int64_t>()) << name;
+    if (name != "f64") {
+      EXPECT_GT(realized["flipped"].get<int64_t>(), 0) << name;
     }
   }
+  // One realization alone measures what it measured among the three.
+  const testing::CommandResult alone =
+      run_command(presk() + " margins " + program + " --entry logits --dim N=5 --data " + data +
+                      " --delta 0.1 --realize bf16 --json --quiet",
+                  false);
+  ASSERT_EQ(alone.status, 0) << alone.output;
+  EXPECT_EQ(nlohmann::json::parse(alone.output)["realizations"][0], realizations[2]);
 }
 
 TEST(MarginsCommand, BadInputIsCoded) {

@@ -150,7 +150,7 @@ TEST(Margins, HandComputedLogits) {
     ASSERT_EQ(margins.sorted.size(), 100u);
     for (int k = 0; k < 100; ++k) EXPECT_EQ(margins.sorted[k], (k + 1) / 64.0) << k;
     EXPECT_EQ(epsilon_star(margins.sorted, 0.1, 0.95).epsilon, 5 / 128.0);
-    EXPECT_FALSE(margins.realized);
+    EXPECT_TRUE(margins.realized.empty());
   }
 }
 
@@ -167,20 +167,23 @@ TEST(Margins, ARealizationFlipsNoMoreThanItsMarginsAllow) {
     for (int i = 0; i < 30; ++i) x.reals.push_back(1 + scale * normal(random));
     sample = {x};
   }
-  for (const char* name : {"f64", "f32", "bf16"}) {
-    const exec::native::Realization realization = exec::native::load_realization(name, program);
-    MarginOptions options;
-    options.threads = 4;
-    options.realization = &realization;
-    const Margins margins = measure_margins(program, reference::find_entry(program, "logits"), {}, 40,
-                                            [&](int64_t k) { return samples[k]; }, options);
-    ASSERT_TRUE(margins.realized);
-    EXPECT_LE(margins.realized->flipped, margins.realized->allowed) << name;
-    if (std::string(name) == "f64") {
-      EXPECT_EQ(margins.realized->gap, 0);
-      EXPECT_EQ(margins.realized->flipped, 0);
+  const char* names[] = {"f64", "f32", "bf16"};
+  std::vector<exec::native::Realization> realizations;
+  for (const char* name : names) realizations.push_back(exec::native::load_realization(name, program));
+  MarginOptions options;
+  options.threads = 4;
+  for (const exec::native::Realization& realization : realizations) options.realizations.push_back(&realization);
+  const Margins margins = measure_margins(program, reference::find_entry(program, "logits"), {}, 40,
+                                          [&](int64_t k) { return samples[k]; }, options);
+  ASSERT_EQ(margins.realized.size(), 3u);
+  for (size_t r = 0; r < 3; ++r) {
+    const RealizedMargins& realized = margins.realized[r];
+    EXPECT_LE(realized.flipped, realized.allowed) << names[r];
+    if (r == 0) {
+      EXPECT_EQ(realized.gap, 0);
+      EXPECT_EQ(realized.flipped, 0);
     } else {
-      EXPECT_GT(margins.realized->flipped, 0) << name;  // the check has something to check
+      EXPECT_GT(realized.flipped, 0) << names[r];  // the check has something to check
     }
   }
 }
