@@ -66,6 +66,17 @@ ParameterStore load_weights(const ir::Program& program, const std::string& path)
 
 namespace {
 
+// A token-window tensor [S, …, W + 1] (presk data prepare) for a Z[…, W] argument: each sample
+// is read as its window's first W tokens, so a logits entry reads the windows a loss entry reads.
+bool is_token_window(const ir::Type& type, const std::vector<int64_t>& tensor_shape) {
+  if (type.kind != ir::ElemKind::Int || type.shape.empty() || tensor_shape.size() != type.shape.size() + 1) {
+    return false;
+  }
+  std::vector<int64_t> window(tensor_shape.begin() + 1, tensor_shape.end());
+  --window.back();
+  return window == type.shape;
+}
+
 // Checks the tensor of data argument k (E0516, E0515); returns the samples it holds.
 int64_t check_input(const ir::Function& entry, size_t k, const SafetensorsEntry& tensor,
                     const std::string& path) {
@@ -83,7 +94,7 @@ int64_t check_input(const ir::Function& entry, size_t k, const SafetensorsEntry&
     samples = sample_shape.front();
     sample_shape.erase(sample_shape.begin());
   }
-  if (sample_shape != type.shape) {
+  if (sample_shape != type.shape && !is_token_window(type, tensor.shape)) {
     user_error("E0515").hint("store the argument with its shape, or [samples, ...shape] and pick samples with --offset/--samples")
         << "tensor `" << name << "` in " << path << " has shape " << ir::shape_text(tensor.shape)
         << "; argument `" << name << "` is " << ir::type_to_string(type);
@@ -142,10 +153,13 @@ std::vector<HostTensor> DataFile::sample(int64_t index) const {
   for (size_t k = 0; k < state_->tensors.size(); ++k) {
     HostTensor host;
     host.type = state_->entry.argument_types[k];
-    auto count = static_cast<uint64_t>(host.type.element_count());
-    uint64_t first = static_cast<uint64_t>(index) * count;
+    const auto count = static_cast<uint64_t>(host.type.element_count());
+    // A row of the file's last axis: the argument's, or one longer for a token window.
+    const auto row = static_cast<uint64_t>(host.type.shape.empty() ? 1 : host.type.shape.back());
+    const auto stored_row = static_cast<uint64_t>(host.type.shape.empty() ? 1 : state_->tensors[k]->shape.back());
+    const uint64_t first = row == 0 ? 0 : static_cast<uint64_t>(index) * (count / row) * stored_row;
     for (uint64_t i = 0; i < count; ++i) {
-      double value = state_->file.value(*state_->tensors[k], first + i);
+      double value = state_->file.value(*state_->tensors[k], first + i / row * stored_row + i % row);
       if (host.type.kind == ir::ElemKind::Real) host.reals.push_back(value);
       else host.integers.push_back(static_cast<int64_t>(value));
     }

@@ -18,7 +18,9 @@ ParameterStore load_weights(const ir::Program& program, const std::string& path)
 
 // The data arguments of `entry` from a safetensors file (`--data`) holding one tensor per
 // argument, named by the argument, of its type's shape (one sample) or with one more leading
-// axis of samples. R arguments need a float dtype, Z and B an integer or BOOL one. The file
+// axis of samples. A Z[…, W] argument also reads a token-window tensor [S, …, W + 1] (presk data
+// prepare's windows), each sample its window's first W tokens: a logits entry reads the windows
+// a loss entry reads. R arguments need a float dtype, Z and B an integer or BOOL one. The file
 // is opened and its layout checked once; samples are then read on demand, from any thread.
 // E0514 missing tensor, E0515 shape differs (or a sample beyond the file's), E0516 dtype.
 class DataFile {
