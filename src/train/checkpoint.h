@@ -26,6 +26,7 @@ struct ParameterState {
   std::vector<int64_t> shape;
   int stack_depth = 0;
   std::vector<double> theta, m, v;
+  std::vector<std::string> axes = {};  // the parameter's axis names (the const or dim of each), or empty
 };
 
 // What a run carries from step to step.
@@ -42,17 +43,22 @@ std::vector<ParameterState> parameter_layout(const ir::Program& program);
 // each as text.
 using RunIdentity = std::map<std::string, std::string>;
 
+// Notes a checkpoint and a weights file carry beside the identity and that a resume does not
+// compare: the data's `vocabulary` and `vocabulary_size` (vocabulary_check.h reads them back).
+using RunNotes = std::map<std::string, std::string>;
+
 // Writes `state` to `path` atomically: tensors in the master type's dtype (F64, F32, BF16),
-// metadata format, kind, step, generator and `identity`. The bytes depend only on the state
-// and the identity.
+// metadata format, kind, step, generator, `identity` and `notes`. The bytes depend only on the
+// state, the identity and the notes.
 void write_checkpoint(const std::string& path, const TrainState& state, RealType master,
-                      const RunIdentity& identity);
+                      const RunIdentity& identity, const RunNotes& notes = {});
 
 // The parameters alone (no moments), in the master dtype, with metadata kind ("presk trained
 // weights"), format, step, program_hash and entry: the `--weights` file of `presk run`,
-// `calibrate` and the other tools, which refuse tensors that are not parameters. Atomic.
+// `calibrate` and the other tools, which refuse tensors that are not parameters; and `notes`.
+// Atomic.
 void write_weights(const std::string& path, const TrainState& state, RealType master,
-                   const RunIdentity& identity);
+                   const RunIdentity& identity, const RunNotes& notes = {});
 
 // A checkpoint to resume: E1004 when `path` is not a presk training checkpoint, E1005 when its
 // program hash differs from identity's, E1006 when its tensors are not exactly the layout's

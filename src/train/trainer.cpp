@@ -12,6 +12,7 @@
 #include "train/batch_gradient.h"
 #include "train/checkpoint.h"
 #include "train/token_windows.h"
+#include "train/vocabulary_check.h"
 
 namespace presk::train {
 namespace {
@@ -136,11 +137,15 @@ class Run {
     check_options(o_, realization_);
     result_.program_hash = ir::program_hash(o_.program);
     identity_ = identity_of(o_, result_.program_hash, realization_, data_);
+    for (const char* key : {"vocabulary", "vocabulary_size"}) {
+      if (!data_.metadata(key).empty()) notes_[key] = data_.metadata(key);
+    }
     if (!o_.validation.empty()) {
       validation_.emplace(o_.validation, data_.width(), "--val");
       validation_rows_ =
           rows_of(*validation_, validation_rows(validation_->count(), o_.validation_windows));
     }
+    check_vocabulary();
     if (!o_.resume.empty()) {
       state_ = read_checkpoint(o_.resume, layout_, master_, identity_);
     } else if (!o_.init.empty()) {
@@ -158,6 +163,7 @@ class Run {
   TrainResult run();
 
  private:
+  void check_vocabulary() const;
   void step(int64_t s, Clock::time_point start, int64_t first, int64_t last);
   void validate();
   void checkpoint();
@@ -172,9 +178,21 @@ class Run {
   std::optional<TokenWindows> validation_;
   std::vector<Tensor> validation_rows_;
   RunIdentity identity_;
+  RunNotes notes_;
   TrainState state_;
   TrainResult result_;
 };
+
+// Before step 0: every token of --data and --val within the tables and classes the entry
+// indexes, and the data's vocabulary the one the starting weights record (E1032, E1033).
+void Run::check_vocabulary() const {
+  if (auto bound = token_bound(o_.program, o_.entry)) {
+    check_tokens_fit(data_, "--data", *bound);
+    if (validation_) check_tokens_fit(*validation_, "--val", *bound);
+  }
+  if (!o_.resume.empty()) check_same_vocabulary(o_.resume, "--resume", data_);
+  if (!o_.init.empty()) check_same_vocabulary(o_.init, "--init", data_);
+}
 
 TrainResult Run::run() {
   const Clock::time_point start = Clock::now();
@@ -246,10 +264,10 @@ void Run::validate() {
 }
 
 void Run::checkpoint() {
-  write_checkpoint(o_.out, state_, master_, identity_);
+  write_checkpoint(o_.out, state_, master_, identity_, notes_);
   if (callbacks_.on_checkpoint) callbacks_.on_checkpoint(o_.out);
   if (!o_.weights_out.empty()) {
-    write_weights(o_.weights_out, state_, master_, identity_);
+    write_weights(o_.weights_out, state_, master_, identity_, notes_);
     if (callbacks_.on_checkpoint) callbacks_.on_checkpoint(o_.weights_out);
   }
 }
