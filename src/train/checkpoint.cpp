@@ -44,7 +44,7 @@ ir::Type type_of(const ParameterState& p) {
 
 // Every mismatch between the file's tensors and the wanted ones (name → shape), at once.
 void check_layout(const SafetensorsFile& file, const std::map<std::string, ir::Type>& wanted,
-                  const std::string& dtype, bool ignore_moments) {
+                  const std::string& dtype, bool ignore_moments, const ir::Program* program) {
   std::ostringstream problems;
   int count = 0;
   auto problem = [&](const std::string& text) {
@@ -55,9 +55,9 @@ void check_layout(const SafetensorsFile& file, const std::map<std::string, ir::T
     if (!entry) {
       problem("no tensor `" + name + "`");
     } else if (entry->shape != type.shape) {
-      const std::string fit = ir::extent_fit_note(type, entry->shape, nullptr);
+      const std::string fit = ir::extent_fit_note(type, entry->shape, program);
       problem("`" + name + "` is " + format_shape(entry->shape) + ", the program's is " +
-              format_shape(type.shape) + (fit.empty() ? "" : " (" + fit + ")"));
+              format_shape(type.shape) + (fit.empty() ? "" : ": " + fit));
     } else if (!dtype.empty() ? entry->file_dtype != dtype : !facts(entry->type).is_float) {
       problem("`" + name + "` is " + entry->file_dtype + ", not " +
               (dtype.empty() ? "a float dtype" : dtype));
@@ -185,7 +185,7 @@ void write_weights(const std::string& path, const TrainState& state, RealType ma
 }
 
 TrainState read_checkpoint(const std::string& path, const std::vector<ParameterState>& layout,
-                           RealType master, const RunIdentity& identity) {
+                           RealType master, const RunIdentity& identity, const ir::Program* program) {
   SafetensorsFile file = SafetensorsFile::open(path);
   if (metadata_value(file, "kind") != kCheckpointKind ||
       metadata_value(file, "format") != std::to_string(kCheckpointFormat)) {
@@ -207,7 +207,7 @@ TrainState read_checkpoint(const std::string& path, const std::vector<ParameterS
     wanted[std::string(kMomentPrefix) + "m." + p.path] = type_of(p);
     wanted[std::string(kMomentPrefix) + "v." + p.path] = type_of(p);
   }
-  check_layout(file, wanted, safetensors_dtype(exec::native::element_type_of(master)), false);
+  check_layout(file, wanted, safetensors_dtype(exec::native::element_type_of(master)), false, program);
   std::ostringstream differences;
   for (const auto& [key, value] : identity) {
     const std::string theirs = metadata_value(file, key);
@@ -234,11 +234,12 @@ TrainState read_checkpoint(const std::string& path, const std::vector<ParameterS
 }
 
 TrainState read_initial_parameters(const std::string& path,
-                                   const std::vector<ParameterState>& layout, RealType master) {
+                                   const std::vector<ParameterState>& layout, RealType master,
+                                   const ir::Program* program) {
   SafetensorsFile file = SafetensorsFile::open(path);
   std::map<std::string, ir::Type> wanted;
   for (const ParameterState& p : layout) wanted[p.path] = type_of(p);
-  check_layout(file, wanted, "", true);
+  check_layout(file, wanted, "", true, program);
   TrainState state;
   for (const ParameterState& p : layout) {
     ParameterState loaded = p;

@@ -64,13 +64,15 @@ void write_weights(const std::string& path, const TrainState& state, RealType ma
 // program hash differs from identity's, E1006 when its tensors are not exactly the layout's
 // (each parameter and both moments, of its shape, in the master dtype, nothing else), E1007
 // naming each other identity key that differs. Returns the state at the checkpoint's step.
+// `program` (may be null) names the const or dim of an axis whose extent differs (E1006).
 TrainState read_checkpoint(const std::string& path, const std::vector<ParameterState>& layout,
-                           RealType master, const RunIdentity& identity);
+                           RealType master, const RunIdentity& identity, const ir::Program* program = nullptr);
 
 // Parameters to start from (--init): a checkpoint or any weights file with one float tensor
 // per parameter, by path, of its shape (E1006 otherwise; `adam.*` tensors are ignored). Values
 // are rounded once into the master type; moments start at 0, the step at 0.
 TrainState read_initial_parameters(const std::string& path,
-                                   const std::vector<ParameterState>& layout, RealType master);
+                                   const std::vector<ParameterState>& layout, RealType master,
+                                   const ir::Program* program = nullptr);
 
 }  // namespace presk::train

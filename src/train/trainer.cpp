@@ -147,9 +147,9 @@ class Run {
     }
     check_vocabulary();
     if (!o_.resume.empty()) {
-      state_ = read_checkpoint(o_.resume, layout_, master_, identity_);
+      state_ = read_checkpoint(o_.resume, layout_, master_, identity_, &o_.program);
     } else if (!o_.init.empty()) {
-      state_ = read_initial_parameters(o_.init, layout_, master_);
+      state_ = read_initial_parameters(o_.init, layout_, master_, &o_.program);
     } else {
       state_ = initial_state(o_, layout_, master_);
     }

@@ -94,7 +94,7 @@ TEST_F(Vocabulary, WeightsOfAnotherConstSayWhichValueFits) {
   ASSERT_EQ(presk(train("data/train.safetensors", "--const V=12 --weights-out w.safetensors --out c.safetensors")).status, 0);
   watch("w.safetensors");
   expect_refused(presk(train("data/train.safetensors", "--init w.safetensors --out d.safetensors")), 1, "E1006",
-                 "V = 12");
+                 "the file fits const V = 12");
   expect_refused(presk("run '" + example("gpt_tiny.psk") + "' --entry loss --dim T=8 --weights w.safetensors --exact"),
                  1, "E0512", "--const V=12");
 }
