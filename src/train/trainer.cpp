@@ -7,8 +7,10 @@
 
 #include "exec/native/realization.h"
 #include "exec/reference/parameters.h"
+#include "ir/footprint.h"
 #include "ir/program_hash.h"
 #include "support/diagnostics.h"
+#include "support/memory.h"
 #include "train/batch_gradient.h"
 #include "train/checkpoint.h"
 #include "train/token_windows.h"
@@ -111,6 +113,21 @@ TrainState initial_state(const TrainOptions& o, const std::vector<ParameterState
   return state;
 }
 
+// E0017 before step 0 when a step cannot fit in memory: each window run at once holds every
+// let of the gradient program (8 bytes an element), and the parameters are held as θ, m, v, the
+// realized copy and one gradient per window at once.
+void check_training_memory(const TrainOptions& o, const ir::Program& gradient) {
+  const ir::Footprint size = ir::footprint(gradient, nullptr);
+  const auto at_once = static_cast<uint64_t>(std::max<int64_t>(1, std::min<int64_t>(o.threads, o.batch)));
+  const uint64_t needed = saturating_sum(saturating_product(size.let_elements, 8 * at_once),
+                                         saturating_product(size.param_elements, 8 * (4 + at_once)));
+  check_memory(needed,
+               "a training step of `" + o.entry + "` (" + std::to_string(at_once) + " window" +
+                   (at_once == 1 ? "" : "s") + " at once; the gradient's " + std::to_string(size.let_elements) +
+                   " stored elements per window)",
+               "use smaller --dim or --const values, or fewer --threads");
+}
+
 std::vector<Tensor> rows_of(const TokenWindows& windows, const std::vector<int64_t>& indices) {
   std::vector<Tensor> rows;
   for (int64_t index : indices) rows.push_back(windows.row(index));
@@ -135,6 +152,7 @@ class Run {
         master_(realization_.default_type),
         data_(options.data, window_width(options.program, options.entry), "--data") {
     check_options(o_, realization_);
+    check_training_memory(o_, gradient_.program);
     result_.program_hash = ir::program_hash(o_.program);
     identity_ = identity_of(o_, result_.program_hash, realization_, data_);
     for (const char* key : {"vocabulary", "vocabulary_size"}) {
