@@ -10,10 +10,11 @@ namespace {
 
 class InputSize : public HostileTest {
  protected:
-  // The command's result, after checking that it ended within a few seconds.
+  // The command's result, after checking that it ended within a few seconds (an endless read
+  // is killed after 60 s or at 4 GiB).
   presk::testing::CommandResult timed(const std::string& arguments) const {
     const auto start = std::chrono::steady_clock::now();
-    auto result = presk(arguments);
+    auto result = bounded_presk(arguments, 60, 4L << 20);
     EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 20.0) << arguments;
     return result;
   }
