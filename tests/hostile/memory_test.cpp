@@ -1,5 +1,5 @@
 // Runs that cannot fit in memory: a dim that makes the GPT's attention scores hundreds of
-// gigabytes (run and train), and more samples than memory can hold the results of. Each is
+// gigabytes (run, bench, calibrate, the sensitivity dump and train), and more samples than memory can hold the results of. Each is
 // refused before anything is allocated (E0017, saying how much it needs and how much there
 // is), in seconds, instead of being killed by the kernel; runs of normal size are not.
 #include <chrono>
@@ -30,6 +30,8 @@ TEST_F(Memory, DimBeyondMemoryIsRefused) {
   const std::string gpt = "'" + example("gpt.psk") + "' --entry loss --dim T=40000";
   expect_memory_refused(timed("run " + gpt + " --exact"));
   expect_memory_refused(timed("run " + gpt + " --realize f32"));
+  expect_memory_refused(timed("bench " + gpt + " --realize f32"));
+  expect_memory_refused(timed("dump --stage sensitivity " + gpt));
   expect_memory_refused(timed("calibrate --precision " + gpt + " --samples 2 --bits 64 --out e.json"));
   EXPECT_FALSE(std::filesystem::exists(path("e.json")));
 }
