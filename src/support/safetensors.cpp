@@ -513,8 +513,8 @@ void SafetensorsFile::copy_out(void* destination, const std::byte* source, size_
   }
   if (!guarded_copy(destination, source, size)) {
     user_error("E0101").hint("the file changed while presk read it; let its writer finish, or copy it and retry")
-        << "cannot read `" << name_ << "`: it shrank while it was read (bytes "
-        << source - bytes_->data << " to " << source - bytes_->data + ptrdiff_t(size) << " are gone)";
+        << "cannot read `" << name_ << "`: it shrank while it was read (a page of bytes "
+        << source - bytes_->data << " to " << source - bytes_->data + ptrdiff_t(size) << " is gone)";
   }
 }
 
