@@ -43,7 +43,9 @@ std::vector<Tensor> with_ones_cotangent(std::vector<Tensor> inputs, const ir::Fu
 }
 
 int run_bench(const BenchOptions& options, const GlobalOptions& global) {
-  const PreparedRun prepared = prepare_run(options.input, global);
+  RunInputOptions input = options.input;
+  input.memory = {0, kNativeBytesPerElement, options.grad ? 3 : 1, false};
+  const PreparedRun prepared = prepare_run(input, global);
   const ir::Program program = options.grad ? ad::add_vjps(prepared.program) : prepared.program;
   const std::string entry = options.grad ? ad::vjp_name(prepared.entry->name) : prepared.entry->name;
   if (!program.find_function(entry)) user_error("E0542") << "`" << prepared.entry->name << "` has nothing to differentiate";

@@ -141,7 +141,9 @@ int run_calibrate(const CalibrateOptions& options, const GlobalOptions& global) 
     return 2;
   }
   check_output_files({{"--out", options.out}}, run_input_files(options.input));
-  PreparedRun prepared = prepare_run(options.input, global);
+  RunInputOptions input = options.input;
+  input.memory.reference_bytes = reference_bytes_per_element(options.bits, false);
+  PreparedRun prepared = prepare_run(input, global);
   precision::CalibrationOptions calibration{options.bits, global.threads, progress_printer(options.quiet)};
   auto start = std::chrono::steady_clock::now();
   precision::Envelope envelope = precision::calibrate(

@@ -12,6 +12,7 @@
 #include "solve/explain.h"
 #include "support/atomic_file.h"
 #include "support/diagnostics.h"
+#include "support/input_file.h"
 #include "support/json_reader.h"
 
 namespace presk::cli {
@@ -23,11 +24,9 @@ struct ExplainOptions {
 };
 
 nlohmann::json read_realization_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  if (in) text << in.rdbuf();
-  if (!in) user_error("E1112").hint("check the path: presk solve --out R.json writes one") << "cannot read `" << path << "`";
-  return parse_user_json(text.str(), {path, "E1112", "the file is truncated or not a realization; solve again"});
+  const std::string text =
+      read_input_file(path, {"realization file", "E1112", "check the path: presk solve --out R.json writes one", kJsonFileLimit});
+  return parse_user_json(text, {path, "E1112", "the file is truncated or not a realization; solve again"});
 }
 
 bool selected(const ExplainOptions& options, const solve::Explanation& e) {

@@ -180,7 +180,13 @@ int run_command(const RunCommandOptions& options, const GlobalOptions& global) {
   std::vector<CommandFile> inputs = run_input_files(options.input);
   inputs.push_back({"--realize", realization_file(options.realize)});
   check_output_files({{"--out", options.out}}, inputs);
-  PreparedRun prepared = prepare_run(options.input, global);
+  RunInputOptions input = options.input;
+  const bool exact = options.exact || options.realize.empty();
+  input.memory.reference_bytes = exact ? reference_bytes_per_element(options.bits, arithmetic == reference::Arithmetic::Ball) : 0;
+  input.memory.native_bytes = options.realize.empty() ? 0 : kNativeBytesPerElement;
+  input.memory.program_copies = options.grad ? 3 : 1;
+  input.memory.keeps_outputs = true;
+  PreparedRun prepared = prepare_run(input, global);
   if (options.grad) {
     GradientRunOptions gradient{options.bits, options.digits, options.out, options.realize, options.scalar, options.exact};
     return run_gradient(prepared, gradient, global);

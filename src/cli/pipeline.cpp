@@ -4,9 +4,12 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <thread>
 
 #include "exec/reference/interpreter.h"
+#include "ir/footprint.h"
 #include "support/diagnostics.h"
+#include "support/memory.h"
 
 namespace presk::cli {
 namespace {
@@ -97,11 +100,43 @@ std::vector<reference::HostTensor> PreparedRun::inputs(int64_t k, uint64_t seed)
   return reference::synthesize_inputs(*entry, seed, token_range, first + k);
 }
 
+uint64_t reference_bytes_per_element(long bits, bool ball) {
+  const uint64_t limbs = static_cast<uint64_t>(std::max(bits, 1L) + 63) / 64;
+  return (ball ? 64 : 48) + 8 * limbs;  // the struct, its limbs, the allocator's header
+}
+
+namespace {
+
+// E0017 when the run `plan` describes cannot fit in the memory available.
+void check_run_memory(const PreparedRun& prepared, const MemoryPlan& plan, const GlobalOptions& global) {
+  if (plan.reference_bytes == 0 && plan.native_bytes == 0) return;
+  const ir::Footprint size = ir::footprint(prepared.program, prepared.entry);
+  const int cores = global.threads > 0 ? global.threads : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  const auto at_once = static_cast<uint64_t>(std::min<int64_t>(cores, prepared.count));
+  const uint64_t per_value = saturating_product(plan.reference_bytes, at_once) + plan.native_bytes;
+  uint64_t needed = saturating_product(saturating_product(size.let_elements, per_value), uint64_t(plan.program_copies));
+  needed = saturating_sum(needed, saturating_product(size.param_elements, 8 + plan.reference_bytes + plan.native_bytes));
+  if (plan.keeps_outputs) {
+    const uint64_t per_sample = saturating_sum(
+        saturating_product(size.result_elements, plan.reference_bytes + plan.native_bytes), 256);
+    needed = saturating_sum(needed, saturating_product(per_sample, static_cast<uint64_t>(prepared.count)));
+  }
+  check_memory(needed,
+               "the run of `" + prepared.entry->name + "` on " + std::to_string(prepared.count) + " sample" +
+                   (prepared.count == 1 ? "" : "s") + " (" + std::to_string(at_once) + " at once; the program's " +
+                   std::to_string(size.let_elements) + " stored elements per sample)",
+               "use smaller --dim or --const values, fewer --samples or --threads, or fewer --bits");
+}
+
+}  // namespace
+
 PreparedRun prepare_run(const RunInputOptions& options, const GlobalOptions& global) {
   PreparedRun prepared;
   prepared.program = lang::compile(lang::read_source(options.program_path),
                                    frontend_options(options.bindings, options.entry));
   prepared.entry = &reference::find_entry(prepared.program, options.entry);
+  prepared.count = options.samples > 0 ? options.samples : 1;
+  check_run_memory(prepared, options.memory, global);
   prepared.parameters = options.weights.empty()
       ? reference::synthesize_parameters(prepared.program, global.seed, global.threads)
       : reference::load_weights(prepared.program, options.weights);
@@ -114,7 +149,6 @@ PreparedRun prepare_run(const RunInputOptions& options, const GlobalOptions& glo
     prepared.token_range = reference::default_token_range(prepared.program);
   }
   prepared.first = options.offset;
-  prepared.count = options.samples > 0 ? options.samples : 1;
   if (!options.data.empty()) {
     prepared.data.emplace(*prepared.entry, options.data);
     prepared.data->require(prepared.first, prepared.count);

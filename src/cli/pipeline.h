@@ -35,6 +35,20 @@ lang::FrontendOptions frontend_options(const BindingOptions& bindings, const std
 using reference::to_tensors;  // exec/reference/value.h
 
 
+// What a run holds per element of each value, set by the command before prepare_run, which
+// refuses (E0017) a run whose estimate exceeds the available memory before it allocates. The
+// estimate: every let of the program (ir/footprint.h) per sample at once, the parameters, and
+// every sample's results when they are kept to the end.
+struct MemoryPlan {
+  uint64_t reference_bytes = 0;  // per element on the reference (0: no exact run); samples in parallel
+  uint64_t native_bytes = 0;     // per element on the native executor (0: no native run); one sample at a time
+  int program_copies = 1;        // 3 under --grad: the forward, the vjp and the cotangents
+  bool keeps_outputs = false;    // every sample's results are held until the end
+};
+// A reference value's bytes per element at `bits` (MPFR, or an Arb ball with its radius).
+uint64_t reference_bytes_per_element(long bits, bool ball);
+inline constexpr uint64_t kNativeBytesPerElement = 8;
+
 // What a run needs before any executor starts: the program, its entry, the parameters
 // (--weights, or synthesized from the seed), and where each sample's data comes from.
 struct RunInputOptions {
@@ -46,6 +60,7 @@ struct RunInputOptions {
   int64_t offset = 0;       // --offset K: the first sample
   int64_t samples = 0;      // --samples N; 0: not given (one sample, no sample axis)
   int64_t token_range = 0;  // --token-range V; 0: reference::default_token_range
+  MemoryPlan memory;        // set by the command (not an option)
 };
 void add_run_input_options(CLI::App& command, RunInputOptions& options);
 

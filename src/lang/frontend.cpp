@@ -8,6 +8,7 @@
 #include "ir/verifier.h"
 #include "lang/lower.h"
 #include "lang/parser.h"
+#include "support/input_file.h"
 
 namespace presk::lang {
 namespace {
@@ -20,16 +21,9 @@ ProgramAst parse_source(const std::shared_ptr<const SourceFile>& source, Diagnos
 }  // namespace
 
 std::shared_ptr<const SourceFile> read_source(const std::string& path) {
-  std::error_code error;
-  const bool folder = std::filesystem::is_directory(path, error);  // reads as empty otherwise
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  if (in && !folder) text << in.rdbuf();
-  if (!in || in.bad() || folder) {
-    user_error("E0003").hint("check the path and that the file is readable")
-        << "cannot read source file `" << path << "`" << (folder ? ": it is a folder" : "");
-  }
-  return std::make_shared<SourceFile>(SourceFile{path, text.str()});
+  std::string text = read_input_file(
+      path, {"source file", "E0003", "check the path and that the file is readable", kProgramFileLimit});
+  return std::make_shared<SourceFile>(SourceFile{path, std::move(text)});
 }
 
 std::string dump_ast(std::shared_ptr<const SourceFile> source) {

@@ -14,6 +14,7 @@
 
 #include "support/atomic_file.h"
 #include "support/diagnostics.h"
+#include "support/input_file.h"
 #include "support/json_reader.h"
 
 namespace presk::precision {
@@ -363,16 +364,10 @@ void write_envelope(const Envelope& envelope, const std::string& path) {
 }
 
 Envelope read_envelope(const std::string& path) {
-  std::error_code error;
-  bool folder = std::filesystem::is_directory(path, error);
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  if (in && !folder) text << in.rdbuf();
-  if (!in || in.bad() || folder) {
-    user_error("E0900").hint("check the path; `presk calibrate --precision ... --out FILE` writes one")
-        << "cannot read the envelope file `" << path << "`";
-  }
-  return parse_envelope_text(text.str(), path);
+  const std::string text = read_input_file(
+      path, {"envelope file", "E0900", "check the path; `presk calibrate --precision ... --out FILE` writes one",
+             kJsonFileLimit});
+  return parse_envelope_text(text, path);
 }
 
 Envelope parse_envelope_text(std::string_view text, const std::string& origin) {

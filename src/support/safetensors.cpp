@@ -18,6 +18,7 @@
 
 #include "support/atomic_file.h"
 #include "support/diagnostics.h"
+#include "support/guarded_read.h"
 #include "support/json_reader.h"
 
 namespace presk {
@@ -367,12 +368,12 @@ void apply_notes(std::vector<SafetensorsEntry>& entries,
   }
 }
 
-void check_bool_byte(const SafetensorsEntry& entry, const std::byte* data, uint64_t index,
+void check_bool_byte(const SafetensorsEntry& entry, std::byte byte, uint64_t index,
                      const std::string& file) {
-  if (std::to_integer<unsigned>(data[index]) > 1) {
+  if (std::to_integer<unsigned>(byte) > 1) {
     user_error("E0121").hint("BOOL elements are the bytes 0 and 1")
         << file << ": tensor " << printable(entry.name) << " element " << index << " is "
-        << std::to_integer<unsigned>(data[index]) << ", not a BOOL";
+        << std::to_integer<unsigned>(byte) << ", not a BOOL";
   }
 }
 
@@ -385,10 +386,13 @@ SafetensorsFile parse_safetensors_source(std::shared_ptr<const SafetensorsFile::
   file.bytes_ = std::move(bytes);
   const std::byte* data = file.bytes_->data;
   size_t size = file.bytes_->size;
-  uint64_t header_length = read_header_length(data, size, file.name_);
+  std::byte length_bytes[8] = {};
+  if (size >= 8) file.copy_out(length_bytes, data, 8);
+  uint64_t header_length = read_header_length(length_bytes, size, file.name_);
   file.data_begin_ = 8 + header_length;
-  Json header = parse_header(
-      std::string_view(reinterpret_cast<const char*>(data) + 8, header_length), file.name_);
+  std::string header_text(header_length, '\0');
+  file.copy_out(header_text.data(), data + 8, header_length);
+  Json header = parse_header(header_text, file.name_);
   if (!header.is_object()) {
     user_error("E0105").hint("the header maps tensor names to their dtype, shape and offsets")
         << file.name_ << ": the header is not a JSON object";
@@ -502,23 +506,45 @@ std::span<const std::byte> SafetensorsFile::raw_bytes(const SafetensorsEntry& en
   return {bytes_->data + data_begin_ + entry.begin, size_t(entry.end - entry.begin)};
 }
 
+void SafetensorsFile::copy_out(void* destination, const std::byte* source, size_t size) const {
+  if (bytes_->mapping == nullptr) {
+    if (size > 0) std::memcpy(destination, source, size);
+    return;
+  }
+  if (!guarded_copy(destination, source, size)) {
+    user_error("E0101").hint("the file changed while presk read it; let its writer finish, or copy it and retry")
+        << "cannot read `" << name_ << "`: it shrank while it was read (a page of bytes "
+        << source - bytes_->data << " to " << source - bytes_->data + ptrdiff_t(size) << " is gone)";
+  }
+}
+
+void SafetensorsFile::copy_bytes(const SafetensorsEntry& entry, uint64_t offset, void* destination,
+                                 size_t size) const {
+  internal_assert(offset <= entry.end - entry.begin && size <= entry.end - entry.begin - offset);
+  copy_out(destination, raw_bytes(entry).data() + offset, size);
+}
+
 double SafetensorsFile::value(const SafetensorsEntry& entry, uint64_t index) const {
   internal_assert(index < entry.element_count);
-  std::span<const std::byte> raw = raw_bytes(entry);
-  if (entry.type == ElementType::boolean) check_bool_byte(entry, raw.data(), index, name_);
-  return load_element(entry.type, raw.data(), index);
+  const uint32_t bits = facts(entry.type).bits;
+  std::byte element[8] = {};
+  const uint64_t byte_index = index * bits / 8;
+  copy_bytes(entry, byte_index, element, bits < 8 ? 1 : bits / 8);
+  const uint64_t index_in_bytes = index - byte_index * 8 / bits;  // i4: the nibble, else 0
+  if (entry.type == ElementType::boolean) check_bool_byte(entry, element[0], index, name_);
+  return load_element(entry.type, element, index_in_bytes);
 }
 
 Tensor SafetensorsFile::read(const SafetensorsEntry& entry) const {
   std::span<const std::byte> raw = raw_bytes(entry);
   Tensor tensor(entry.type, entry.shape, entry.axis_names);
   internal_assert(tensor.byte_size() == raw.size());
+  copy_out(tensor.data(), raw.data(), raw.size());
   if (entry.type == ElementType::boolean) {
     for (uint64_t i = 0; i < entry.element_count; ++i) {
-      check_bool_byte(entry, raw.data(), i, name_);
+      check_bool_byte(entry, tensor.data()[i], i, name_);
     }
   }
-  if (!raw.empty()) std::memcpy(tensor.data(), raw.data(), raw.size());
   return tensor;
 }
 

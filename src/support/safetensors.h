@@ -45,8 +45,8 @@ struct SafetensorsEntry {
 class SafetensorsFile {
  public:
   // Opens and validates a file: E0100 (cannot open), E0101 (cannot read), then every
-  // malformation code of parse_safetensors. The file must not change while open (a
-  // mapped file that is truncated meanwhile faults on access).
+  // malformation code of parse_safetensors. A mapped file that shrinks while open is E0101
+  // at the read that reaches past its new end (read, value, copy_bytes; support/guarded_read.h).
   static SafetensorsFile open(const std::string& path);
 
   const std::string& name() const { return name_; }
@@ -65,7 +65,11 @@ class SafetensorsFile {
   Tensor read(std::string_view tensor_name) const { return read(entry(tensor_name)); }
   // One element without copying the tensor (index < element_count), as load_element.
   double value(const SafetensorsEntry& entry, uint64_t index) const;
-  // The stored bytes of a tensor (may be unaligned).
+  // Copies `size` stored bytes of a tensor from byte `offset` of its data to `destination`
+  // (offset + size within the tensor's bytes); E0101 when the mapped file shrank meanwhile.
+  void copy_bytes(const SafetensorsEntry& entry, uint64_t offset, void* destination, size_t size) const;
+  // The stored bytes of a tensor (may be unaligned). Unguarded: a mapped file that shrinks
+  // faults on access; readers use read, value or copy_bytes.
   std::span<const std::byte> raw_bytes(const SafetensorsEntry& entry) const;
 
   struct Bytes;  // the file's bytes: owned or mapped
@@ -73,6 +77,8 @@ class SafetensorsFile {
  private:
   friend SafetensorsFile parse_safetensors_source(std::shared_ptr<const Bytes> bytes,
                                                   std::string name);
+  // memcpy from the file's bytes, guarded when they are mapped (E0101 on a fault).
+  void copy_out(void* destination, const std::byte* source, size_t size) const;
   std::string name_;
   std::shared_ptr<const Bytes> bytes_;
   uint64_t data_begin_ = 0;  // file offset of the data region

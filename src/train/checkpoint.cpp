@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "ir/extent_fit.h"
 #include "support/diagnostics.h"
 #include "support/json_reader.h"
 #include "support/safetensors.h"
@@ -34,22 +35,29 @@ std::string generator_text(uint64_t seed, int64_t next_step) {
          ", \"next_step\": " + std::to_string(next_step) + "}";
 }
 
+ir::Type type_of(const ParameterState& p) {
+  ir::Type type;
+  type.shape = p.shape;
+  type.axes = p.axes;
+  return type;
+}
+
 // Every mismatch between the file's tensors and the wanted ones (name → shape), at once.
-void check_layout(const SafetensorsFile& file,
-                  const std::map<std::string, std::vector<int64_t>>& wanted,
-                  const std::string& dtype, bool ignore_moments) {
+void check_layout(const SafetensorsFile& file, const std::map<std::string, ir::Type>& wanted,
+                  const std::string& dtype, bool ignore_moments, const ir::Program* program) {
   std::ostringstream problems;
   int count = 0;
   auto problem = [&](const std::string& text) {
     if (count++ < 8) problems << (count > 1 ? "; " : "") << text;
   };
-  for (const auto& [name, shape] : wanted) {
+  for (const auto& [name, type] : wanted) {
     const SafetensorsEntry* entry = file.find(name);
     if (!entry) {
       problem("no tensor `" + name + "`");
-    } else if (entry->shape != shape) {
+    } else if (entry->shape != type.shape) {
+      const std::string fit = ir::extent_fit_note(type, entry->shape, program);
       problem("`" + name + "` is " + format_shape(entry->shape) + ", the program's is " +
-              format_shape(shape));
+              format_shape(type.shape) + (fit.empty() ? "" : ": " + fit));
     } else if (!dtype.empty() ? entry->file_dtype != dtype : !facts(entry->type).is_float) {
       problem("`" + name + "` is " + entry->file_dtype + ", not " +
               (dtype.empty() ? "a float dtype" : dtype));
@@ -125,13 +133,13 @@ std::vector<ParameterState> parameter_layout(const ir::Program& program) {
   std::vector<ParameterState> layout;
   for (const ir::Param& param : program.params) {
     if (param.type.kind != ir::ElemKind::Real) continue;
-    layout.push_back({param.path, param.type.shape, param.stack_depth, {}, {}, {}});
+    layout.push_back({param.path, param.type.shape, param.stack_depth, {}, {}, {}, param.type.axes});
   }
   return layout;
 }
 
 void write_checkpoint(const std::string& path, const TrainState& state, RealType master,
-                      const RunIdentity& identity) {
+                      const RunIdentity& identity, const RunNotes& notes) {
   std::vector<Tensor> tensors;
   std::vector<std::string> names;
   tensors.reserve(3 * state.parameters.size());
@@ -146,6 +154,7 @@ void write_checkpoint(const std::string& path, const TrainState& state, RealType
   std::vector<NamedTensor> named;
   for (size_t i = 0; i < tensors.size(); ++i) named.push_back({names[i], tensors[i]});
   std::map<std::string, std::string> metadata = identity;
+  metadata.insert(notes.begin(), notes.end());
   metadata["format"] = std::to_string(kCheckpointFormat);
   metadata["kind"] = kCheckpointKind;
   metadata["step"] = std::to_string(state.step);
@@ -156,7 +165,7 @@ void write_checkpoint(const std::string& path, const TrainState& state, RealType
 }
 
 void write_weights(const std::string& path, const TrainState& state, RealType master,
-                   const RunIdentity& identity) {
+                   const RunIdentity& identity, const RunNotes& notes) {
   std::vector<Tensor> tensors;
   tensors.reserve(state.parameters.size());
   std::vector<NamedTensor> named;
@@ -171,11 +180,12 @@ void write_weights(const std::string& path, const TrainState& state, RealType ma
     auto found = identity.find(key);
     if (found != identity.end()) metadata[key] = found->second;
   }
+  metadata.insert(notes.begin(), notes.end());
   write_safetensors(path, named, metadata);
 }
 
 TrainState read_checkpoint(const std::string& path, const std::vector<ParameterState>& layout,
-                           RealType master, const RunIdentity& identity) {
+                           RealType master, const RunIdentity& identity, const ir::Program* program) {
   SafetensorsFile file = SafetensorsFile::open(path);
   if (metadata_value(file, "kind") != kCheckpointKind ||
       metadata_value(file, "format") != std::to_string(kCheckpointFormat)) {
@@ -191,13 +201,13 @@ TrainState read_checkpoint(const std::string& path, const std::vector<ParameterS
         << "`" << path << "` is a checkpoint of another program (hash " << hash.substr(0, 12)
         << "…, this one's " << identity.at("program_hash").substr(0, 12) << "…)";
   }
-  std::map<std::string, std::vector<int64_t>> wanted;
+  std::map<std::string, ir::Type> wanted;
   for (const ParameterState& p : layout) {
-    wanted[p.path] = p.shape;
-    wanted[std::string(kMomentPrefix) + "m." + p.path] = p.shape;
-    wanted[std::string(kMomentPrefix) + "v." + p.path] = p.shape;
+    wanted[p.path] = type_of(p);
+    wanted[std::string(kMomentPrefix) + "m." + p.path] = type_of(p);
+    wanted[std::string(kMomentPrefix) + "v." + p.path] = type_of(p);
   }
-  check_layout(file, wanted, safetensors_dtype(exec::native::element_type_of(master)), false);
+  check_layout(file, wanted, safetensors_dtype(exec::native::element_type_of(master)), false, program);
   std::ostringstream differences;
   for (const auto& [key, value] : identity) {
     const std::string theirs = metadata_value(file, key);
@@ -224,11 +234,12 @@ TrainState read_checkpoint(const std::string& path, const std::vector<ParameterS
 }
 
 TrainState read_initial_parameters(const std::string& path,
-                                   const std::vector<ParameterState>& layout, RealType master) {
+                                   const std::vector<ParameterState>& layout, RealType master,
+                                   const ir::Program* program) {
   SafetensorsFile file = SafetensorsFile::open(path);
-  std::map<std::string, std::vector<int64_t>> wanted;
-  for (const ParameterState& p : layout) wanted[p.path] = p.shape;
-  check_layout(file, wanted, "", true);
+  std::map<std::string, ir::Type> wanted;
+  for (const ParameterState& p : layout) wanted[p.path] = type_of(p);
+  check_layout(file, wanted, "", true, program);
   TrainState state;
   for (const ParameterState& p : layout) {
     ParameterState loaded = p;

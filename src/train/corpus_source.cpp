@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "support/diagnostics.h"
+#include "support/input_file.h"
 #include "train/corpus.h"
 
 namespace presk::train {
@@ -104,21 +105,8 @@ CorpusText read_kjv() {
 }
 
 CorpusText read_text_file(const std::string& path) {
-  struct stat info;
-  bool is_folder = ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
-  std::ifstream in(path, std::ios::binary);
-  if (is_folder || !in) {
-    user_error("E0702").hint("check the path and its permissions")
-        << "cannot read the text file " << path << ": "
-        << (is_folder ? "it is a folder" : std::strerror(errno));
-  }
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) {
-    user_error("E0702").hint("check the path and its permissions")
-        << "reading the text file " << path << " failed";
-  }
-  CorpusText text{std::move(bytes).str(), path};
+  CorpusText text{
+      read_input_file(path, {"text file", "E0702", "check the path and its permissions", kTextFileLimit}), path};
   if (text.bytes.empty()) {
     user_error("E0703").hint("pass a file that holds the text to train on")
         << "the text file " << path << " is empty";

@@ -1,7 +1,9 @@
 // The token windows of a training run (token_windows.h).
 #include "train/token_windows.h"
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "support/diagnostics.h"
 #include "support/random.h"
@@ -30,21 +32,58 @@ TokenWindows::TokenWindows(const std::string& path, int64_t width, const std::st
   count_ = entry_.shape[0];
 }
 
-std::string TokenWindows::source_sha256() const {
-  auto found = file_.metadata().find("source_sha256");
+std::string TokenWindows::source_sha256() const { return metadata("source_sha256"); }
+
+std::string TokenWindows::metadata(const std::string& key) const {
+  auto found = file_.metadata().find(key);
   return found == file_.metadata().end() ? std::string() : found->second;
+}
+
+namespace {
+
+// Calls `visit(index, token)` on every token of the file in order, a chunk at a time, until it
+// returns false.
+template <class Visit>
+void each_token(const SafetensorsFile& file, const SafetensorsEntry& entry, Visit visit) {
+  constexpr uint64_t kChunk = 1 << 16;  // tokens
+  std::vector<int32_t> words(kChunk);
+  for (uint64_t first = 0; first < entry.element_count; first += kChunk) {
+    const uint64_t count = std::min(kChunk, entry.element_count - first);
+    file.copy_bytes(entry, first * 4, words.data(), count * 4);  // little-endian host
+    for (uint64_t k = 0; k < count; ++k) {
+      if (!visit(first + k, words[k])) return;
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<TokenWindows::Token> TokenWindows::first_outside(int64_t size) const {
+  std::optional<Token> found;
+  each_token(file_, entry_, [&](uint64_t index, int32_t token) {
+    if (token >= 0 && token < size) return true;
+    const auto i = static_cast<int64_t>(index);
+    found = Token{i / width_, i % width_, token};
+    return false;
+  });
+  return found;
+}
+
+int64_t TokenWindows::largest() const {
+  int64_t largest = std::numeric_limits<int64_t>::min();
+  each_token(file_, entry_, [&](uint64_t, int32_t token) {
+    largest = std::max<int64_t>(largest, token);
+    return true;
+  });
+  return largest;
 }
 
 Tensor TokenWindows::row(int64_t index) const {
   internal_assert(index >= 0 && index < count_);
-  std::span<const std::byte> bytes = file_.raw_bytes(entry_);
+  std::vector<int32_t> words(static_cast<size_t>(width_));  // little-endian host
+  file_.copy_bytes(entry_, static_cast<uint64_t>(index * width_) * 4, words.data(), words.size() * 4);
   Tensor out(ElementType::i64, {width_});
-  const size_t first = static_cast<size_t>(index * width_) * 4;
-  for (int64_t k = 0; k < width_; ++k) {
-    uint32_t word = 0;
-    std::memcpy(&word, bytes.data() + first + static_cast<size_t>(k) * 4, 4);  // little-endian host
-    out.set_integer(static_cast<uint64_t>(k), static_cast<int32_t>(word));
-  }
+  for (int64_t k = 0; k < width_; ++k) out.set_integer(static_cast<uint64_t>(k), words[static_cast<size_t>(k)]);
   return out;
 }
 

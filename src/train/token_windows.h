@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,8 +23,18 @@ class TokenWindows {
   const std::string& path() const { return path_; }
   // The file's `source_sha256` metadata (empty when absent): names the text it was made from.
   std::string source_sha256() const;
+  // The metadata value `key` of the file (empty when absent), e.g. `vocabulary` (a JSON
+  // string of the characters, token k the k-th) and `vocabulary_size` (docs/data.md).
+  std::string metadata(const std::string& key) const;
   // Row `index` as an i64 tensor [W + 1] (the loss entry's `tokens` argument).
   Tensor row(int64_t index) const;
+  // The first token (row-major) outside [0, size), or nullopt when every token is inside.
+  struct Token {
+    int64_t window = 0, position = 0, value = 0;
+  };
+  std::optional<Token> first_outside(int64_t size) const;
+  // The largest token of the file.
+  int64_t largest() const;
 
  private:
   std::string path_;

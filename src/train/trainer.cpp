@@ -7,11 +7,14 @@
 
 #include "exec/native/realization.h"
 #include "exec/reference/parameters.h"
+#include "ir/footprint.h"
 #include "ir/program_hash.h"
 #include "support/diagnostics.h"
+#include "support/memory.h"
 #include "train/batch_gradient.h"
 #include "train/checkpoint.h"
 #include "train/token_windows.h"
+#include "train/vocabulary_check.h"
 
 namespace presk::train {
 namespace {
@@ -110,6 +113,21 @@ TrainState initial_state(const TrainOptions& o, const std::vector<ParameterState
   return state;
 }
 
+// E0017 before step 0 when a step cannot fit in memory: each window run at once holds every
+// let of the gradient program (8 bytes an element), and the parameters are held as θ, m, v, the
+// realized copy and one gradient per window at once.
+void check_training_memory(const TrainOptions& o, const ir::Program& gradient) {
+  const ir::Footprint size = ir::footprint(gradient, nullptr);
+  const auto at_once = static_cast<uint64_t>(std::max<int64_t>(1, std::min<int64_t>(o.threads, o.batch)));
+  const uint64_t needed = saturating_sum(saturating_product(size.let_elements, 8 * at_once),
+                                         saturating_product(size.param_elements, 8 * (4 + at_once)));
+  check_memory(needed,
+               "a training step of `" + o.entry + "` (" + std::to_string(at_once) + " window" +
+                   (at_once == 1 ? "" : "s") + " at once; the gradient's " + std::to_string(size.let_elements) +
+                   " stored elements per window)",
+               "use smaller --dim or --const values, or fewer --threads");
+}
+
 std::vector<Tensor> rows_of(const TokenWindows& windows, const std::vector<int64_t>& indices) {
   std::vector<Tensor> rows;
   for (int64_t index : indices) rows.push_back(windows.row(index));
@@ -134,17 +152,22 @@ class Run {
         master_(realization_.default_type),
         data_(options.data, window_width(options.program, options.entry), "--data") {
     check_options(o_, realization_);
+    check_training_memory(o_, gradient_.program);
     result_.program_hash = ir::program_hash(o_.program);
     identity_ = identity_of(o_, result_.program_hash, realization_, data_);
+    for (const char* key : {"vocabulary", "vocabulary_size"}) {
+      if (!data_.metadata(key).empty()) notes_[key] = data_.metadata(key);
+    }
     if (!o_.validation.empty()) {
       validation_.emplace(o_.validation, data_.width(), "--val");
       validation_rows_ =
           rows_of(*validation_, validation_rows(validation_->count(), o_.validation_windows));
     }
+    check_vocabulary();
     if (!o_.resume.empty()) {
-      state_ = read_checkpoint(o_.resume, layout_, master_, identity_);
+      state_ = read_checkpoint(o_.resume, layout_, master_, identity_, &o_.program);
     } else if (!o_.init.empty()) {
-      state_ = read_initial_parameters(o_.init, layout_, master_);
+      state_ = read_initial_parameters(o_.init, layout_, master_, &o_.program);
     } else {
       state_ = initial_state(o_, layout_, master_);
     }
@@ -158,6 +181,7 @@ class Run {
   TrainResult run();
 
  private:
+  void check_vocabulary() const;
   void step(int64_t s, Clock::time_point start, int64_t first, int64_t last);
   void validate();
   void checkpoint();
@@ -172,9 +196,21 @@ class Run {
   std::optional<TokenWindows> validation_;
   std::vector<Tensor> validation_rows_;
   RunIdentity identity_;
+  RunNotes notes_;
   TrainState state_;
   TrainResult result_;
 };
+
+// Before step 0: every token of --data and --val within the tables and classes the entry
+// indexes, and the data's vocabulary the one the starting weights record (E1032, E1033).
+void Run::check_vocabulary() const {
+  if (auto bound = token_bound(o_.program, o_.entry)) {
+    check_tokens_fit(data_, "--data", *bound);
+    if (validation_) check_tokens_fit(*validation_, "--val", *bound);
+  }
+  if (!o_.resume.empty()) check_same_vocabulary(o_.resume, "--resume", data_);
+  if (!o_.init.empty()) check_same_vocabulary(o_.init, "--init", data_);
+}
 
 TrainResult Run::run() {
   const Clock::time_point start = Clock::now();
@@ -246,10 +282,10 @@ void Run::validate() {
 }
 
 void Run::checkpoint() {
-  write_checkpoint(o_.out, state_, master_, identity_);
+  write_checkpoint(o_.out, state_, master_, identity_, notes_);
   if (callbacks_.on_checkpoint) callbacks_.on_checkpoint(o_.out);
   if (!o_.weights_out.empty()) {
-    write_weights(o_.weights_out, state_, master_, identity_);
+    write_weights(o_.weights_out, state_, master_, identity_, notes_);
     if (callbacks_.on_checkpoint) callbacks_.on_checkpoint(o_.weights_out);
   }
 }

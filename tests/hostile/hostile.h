@@ -51,6 +51,14 @@ class HostileTest : public ::testing::Test {
     return presk::testing::run_command("cd '" + folder_.path() + "' && " + presk::testing::presk() + " " + arguments);
   }
 
+  // As presk, but killed after `seconds` (exit status 124) and with its address space capped
+  // at `memory_kib` (an allocation beyond is E0002): for inputs that would run without bound.
+  presk::testing::CommandResult bounded_presk(const std::string& arguments, int seconds, long memory_kib) const {
+    return presk::testing::run_command("cd '" + folder_.path() + "' && ulimit -v " + std::to_string(memory_kib) +
+                                       " && timeout " + std::to_string(seconds) + " " + presk::testing::presk() + " " +
+                                       arguments);
+  }
+
   // The command exited with `status` and printed `code` (and, when given, `named`), and no
   // watched file changed; the message stays short (no input echoed whole).
   void expect_refused(const presk::testing::CommandResult& result, int status, const std::string& code,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "support/diagnostics.h"
+#include "support/input_file.h"
 #include "support/json_reader.h"
 
 namespace presk::exec::native {
@@ -264,16 +265,7 @@ void check_sites(const Realization& realization, const ir::Program& program) {
 
 // The bytes of a realization file; a folder or an unreadable file is E0600.
 std::string read_realization_file(const std::string& path) {
-  std::error_code error;
-  const bool folder = std::filesystem::is_directory(path, error);
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  if (in && !folder) text << in.rdbuf();
-  if (!in || in.bad() || folder) {
-    user_error("E0600").hint("check the path after `@`") << "cannot read realization file `" << path << "`"
-                                                          << (folder ? ": it is a folder" : "");
-  }
-  return text.str();
+  return read_input_file(path, {"realization file", "E0600", "check the path after `@`", kJsonFileLimit});
 }
 
 void check_params(const Realization& realization, const ir::Program& program) {

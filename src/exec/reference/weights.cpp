@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "ir/extent_fit.h"
 #include "support/diagnostics.h"
 #include "support/safetensors.h"
 
@@ -13,13 +14,14 @@ namespace presk::reference {
 namespace {
 
 // Reports what is wrong with the tensor of `param` in the file; true when it is usable.
-bool check_tensor(const ir::Param& param, const SafetensorsEntry& entry, const std::string& file,
-                  DiagnosticSink& sink) {
+bool check_tensor(const ir::Program& program, const ir::Param& param, const SafetensorsEntry& entry,
+                  const std::string& file, DiagnosticSink& sink) {
   bool usable = true;
   if (entry.shape != param.type.shape) {
+    const std::string fit = ir::extent_fit_note(param.type, entry.shape, &program);
     sink.report("E0512", {}, "tensor `" + param.path + "` in " + file + " has shape " +
                 ir::shape_text(entry.shape) + ", the program's parameter is " +
-                ir::type_to_string(param.type),
+                ir::type_to_string(param.type) + (fit.empty() ? "" : ": " + fit),
                 "export the weights of this program (a transposed or resized tensor is refused)");
     usable = false;
   }
@@ -48,7 +50,7 @@ ParameterStore load_weights(const ir::Program& program, const std::string& path)
                   "write every parameter of the program, named by its path");
       continue;
     }
-    if (!check_tensor(param, *entry, path, sink)) continue;
+    if (!check_tensor(program, param, *entry, path, sink)) continue;
     std::vector<double> values(entry->element_count);
     for (uint64_t i = 0; i < entry->element_count; ++i) values[i] = file.value(*entry, i);
     store.set(param.path, std::move(values));

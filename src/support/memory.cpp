@@ -1,0 +1,60 @@
+// Available memory and the estimate's refusal (memory.h).
+#include "support/memory.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "support/diagnostics.h"
+#include "support/input_file.h"
+
+namespace presk {
+namespace {
+
+std::optional<uint64_t> digits_of(const std::string& text) {
+  if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  return std::stoull(text);
+}
+
+std::optional<uint64_t> meminfo_available() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string line;
+  while (std::getline(meminfo, line)) {
+    std::istringstream fields(line);
+    std::string key, amount, unit;
+    fields >> key >> amount >> unit;
+    if (key != "MemAvailable:") continue;
+    auto kib = digits_of(amount);
+    if (kib && unit == "kB") return saturating_product(*kib, 1024);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+uint64_t saturating_product(uint64_t a, uint64_t b) {
+  if (a != 0 && b > std::numeric_limits<uint64_t>::max() / a) return std::numeric_limits<uint64_t>::max();
+  return a * b;
+}
+
+uint64_t saturating_sum(uint64_t a, uint64_t b) {
+  return b > std::numeric_limits<uint64_t>::max() - a ? std::numeric_limits<uint64_t>::max() : a + b;
+}
+
+std::optional<uint64_t> available_memory() {
+  if (auto bytes = meminfo_available()) return bytes;
+  const long pages = ::sysconf(_SC_AVPHYS_PAGES), page_size = ::sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page_size > 0) return saturating_product(uint64_t(pages), uint64_t(page_size));
+  return std::nullopt;
+}
+
+void check_memory(uint64_t needed, const std::string& what, const std::string& hint) {
+  const std::optional<uint64_t> available = available_memory();
+  if (!available || needed <= *available) return;
+  user_error("E0017").hint(hint) << what << " needs about " << byte_count_text(needed) << " of memory; the machine has "
+                                 << byte_count_text(*available) << " available";
+}
+
+}  // namespace presk
