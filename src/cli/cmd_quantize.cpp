@@ -12,16 +12,19 @@
 
 #include "cli/command.h"
 #include "cli/pipeline.h"
+#include "exec/native/realization.h"
+#include "exec/reference/interpreter.h"
 #include "precision/quant_axis.h"
+#include "precision/quantize_split.h"
 #include "support/diagnostics.h"
 
 namespace presk::cli {
 namespace {
 
 struct QuantizeOptions {
-  std::string program;
-  std::string entry;  // empty: every entry (an axis they disagree on is −2)
-  BindingOptions bindings;
+  RunInputOptions input;  // program, --entry (empty with --list: every entry), bindings, weights, data
+  std::string realize;
+  long bits = 128;
   bool list = false;
 };
 
@@ -30,16 +33,7 @@ struct Row {
   precision::QuantAxis axis;
 };
 
-// Bytes at rest of `elements` in `bits` per element plus one f32 scale per index of every axis
-// but the scale's (integer rungs; `extent` the scale axis's length, 0 for a float type).
-double bytes_at_rest(const ir::Param& param, int bits, int64_t over) {
-  const double elements = static_cast<double>(param.type.element_count());
-  if (bits >= 16) return elements * bits / 8;
-  const int64_t rank = param.type.rank();
-  const int64_t axis = over < 0 ? over + rank : over;
-  const double scales = elements / static_cast<double>(param.type.shape[axis]);
-  return std::ceil(elements * bits / 8) + 4 * scales;
-}
+using precision::bytes_at_rest;
 
 std::vector<Row> rows_of(const ir::Program& program, const std::string& entry) {
   std::map<std::string, precision::QuantAxis> merged;
@@ -59,14 +53,53 @@ std::vector<Row> rows_of(const ir::Program& program, const std::string& entry) {
   return rows;
 }
 
+nlohmann::ordered_json gap_json(const precision::MeasuredGap& gap, double magnitude) {
+  return {{"absolute", gap.absolute}, {"relative", magnitude > 0 ? gap.absolute / magnitude : gap.absolute}};
+}
+
+// The representation/arithmetic split of `--realize` on `--entry`.
+int run_split(const QuantizeOptions& options, const GlobalOptions& global) {
+  const PreparedRun prepared = prepare_run(options.input, global);
+  const exec::native::Realization realization = exec::native::load_realization(options.realize, prepared.program);
+  const precision::QuantizeSplit split = precision::quantize_split(
+      prepared.program, *prepared.entry, realization, prepared.parameters, prepared.count,
+      [&](int64_t k) { return prepared.inputs(k, global.seed); }, options.bits, global.threads);
+  const double m = split.representation.magnitude;  // max |exact output on the true weights|
+  if (global.json) {
+    nlohmann::ordered_json out = {{"entry", prepared.entry->name}, {"realize", options.realize},
+                                  {"samples", prepared.count}, {"bits", options.bits},
+                                  {"weight_bytes", split.weight_bytes}, {"weight_bytes_f64", split.weight_bytes_f64},
+                                  {"magnitude", m}, {"representation", gap_json(split.representation, m)},
+                                  {"arithmetic", gap_json(split.arithmetic, m)}, {"total", gap_json(split.total, m)}};
+    std::cout << out.dump(2) << '\n';
+    return 0;
+  }
+  std::cout << fmt::format("presk quantize: `{}` of {} under {}, {} sample(s), exact at {} bits\n", prepared.entry->name,
+                           options.input.program_path, options.realize, prepared.count, options.bits);
+  std::cout << fmt::format("weights         {:.6g} bytes at rest (scales included), {:.6g} in f64\n", split.weight_bytes,
+                           split.weight_bytes_f64);
+  const auto line = [&](const char* name, const precision::MeasuredGap& gap, const char* what) {
+    std::cout << fmt::format("{:<15} {:.3e} absolute, {:.3e} relative   ({})\n", name, gap.absolute,
+                             m > 0 ? gap.absolute / m : gap.absolute, what);
+  };
+  line("representation", split.representation, "exact on the stored weights against exact on the true ones");
+  line("arithmetic", split.arithmetic, "native against exact on the stored weights");
+  line("total", split.total, "native against exact on the true weights");
+  std::cout << fmt::format("relative: to the largest |exact output| on the true weights, {:.4e}\n", m);
+  return 0;
+}
+
 int run_quantize(const QuantizeOptions& options, const GlobalOptions& global) {
   if (!options.list) {
-    user_error("E1115").hint("presk quantize PROGRAM --list (the representation/arithmetic split is to come)")
-        << "presk quantize needs --list";
+    if (options.input.entry.empty() || options.realize.empty()) {
+      user_error("E1115").hint("presk quantize PROGRAM --list, or presk quantize PROGRAM --entry E --realize R")
+          << "presk quantize needs --list, or --entry and --realize for the representation/arithmetic split";
+    }
+    return run_split(options, global);
   }
-  const ir::Program program =
-      lang::compile(lang::read_source(options.program), frontend_options(options.bindings, options.entry));
-  const std::vector<Row> rows = rows_of(program, options.entry);
+  const ir::Program program = lang::compile(lang::read_source(options.input.program_path),
+                                            frontend_options(options.input.bindings, options.input.entry));
+  const std::vector<Row> rows = rows_of(program, options.input.entry);
   if (global.json) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const Row& row : rows) {
@@ -105,11 +138,20 @@ int run_quantize(const QuantizeOptions& options, const GlobalOptions& global) {
 
 Registration registration("quantize", 38, [](CLI::App& app, GlobalOptions& global) {
   auto options = std::make_shared<QuantizeOptions>();
-  CLI::App* command = app.add_subcommand("quantize", "Integer weights: --list the parameters, their bytes per type and scale axes");
-  command->add_option("program", options->program, "The .psk program")->required();
+  CLI::App* command = app.add_subcommand(
+      "quantize", "Integer weights: --list the parameters' bytes and scale axes, or split a realization's gap");
+  add_run_input_options(*command, options->input);
+  command->get_option("--entry")->required(false)->description(
+      "The entry (--list: whose readers decide the axes, default every entry; the split: required)");
   command->add_flag("--list", options->list, "List every real parameter: shape, bytes at rest per type, scale axis");
-  command->add_option("--entry", options->entry, "The entry whose readers decide the axes (default: every entry)");
-  add_binding_options(*command, options->bindings);
+  command->add_option("--realize", options->realize, "The split: the realization (f32, bf16, @file.json with `quant`)");
+  command->add_option("--bits", options->bits, "The split: the reference's precision")
+      ->check(CLI::Range(reference::kMinBits, reference::kMaxBits))->capture_default_str();
+  command->footer("The split: representation = exact on the weights as stored (rounded, or f32(q·s)) against exact "
+                  "on the true weights; arithmetic = native against the former; total = native against the latter, "
+                  "each relative to the largest |exact output|. docs/precision.md, \"quantize\".");
+  add_threads_option(*command, global);
+  add_seed_option(*command, global);
   add_json_option(*command, global);
   return [options, &global] { return run_quantize(*options, global); };
 });

@@ -1,6 +1,7 @@
 // The scale axis of each parameter (quant_axis.h).
 #include "precision/quant_axis.h"
 
+#include <cmath>
 #include <optional>
 #include <set>
 #include <utility>
@@ -98,6 +99,14 @@ std::map<std::string, QuantAxis> quant_axes(const ir::Program& program, const ir
     axes[param.path] = axis;
   }
   return axes;
+}
+
+double bytes_at_rest(const ir::Param& param, int bits, int64_t over) {
+  const double elements = static_cast<double>(param.type.element_count());
+  if (bits >= 16) return elements * bits / 8;
+  const int64_t axis = over < 0 ? over + param.type.rank() : over;
+  const double scales = elements / static_cast<double>(param.type.shape[axis]);
+  return std::ceil(elements * bits / 8) + 4 * scales;
 }
 
 }  // namespace presk::precision

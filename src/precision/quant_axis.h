@@ -23,4 +23,9 @@ struct QuantAxis {
 // Every real parameter reached from `entry`, by full path.
 std::map<std::string, QuantAxis> quant_axes(const ir::Program& program, const ir::Function& entry);
 
+// A parameter's bytes at rest: `bits` per element for a float type (64, 32, 16); for an integer
+// width (8, 4) the integers two to a byte at 4 bits, plus one f32 scale per index of every axis
+// but `over` (negative from the end).
+double bytes_at_rest(const ir::Param& param, int bits, int64_t over);
+
 }  // namespace presk::precision
