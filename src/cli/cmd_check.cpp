@@ -22,6 +22,7 @@
 #include "precision/envelope.h"
 #include "precision/measure.h"
 #include "support/diagnostics.h"
+#include "support/json_reader.h"
 
 namespace presk::cli {
 namespace {
@@ -75,12 +76,7 @@ Report compute(const CheckOptions& options, const precision::Envelope& envelope,
   return report;
 }
 
-// JSON has no ±∞ or NaN: they are written "inf", "-inf", "nan" (as in envelope files).
-nlohmann::json number(double value) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  return value;
-}
+nlohmann::json number(double value) { return json_number(value); }
 
 double ratio(double bound, double measured) {
   if (measured == 0) return bound == 0 ? 1 : std::numeric_limits<double>::infinity();

@@ -20,6 +20,7 @@
 #include "precision/envelope.h"
 #include "precision/margins.h"
 #include "support/diagnostics.h"
+#include "support/json_reader.h"
 
 namespace presk::cli {
 namespace {
@@ -155,11 +156,7 @@ Report compute(const MarginsOptions& options, const GlobalOptions& global) {
   return report;
 }
 
-// JSON has no ±∞: "inf".
-nlohmann::ordered_json number(double value) {
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  return value;
-}
+nlohmann::ordered_json number(double value) { return json_number<nlohmann::ordered_json>(value); }
 
 void print_json(const MarginsOptions& options, const Report& report) {
   const precision::Margins& m = report.margins;

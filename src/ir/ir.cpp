@@ -3,6 +3,7 @@
 
 #include <array>
 #include <charconv>
+#include <set>
 #include <sstream>
 
 namespace presk::ir {
@@ -131,6 +132,37 @@ const Param* Program::find_param(std::string_view path) const {
     if (p.path == path) return &p;
   }
   return nullptr;
+}
+
+std::string join_path(const std::string& context, const std::string& path) {
+  if (path.empty()) return context;
+  return context.empty() ? path : context + "." + path;
+}
+
+namespace {
+
+void walk_param_lets(const Program& program, const Function& function, const std::string& context,
+                     const std::function<void(const Function&, uint32_t, const std::string&)>& visit,
+                     std::set<std::pair<std::string, std::string>>& walked) {
+  if (!walked.insert({function.name, context}).second) return;
+  for (uint32_t i = 0; i < function.lets.size(); ++i) {
+    const Let& let = function.lets[i];
+    if (let.op == Op::param) {
+      visit(function, i, join_path(context, let.attrs.path));
+    } else if (is_calling(let.op)) {
+      if (const Function* callee = program.find_function(let.attrs.callee)) {
+        walk_param_lets(program, *callee, join_path(context, let.attrs.path), visit, walked);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void for_each_param_let(const Program& program, const Function& entry,
+                        const std::function<void(const Function&, uint32_t, const std::string&)>& visit) {
+  std::set<std::pair<std::string, std::string>> walked;
+  walk_param_lets(program, entry, "", visit, walked);
 }
 
 }  // namespace presk::ir

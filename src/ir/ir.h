@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -170,5 +171,14 @@ struct Program {
   const Function* find_function(std::string_view name) const;
   const Param* find_param(std::string_view path) const;
 };
+
+// `context.path`, or either alone when the other is empty: a path of a `param`, `call` or
+// `fold` resolved in the module context it runs in (above).
+std::string join_path(const std::string& context, const std::string& path);
+
+// Calls visit(function, i, full path) for every `param` let i reached from `entry` through
+// calls and folds, once per function and module context it runs in.
+void for_each_param_let(const Program& program, const Function& entry,
+                        const std::function<void(const Function&, uint32_t, const std::string&)>& visit);
 
 }  // namespace presk::ir

@@ -27,12 +27,7 @@ constexpr int kFormat = 1;
 constexpr int kMinBits = 53;
 constexpr int kMaxBits = 1 << 20;
 
-// JSON has no number for ±∞ or NaN: they are written as the strings "inf", "-inf", "nan".
-ordered number_json(double value) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  return value;
-}
+ordered number_json(double value) { return json_number<ordered>(value); }
 
 ordered optional_json(const std::optional<double>& value) {
   return value ? number_json(*value) : ordered(nullptr);

@@ -9,11 +9,6 @@
 namespace presk::precision {
 namespace {
 
-std::string join_path(const std::string& context, const std::string& path) {
-  if (path.empty()) return context;
-  return context.empty() ? path : context + "." + path;
-}
-
 // The axis (from the end) operand `p` of a contraction sums over, when it sums over one label.
 std::optional<int64_t> contracted_axis(const std::string& spec, size_t p) {
   const size_t arrow = spec.find("->");
@@ -59,27 +54,13 @@ void add_reads(const ir::Function& function, uint32_t index, Reads& reads) {
   }
 }
 
-void walk(const ir::Program& program, const ir::Function& function, const std::string& context,
-          std::map<std::string, Reads>& reads, std::set<std::pair<std::string, std::string>>& walked) {
-  if (!walked.insert({function.name, context}).second) return;
-  for (uint32_t i = 0; i < function.lets.size(); ++i) {
-    const ir::Let& let = function.lets[i];
-    if (let.op == ir::Op::param) {
-      add_reads(function, i, reads[join_path(context, let.attrs.path)]);
-    } else if (ir::is_calling(let.op)) {
-      if (const ir::Function* callee = program.find_function(let.attrs.callee)) {
-        walk(program, *callee, join_path(context, let.attrs.path), reads, walked);
-      }
-    }
-  }
-}
-
 }  // namespace
 
 std::map<std::string, QuantAxis> quant_axes(const ir::Program& program, const ir::Function& entry) {
   std::map<std::string, Reads> reads;
-  std::set<std::pair<std::string, std::string>> walked;
-  walk(program, entry, "", reads, walked);
+  ir::for_each_param_let(program, entry, [&](const ir::Function& function, uint32_t i, const std::string& path) {
+    add_reads(function, i, reads[path]);
+  });
   std::map<std::string, QuantAxis> axes;
   for (const ir::Param& param : program.params) {
     if (param.type.kind != ir::ElemKind::Real) continue;

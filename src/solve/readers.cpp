@@ -9,11 +9,6 @@
 namespace presk::solve {
 namespace {
 
-std::string join_path(const std::string& context, const std::string& path) {
-  if (path.empty()) return context;
-  return context.empty() ? path : context + "." + path;
-}
-
 class ReaderSearch {
  public:
   explicit ReaderSearch(const ir::Program& program) : program_(program) {
@@ -34,23 +29,6 @@ class ReaderSearch {
     collect(function, value, found);
     out = std::move(found);
     return out;
-  }
-
-  // Walks the calls from `function` in module context `context`, recording each parameter's
-  // full path with the readers of the param lets that read it.
-  void walk_parameters(const ir::Function& function, const std::string& context, ReaderMap& map) {
-    if (!walked_.insert({function.name, context}).second) return;
-    for (uint32_t i = 0; i < function.lets.size(); ++i) {
-      const ir::Let& let = function.lets[i];
-      if (let.op == ir::Op::param) {
-        const std::set<std::string>& sites = readers(function, ir::ValueRef::let(i));
-        map.of_parameter[join_path(context, let.attrs.path)].insert(sites.begin(), sites.end());
-      } else if (ir::is_calling(let.op)) {
-        if (const ir::Function* callee = program_.find_function(let.attrs.callee)) {
-          walk_parameters(*callee, join_path(context, let.attrs.path), map);
-        }
-      }
-    }
   }
 
  private:
@@ -100,7 +78,6 @@ class ReaderSearch {
   const ir::Program& program_;
   std::map<std::string, std::vector<Caller>> callers_;
   std::map<Key, std::set<std::string>> memo_;
-  std::set<std::pair<std::string, std::string>> walked_;
 };
 
 }  // namespace
@@ -114,7 +91,11 @@ ReaderMap find_readers(const ir::Program& program, const ir::Function& entry) {
       map.of_site[function.site_name(i)] = search.readers(function, ir::ValueRef::let(i));
     }
   }
-  search.walk_parameters(entry, "", map);
+  // Each parameter's readers: those of the param lets that read it.
+  ir::for_each_param_let(program, entry, [&](const ir::Function& function, uint32_t i, const std::string& path) {
+    const std::set<std::string>& sites = search.readers(function, ir::ValueRef::let(i));
+    map.of_parameter[path].insert(sites.begin(), sites.end());
+  });
   return map;
 }
 

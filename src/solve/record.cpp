@@ -5,11 +5,14 @@
 #include <limits>
 
 #include "support/diagnostics.h"
+#include "support/json_reader.h"
 
 namespace presk::solve {
 namespace {
 
 using Json = nlohmann::ordered_json;
+
+Json json_number(double value) { return presk::json_number<Json>(value); }
 
 const std::string& rung_name(const Offer& offer, int value, int step) { return offer.rung(value, step).name; }
 
@@ -78,12 +81,6 @@ const char* narrow_name(NarrowMode mode) {
 }
 
 }  // namespace
-
-Json json_number(double value) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  return value;
-}
 
 Json realization_file(const Offer& offer, const Solution& solution, const Budget& budget,
                       const SolveOptions& options, const RecordContext& context) {

@@ -62,7 +62,4 @@ struct Record {
 // written by hand), E1111 when the field is malformed (naming the field).
 Record parse_record(const nlohmann::json& file, const std::string& origin);
 
-// JSON has no ±∞ or NaN: "inf", "-inf", "nan" (as envelope files write them).
-nlohmann::ordered_json json_number(double value);
-
 }  // namespace presk::solve

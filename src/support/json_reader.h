@@ -38,4 +38,14 @@ std::string json_error_detail(const std::exception& error);
 // `text` (a key, a name) quoted as a JSON string, cut after `limit` characters.
 std::string text_excerpt(std::string_view text, size_t limit = 64);
 
+// A number for a JSON file presk writes: JSON has none for ±∞ or NaN, so they are written as the
+// strings "inf", "-inf", "nan" (as envelopes, solve records and reports write them).
+template <class Json = nlohmann::json>
+Json json_number(double value) {
+  if (value != value) return "nan";
+  if (value == 1.0 / 0.0) return "inf";
+  if (value == -1.0 / 0.0) return "-inf";
+  return value;
+}
+
 }  // namespace presk

@@ -67,10 +67,7 @@ struct CallContext {
   std::vector<int64_t> layers;
 };
 
-std::string join_path(const std::string& context, const std::string& path) {
-  if (path.empty()) return context;
-  return context.empty() ? path : context + "." + path;
-}
+using ir::join_path;
 
 // A function's values while it runs: one per let. A tuple-valued let (a call of a function
 // with several results, fold_trace, fold_vjp) keeps its elements in `tuples`; `get` hands

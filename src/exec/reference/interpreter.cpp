@@ -27,11 +27,7 @@ struct CallContext {
   std::vector<int64_t> layers;
 };
 
-std::string join_path(const std::string& context, const std::string& path) {
-  if (context.empty()) return path;
-  if (path.empty()) return context;
-  return context + "." + path;
-}
+using ir::join_path;
 
 // For each let, the index of the last let that reads it; kKept for the function's results.
 constexpr int64_t kKept = std::numeric_limits<int64_t>::max();
