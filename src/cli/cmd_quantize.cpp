@@ -8,12 +8,14 @@
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
 #include "cli/pipeline.h"
 #include "exec/native/realization.h"
 #include "exec/reference/interpreter.h"
+#include "precision/first_order.h"
 #include "precision/quant_axis.h"
 #include "precision/quantize_split.h"
 #include "support/diagnostics.h"
@@ -57,20 +59,46 @@ nlohmann::ordered_json gap_json(const precision::MeasuredGap& gap, double magnit
   return {{"absolute", gap.absolute}, {"relative", magnitude > 0 ? gap.absolute / magnitude : gap.absolute}};
 }
 
+bool scalar_entry(const ir::Function& entry) {
+  return entry.results.size() == 1 && entry.type_of(entry.results[0]).kind == ir::ElemKind::Real &&
+         entry.type_of(entry.results[0]).rank() == 0;
+}
+
+// The first-order predictions of the representation part (a scalar entry's): from the exact
+// cotangents and the moves of every stored parameter.
+std::optional<precision::FirstOrderPrediction> predictions(const PreparedRun& prepared,
+                                                           const exec::native::Realization& realization,
+                                                           const QuantizeOptions& options, const GlobalOptions& global) {
+  if (!scalar_entry(*prepared.entry)) return std::nullopt;
+  std::cerr << "presk quantize: the exact cotangents (" << prepared.count << " sample(s))\n";
+  const precision::ParameterGradients gradients = precision::exact_parameter_gradients(
+      prepared.program, *prepared.entry, prepared.parameters, prepared.count,
+      [&](int64_t k) { return prepared.inputs(k, global.seed); }, options.bits, global.threads);
+  const reference::ParameterStore stored = precision::stored_parameters(prepared.program, realization, prepared.parameters);
+  return precision::combine(precision::first_order_sums(gradients, prepared.parameters, stored));
+}
+
 // The representation/arithmetic split of `--realize` on `--entry`.
 int run_split(const QuantizeOptions& options, const GlobalOptions& global) {
   const PreparedRun prepared = prepare_run(options.input, global);
   const exec::native::Realization realization = exec::native::load_realization(options.realize, prepared.program);
+  std::cerr << "presk quantize: the exact runs on the true and on the stored weights, and the native ones\n";
   const precision::QuantizeSplit split = precision::quantize_split(
       prepared.program, *prepared.entry, realization, prepared.parameters, prepared.count,
       [&](int64_t k) { return prepared.inputs(k, global.seed); }, options.bits, global.threads);
   const double m = split.representation.magnitude;  // max |exact output on the true weights|
+  const std::optional<precision::FirstOrderPrediction> first = predictions(prepared, realization, options, global);
+  const auto relative = [&](double x) { return m > 0 ? x / m : x; };
   if (global.json) {
     nlohmann::ordered_json out = {{"entry", prepared.entry->name}, {"realize", options.realize},
                                   {"samples", prepared.count}, {"bits", options.bits},
                                   {"weight_bytes", split.weight_bytes}, {"weight_bytes_f64", split.weight_bytes_f64},
                                   {"magnitude", m}, {"representation", gap_json(split.representation, m)},
                                   {"arithmetic", gap_json(split.arithmetic, m)}, {"total", gap_json(split.total, m)}};
+    if (first) {
+      out["first_order"] = {{"bound", relative(first->bound)}, {"signed", relative(first->signed_sum)},
+                            {"rss", relative(first->rss)}, {"units", "relative, estimates of the representation part"}};
+    }
     std::cout << out.dump(2) << '\n';
     return 0;
   }
@@ -85,6 +113,13 @@ int run_split(const QuantizeOptions& options, const GlobalOptions& global) {
   line("representation", split.representation, "exact on the stored weights against exact on the true ones");
   line("arithmetic", split.arithmetic, "native against exact on the stored weights");
   line("total", split.total, "native against exact on the true weights");
+  if (first) {
+    std::cout << fmt::format("first order     bound Σ|g|·|δ| {:.3e}, signed Σ g·δ {:.3e}, rss √Σ(g·δ)² {:.3e} relative\n"
+                             "                (estimates of the representation part from the exact cotangents g; not bounds)\n",
+                             relative(first->bound), relative(first->signed_sum), relative(first->rss));
+  } else {
+    std::cout << "first order     - (the predictions need a scalar entry: a tensor's Σ g·δ is not its gap)\n";
+  }
   std::cout << fmt::format("relative: to the largest |exact output| on the true weights, {:.4e}\n", m);
   return 0;
 }

@@ -114,6 +114,10 @@ void print_report(const SolveRun& run, const std::string& out) {
   std::cout << fmt::format("estimate    {:.3e} against a target of {:.3e} ({}, {} rounding; first order, not a bound)\n",
                            s.estimate, s.target, run.options.estimate.form == solve::EstimateForm::sum ? "sum" : "root-sum-square",
                            run.options.estimate.unit_rounding ? "unit" : "measured");
+  if (s.quant_estimate) {
+    std::cout << fmt::format("            --quant: √Σ(g·δ)² {:.3e} for the matrices in integers (first order, not a bound)\n",
+                             *s.quant_estimate);
+  }
   print_gaps(run);
   std::cout << fmt::format("rounds      {} widening round{}, {} measurements in sample\n", s.rounds, s.rounds == 1 ? "" : "s",
                            s.measurements);

@@ -9,6 +9,8 @@
 #include <iostream>
 
 #include "ir/program_hash.h"
+#include "precision/first_order.h"
+#include "solve/quant_pass.h"
 #include "support/atomic_file.h"
 #include "support/diagnostics.h"
 #include "support/sha256.h"
@@ -69,6 +71,10 @@ solve::SolveOptions solve_options(const SolveCommandOptions& options) {
   }
   solve::SolveOptions out;
   out.menu = solve::parse_menu(options.menu);
+  if (options.quant && out.menu.has_integers()) {
+    user_error("E1121").hint("--quant is the two-pass solver over a float menu; the one menu is --menu f64,f32,bf16,int8,int4")
+        << "--quant with integer rungs in --menu " << options.menu;
+  }
   out.min_gain = options.min_gain;
   out.estimate.unit_rounding = options.rounding == "unit";
   out.estimate.form = options.estimate == "rss" ? solve::EstimateForm::rss : solve::EstimateForm::sum;
@@ -77,6 +83,8 @@ solve::SolveOptions solve_options(const SolveCommandOptions& options) {
                : options.narrow == "heldout" ? solve::NarrowMode::heldout
                                              : solve::NarrowMode::none;
   out.exhaustive = options.exhaustive;
+  out.quant = options.quant;
+  out.scheme = options.scheme == "pow2" ? exec::native::QuantScheme::pow2 : exec::native::QuantScheme::absmax;
   return out;
 }
 
@@ -90,6 +98,28 @@ solve::SampleSet held_out_set(const PreparedRun& prepared, int64_t wanted) {
   const PreparedRun* run = &prepared;
   set.inputs = [run, first](int64_t k) { return run->data->sample(first + k); };
   return set;
+}
+
+// --quant: the integer pass on the float solve's solution (solve/quant_pass.h), then the held-out
+// measurement of what it leaves.
+void quantize_pass(const SolveCommandOptions& options, const GlobalOptions& global, const solve::SampleSet& in_sample,
+                   solve::Measurer& measurer, const solve::Progress& progress, SolveRun& run) {
+  const PreparedRun& prepared = run.prepared;
+  if (progress) progress(fmt::format("--quant: the exact cotangents on {} sample(s)", in_sample.count));
+  const precision::ParameterGradients gradients = precision::exact_parameter_gradients(
+      prepared.program, *prepared.entry, prepared.parameters, in_sample.count, in_sample.inputs, run.envelope.bits,
+      global.threads);
+  run.offer = solve::with_quant_rungs(run.offer, prepared.program, prepared.parameters,
+                                      run.options.scheme);
+  const solve::QuantTerms terms = solve::quant_terms(run.offer, prepared.program, prepared.parameters, gradients);
+  solve::Solution& solution = run.solution;
+  const solve::Assignment floats = solution.assignment;
+  solve::quant_pass(run.offer, terms, run.budget, measurer, solution, progress);
+  if (solution.assignment != floats && measurer.held_out_count() > 0) {
+    solution.held_out = solve::measure_recorded(run.offer, solution.assignment, measurer, true, run.budget.absolute, solution);
+    if (progress) progress(fmt::format("--quant held out: gap {:.3e}", solution.held_out->absolute));
+  }
+  solution.estimate = solve::estimate(run.offer, solution.assignment, run.options.estimate);
 }
 
 }  // namespace
@@ -116,6 +146,9 @@ void add_solve_options(CLI::App& command, SolveCommandOptions& options, GlobalOp
   command.add_option("--min-gain", options.min_gain, "θ of rule 2: offer a value only if its first narrowing saves θ·B bytes (0: off)")
       ->capture_default_str();
   command.add_flag("--exhaustive", options.exhaustive, "Search every assignment for the estimate's optimum (small programs)");
+  command.add_flag("--quant", options.quant, "After the float solve, store matrices as int8/int4 (priced by √Σ(g·δ)², accepted by measurement)");
+  command.add_option("--scheme", options.scheme, "--quant's scales: absmax, or pow2 (powers of two)")
+      ->check(CLI::IsMember({"absmax", "pow2"}))->capture_default_str();
   command.add_flag("--quiet", options.quiet, "No progress on stderr");
   add_threads_option(command, global);
   add_json_option(command, global);
@@ -147,6 +180,7 @@ SolveRun run_solve(const SolveCommandOptions& options, GlobalOptions& global) {
   solve::Measurer measurer(prepared.program, *prepared.entry, prepared.parameters, in_sample,
                            held_out_set(prepared, run.held_out_wanted), run.envelope.bits, global.threads, progress);
   run.solution = solve::solve(run.offer, run.budget, run.options, measurer, progress, &run.times);
+  if (options.quant) quantize_pass(options, global, in_sample, measurer, progress, run);
   run.exact_seconds = measurer.exact_seconds();
   run.native_seconds = measurer.native_seconds();
   run.native_runs = measurer.native_runs();

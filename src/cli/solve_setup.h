@@ -21,6 +21,8 @@ struct SolveCommandOptions {
   double margin = 2.5, min_gain = 1e-3;
   int64_t heldout = -1;  // -1: as many as the envelope's samples
   bool exhaustive = false, quiet = false;
+  bool quant = false;              // --quant: the integer pass after the float solve
+  std::string scheme = "absmax";   // --scheme: its scales
   std::string out;
 };
 

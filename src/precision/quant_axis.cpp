@@ -82,11 +82,11 @@ std::map<std::string, QuantAxis> quant_axes(const ir::Program& program, const ir
   return axes;
 }
 
-double bytes_at_rest(const ir::Param& param, int bits, int64_t over) {
+double bytes_at_rest(const ir::Param& param, int bits, int64_t over, int64_t group) {
   const double elements = static_cast<double>(param.type.element_count());
   if (bits >= 16) return elements * bits / 8;
   const int64_t axis = over < 0 ? over + param.type.rank() : over;
-  const double scales = elements / static_cast<double>(param.type.shape[axis]);
+  const double scales = elements / static_cast<double>(group != 0 ? group : param.type.shape[axis]);
   return std::ceil(elements * bits / 8) + 4 * scales;
 }
 

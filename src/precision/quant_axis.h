@@ -25,7 +25,7 @@ std::map<std::string, QuantAxis> quant_axes(const ir::Program& program, const ir
 
 // A parameter's bytes at rest: `bits` per element for a float type (64, 32, 16); for an integer
 // width (8, 4) the integers two to a byte at 4 bits, plus one f32 scale per index of every axis
-// but `over` (negative from the end).
-double bytes_at_rest(const ir::Param& param, int bits, int64_t over);
+// but `over` (negative from the end), or with a group G one per G elements along `over`.
+double bytes_at_rest(const ir::Param& param, int bits, int64_t over, int64_t group = 0);
 
 }  // namespace presk::precision

@@ -36,7 +36,7 @@ MeasuredGap exact_gap(const ExactOutputs& a, const ExactOutputs& b) {
 
 double bytes_under(const ir::Param& param, const exec::native::Realization& realization) {
   if (const exec::native::QuantSpec* spec = realization.param_quant(param.path)) {
-    return bytes_at_rest(param, spec->bits, spec->over);
+    return bytes_at_rest(param, spec->bits, spec->over, spec->group);
   }
   using exec::native::RealType;
   const RealType type = realization.param_type(param.path);

@@ -69,9 +69,13 @@ std::vector<Explanation> explain(const Record& record) {
     }
     if (e.reasons.empty()) e.reasons.push_back("no step was taken: it is at the menu's narrowest type");
     if (value.over) {
-      e.reasons.push_back(fmt::format("stored as {}: {:.4g} bytes with its f32 scales, one per index of every axis but "
-                                      "{}; the largest move of its values {:.3e}",
-                                      value.final_type, value.bytes, *value.over, value.move));
+      const size_t group = value.final_type.find("/g");
+      const std::string scales =
+          group == std::string::npos
+              ? fmt::format("one per index of every axis but {}", *value.over)
+              : fmt::format("one per {} consecutive elements along axis {}", value.final_type.substr(group + 2), *value.over);
+      e.reasons.push_back(fmt::format("stored as {}: {:.4g} bytes with its f32 scales, {}; the largest move of its values {:.3e}",
+                                      value.final_type, value.bytes, scales, value.move));
     }
     out.push_back(std::move(e));
   }

@@ -20,6 +20,7 @@ struct Rung {
   double bytes = 8;                 // per element (an integer rung's scales come on top)
   int bits = 0;                     // 8 or 4 for an integer rung, 0 for a float one
   exec::native::QuantScheme scheme = exec::native::QuantScheme::absmax;
+  int64_t group = 0;                // an integer rung's group (`int4/g32`: 32), 0 for one scale per channel
   bool integer() const { return bits > 0; }
 };
 
@@ -29,8 +30,10 @@ struct Menu {
   bool has_integers() const;
 };
 
-// "f64,f32,bf16" (the default), optionally followed by "int8" and/or "int4" (each offering both
-// scale schemes): names each once, widest first, beginning with f64. E1101 otherwise.
+// "f64,f32,bf16" (the default), optionally followed by integer rungs: "int8" and "int4" (each
+// offering both scale schemes) and group rungs "int8/gG", "int4/gG" (absmax scales, one per G
+// elements along the scale's axis; offered where G divides it): names each once, widest first
+// (int8's before int4's), beginning with f64. E1101 otherwise.
 Menu parse_menu(const std::string& text);
 
 // The default menu: f64, f32, bf16.

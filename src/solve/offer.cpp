@@ -80,8 +80,19 @@ void apply_rules(Offer& offer) {
   }
 }
 
-// Per integer width of the menu, the scheme whose move is the smaller, appended to each
-// eligible parameter's ladder where it saves bytes over the rung before.
+// The largest move of a parameter's values under an integer rung, max|ŵ − w|.
+double integer_move(const std::vector<double>& weights, const ir::Param& param, int64_t over, const Rung& rung) {
+  const exec::native::QuantizedWeights q = exec::native::quantize(
+      weights, param.type.shape, rung.bits, over, rung.scheme == exec::native::QuantScheme::pow2, rung.group);
+  double move = 0;
+  for (size_t i = 0; i < weights.size(); ++i) move = std::max(move, std::fabs(double{q.value(i)} - weights[i]));
+  return move;
+}
+
+// The menu's integer rungs on each eligible parameter, appended to its ladder as a frontier:
+// by bytes, fewest last, each rung kept only where it saves bytes over the one before and its
+// move is the larger (of two rungs of the same bytes, the smaller move; a group that does not
+// divide the scale's axis is not offered).
 void add_integer_rungs(const ir::Program& program, const ir::Function& entry,
                        const reference::ParameterStore& parameters, Offer& offer) {
   const std::map<std::string, precision::QuantAxis> axes = precision::quant_axes(program, entry);
@@ -92,21 +103,25 @@ void add_integer_rungs(const ir::Program& program, const ir::Function& entry,
     const auto axis = axes.find(param->path);
     value.over = axis != axes.end() ? axis->second.over : -2;
     const int64_t over = value.over + param->type.rank();
-    const double scales = static_cast<double>(param->type.element_count() / param->type.shape[over]);
-    for (int bits : {8, 4}) {
-      std::optional<LadderStep> best;
-      for (size_t r = 0; r < offer.menu.rungs.size(); ++r) {
-        const Rung& rung = offer.menu.rungs[r];
-        if (rung.bits != bits) continue;
-        const exec::native::QuantizedWeights q = exec::native::quantize(
-            *weights, param->type.shape, bits, over, rung.scheme == exec::native::QuantScheme::pow2);
-        double move = 0;
-        for (size_t i = 0; i < weights->size(); ++i) move = std::max(move, std::fabs(double{q.value(i)} - (*weights)[i]));
-        const double bytes = std::ceil(value.elements * bits / 8.0) + 4 * scales;
-        if (!best || move < best->move) best = LadderStep{static_cast<int>(r), bytes, move};
-      }
-      if (best && best->bytes < value.ladder.back().bytes) value.ladder.push_back(*best);
+    std::vector<LadderStep> steps;
+    for (size_t r = 0; r < offer.menu.rungs.size(); ++r) {
+      const Rung& rung = offer.menu.rungs[r];
+      if (!rung.integer() || (rung.group != 0 && param->type.shape[over] % rung.group != 0)) continue;
+      const double bytes = precision::bytes_at_rest(*param, rung.bits, value.over, rung.group);
+      steps.push_back(LadderStep{static_cast<int>(r), bytes, integer_move(*weights, *param, over, rung)});
     }
+    // Most bytes first; among equal bytes the smaller move, then the menu's order.
+    std::stable_sort(steps.begin(), steps.end(), [](const LadderStep& a, const LadderStep& b) {
+      return a.bytes != b.bytes ? a.bytes > b.bytes : a.move < b.move;
+    });
+    std::vector<LadderStep> frontier;
+    for (const LadderStep& step : steps) {
+      if (step.bytes >= value.ladder.back().bytes) continue;
+      if (!frontier.empty() && step.bytes >= frontier.back().bytes) continue;  // same bytes, larger move
+      while (!frontier.empty() && frontier.back().move >= step.move) frontier.pop_back();  // dominated
+      frontier.push_back(step);
+    }
+    value.ladder.insert(value.ladder.end(), frontier.begin(), frontier.end());
   }
 }
 

@@ -114,6 +114,11 @@ Json realization_file(const Offer& offer, const Solution& solution, const Budget
                {"held_out_samples", solution.held_out_samples}}},
       {"values", values_json(offer, solution, options)},
       {"moves", moves_json(offer, solution)}};
+  if (options.quant) {
+    record["options"]["quant"] = true;
+    record["options"]["scheme"] = options.scheme == exec::native::QuantScheme::pow2 ? "pow2" : "absmax";
+    if (solution.quant_estimate) record["quant_estimate"] = json_number(*solution.quant_estimate);
+  }
   file["solve"] = std::move(record);
   return file;
 }

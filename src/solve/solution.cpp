@@ -24,7 +24,7 @@ exec::native::Realization realization_of(const Offer& offer, const Assignment& a
     const Value& value = offer.values[v];
     const Rung& rung = offer.rung(static_cast<int>(v), assignment[v]);
     if (rung.integer()) {
-      realization.quant[value.key] = {rung.bits, value.over, rung.scheme};
+      realization.quant[value.key] = {rung.bits, value.over, rung.scheme, rung.group};
       continue;
     }
     auto& table = value.kind == ValueKind::site ? realization.sites : realization.params;

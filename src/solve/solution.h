@@ -59,6 +59,7 @@ struct Solution {
   precision::MeasuredGap gap;               // in sample, of the final assignment
   std::optional<precision::MeasuredGap> held_out;  // of the final assignment, when samples were held out
   int64_t held_out_samples = 0;
+  std::optional<double> quant_estimate;  // --quant: √Σ (g·δ)² of the matrices it left in integers
 };
 
 // The realization of an assignment: "default": f64, the offered values not at f64 by name.

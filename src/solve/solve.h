@@ -20,6 +20,8 @@ struct SolveOptions {
   double margin = 2.5;  // k: --estimate rss aims at budget/k; --narrow keeps steps inside budget/k
   NarrowMode narrow = NarrowMode::none;
   bool exhaustive = false;
+  bool quant = false;  // --quant: the integer pass after the float solve (quant_pass.h)
+  exec::native::QuantScheme scheme = exec::native::QuantScheme::absmax;
 };
 
 // The estimate's target: the budget, or budget/margin under --estimate rss.

@@ -20,7 +20,7 @@ struct Weights {
   std::vector<double> f64;
   std::vector<float> f32;
   std::vector<uint16_t> bf16;
-  QuantizedWeights q8, q4;
+  QuantizedWeights q8, q4, q8g, q4g;  // per channel; grouped (int8 over K by 20, int4 over N by 8)
 };
 
 Weights make_weights(size_t k, size_t n) {
@@ -31,10 +31,26 @@ Weights make_weights(size_t k, size_t n) {
   for (double x : w.f64) w.f32.push_back(static_cast<float>(x)), w.bf16.push_back(to_bf16(x));
   w.q8 = quantize(w.f64, {static_cast<int64_t>(k), static_cast<int64_t>(n)}, 8, 0, false);
   w.q4 = quantize(w.f64, {static_cast<int64_t>(k), static_cast<int64_t>(n)}, 4, 1, true);
+  w.q8g = quantize(w.f64, {static_cast<int64_t>(k), static_cast<int64_t>(n)}, 8, 0, false, 20);
+  w.q4g = quantize(w.f64, {static_cast<int64_t>(k), static_cast<int64_t>(n)}, 4, 1, false, 8);
   return w;
 }
 
-BSource source(const Weights& w, BSource::Kind kind, size_t n) {
+// A BSource over grouped integer weights, as ops_contract.cpp builds it.
+BSource grouped_source(const QuantizedWeights& q) {
+  BSource b;
+  b.kind = q.bits == 8 ? BSource::Kind::i8 : BSource::Kind::i4;
+  b.ldb = static_cast<size_t>(q.shape[1]);
+  b.data = q.q.data();
+  b.scales = q.scales.data();
+  b.scale_per_column = q.over == 0;
+  b.group = static_cast<size_t>(q.group);
+  b.scale_ld = b.scale_per_column ? b.ldb : b.ldb / b.group;
+  return b;
+}
+
+BSource source(const Weights& w, BSource::Kind kind, size_t n, bool grouped = false) {
+  if (grouped) return grouped_source(kind == BSource::Kind::i8 ? w.q8g : w.q4g);
   BSource b;
   b.kind = kind;
   b.ldb = n;
@@ -57,8 +73,10 @@ TEST(Contraction, SimdAndThreadsMatchTheScalarChain) {
     std::vector<float> a(m * k);
     std::vector<double> a64(m * k);
     for (size_t i = 0; i < a.size(); ++i) a[i] = normal(rng), a64[i] = a[i];
-    for (auto kind : {BSource::Kind::f64, BSource::Kind::f32, BSource::Kind::bf16, BSource::Kind::i8, BSource::Kind::i4}) {
-      const BSource b = source(w, kind, n);
+    for (int variant = 0; variant < 7; ++variant) {  // five storages, then int8 and int4 with group scales
+      const BSource::Kind kinds[] = {BSource::Kind::f64, BSource::Kind::f32, BSource::Kind::bf16, BSource::Kind::i8, BSource::Kind::i4};
+      const BSource::Kind kind = kinds[variant < 5 ? variant : variant - 2];
+      const BSource b = source(w, kind, n, variant >= 5);
       for (size_t step : {1, 8}) {
         const ContractionShape shape{m, n, step == 1 ? 0u : 3u, step, step == 1 ? k : (k - 3 + step - 1) / step, k};
         std::vector<float> defining(m * n), simd(m * n);
@@ -324,6 +342,53 @@ TEST(Contraction, IntegerPanelsMatchThePlainLoopEverywhere) {
       }
     }
   }
+}
+
+// Group scales in the panel loads (int8 and int4, over K and over N, rows of odd length and
+// int4 rows that start mid-byte, 1 and 2 threads) against the chain over the dequantized values
+// f32(q·s) that QuantizedWeights::value gives by its own index arithmetic.
+TEST(Contraction, GroupedIntegerWeightsAreTheirDequantizedValues) {
+  const size_t m = 11;
+  std::mt19937_64 rng(13);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  struct Case { size_t k, n; int bits; int64_t over, group; };
+  for (const Case& c : {Case{64, 67, 8, 0, 16}, Case{64, 67, 4, 0, 32}, Case{37, 66, 8, 1, 6}, Case{37, 66, 4, 1, 6},
+                        Case{37, 66, 4, 1, 33}, Case{64, 9, 4, 0, 1}}) {
+    std::vector<double> values(c.k * c.n);
+    for (double& x : values) x = normal(rng) * (1 + static_cast<double>(values.size() % 7));
+    std::vector<float> a(m * c.k);
+    for (float& x : a) x = static_cast<float>(normal(rng));
+    const QuantizedWeights q = quantize(values, {static_cast<int64_t>(c.k), static_cast<int64_t>(c.n)}, c.bits, c.over, false, c.group);
+    ASSERT_EQ(q.scales.size(), c.k * c.n / static_cast<size_t>(c.group));
+    const BSource b = grouped_source(q);
+    for (int threads : {1, 2}) {
+      for (bool scalar : {true, false}) {
+        std::vector<float> out(m * c.n);
+        contract_f32({m, c.n, 0, 1, c.k, c.k}, a.data(), b, out.data(), threads, scalar);
+        for (size_t i = 0; i < m; ++i) {
+          for (size_t j = 0; j < c.n; ++j) {
+            float expected = 0.0f;
+            for (size_t t = 0; t < c.k; ++t) expected = std::fma(a[i * c.k + t], q.value(t * c.n + j), expected);
+            ASSERT_EQ(std::memcmp(&expected, &out[i * c.n + j], 4), 0)
+                << "bits " << c.bits << " over " << c.over << " group " << c.group << " at " << i << "," << j;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Quantize, GroupScales) {
+  // [4, 2] over axis 0 in groups of 2: scale (g, n) covers rows 2g, 2g+1 of column n.
+  const QuantizedWeights q = quantize({1.27, 0.0, -0.127, 2.54, 12.7, 0.0, 0.0, -25.4}, {4, 2}, 8, 0, false, 2);
+  ASSERT_EQ(q.scales.size(), 4u);
+  EXPECT_EQ(q.scales[0], static_cast<float>(1.27 / 127));
+  EXPECT_EQ(q.scales[1], static_cast<float>(2.54 / 127));
+  EXPECT_EQ(q.scales[2], static_cast<float>(12.7 / 127));
+  EXPECT_EQ(q.scales[3], static_cast<float>(25.4 / 127));
+  EXPECT_EQ(q.scale_index(6), 2u);  // element (3, 0): group 1, column 0
+  EXPECT_EQ(q.q_at(2), -13);        // −0.127 / 0.01 = −12.7 → −13
+  EXPECT_EQ(q.q_at(7), -127);
 }
 
 TEST(Quantize, ScalesAndZeroChannels) {

@@ -33,7 +33,8 @@ TEST(Realization, ParsesEveryField) {
   const ir::Program program = gpt_tiny();
   const Realization r = parse_realization(nlohmann::json::parse(R"({"format": 1, "default": "bf16",
       "order": {"kind": "interleaved", "partials": 8}, "sites": {"LayerNorm.apply/%4": "f64"},
-      "params": {"head": "f32"}, "quant": {"blocks.ff.up.w": {"bits": 4, "over": -1, "scheme": "pow2"}}})"), "r.json");
+      "params": {"head": "f32"}, "quant": {"blocks.ff.up.w": {"bits": 4, "over": -1, "scheme": "pow2"},
+                "blocks.ff.down.w": {"bits": 8, "over": -2, "group": 16}}})"), "r.json");
   validate_realization(r, program);
   EXPECT_EQ(r.default_type, RealType::bf16);
   EXPECT_EQ(r.order.kind, OrderKind::interleaved);
@@ -43,7 +44,12 @@ TEST(Realization, ParsesEveryField) {
   EXPECT_EQ(r.param_type("head"), RealType::f32);
   ASSERT_NE(r.param_quant("blocks.ff.up.w"), nullptr);
   EXPECT_EQ(r.param_quant("blocks.ff.up.w")->bits, 4);
-  EXPECT_EQ(parse_realization(realization_to_json(r), "again").sites, r.sites);
+  EXPECT_EQ(r.param_quant("blocks.ff.up.w")->group, 0);
+  EXPECT_EQ(r.param_quant("blocks.ff.down.w")->group, 16);
+  const Realization again = parse_realization(realization_to_json(r), "again");
+  EXPECT_EQ(again.sites, r.sites);
+  EXPECT_EQ(again.quant, r.quant);
+  EXPECT_FALSE(realization_to_json(r)["quant"]["blocks.ff.up.w"].contains("group"));  // old files unchanged
 }
 
 TEST(Realization, UniformNames) {
@@ -88,6 +94,10 @@ TEST(Realization, ErrorsNameTheField) {
       {R"({"format": 1, "quant": {"head": {"bits": 6}}})", "E0608", "bits"},
       {R"({"format": 1, "quant": {"head": {"over": -2}}})", "E0608", "bits"},
       {R"({"format": 1, "quant": {"head": {"bits": 8, "over": 2}}})", "E0609", "over"},
+      {R"({"format": 1, "quant": {"head": {"bits": 3}}})", "E0608", "bits"},
+      {R"({"format": 1, "quant": {"head": {"bits": 8, "scheme": "nf4"}}})", "E0608", "scheme"},
+      {R"({"format": 1, "quant": {"head": {"bits": 8, "group": 0}}})", "E0608", "group"},
+      {R"({"format": 1, "quant": {"head": {"bits": 4, "group": 3}}})", "E0612", "group"},
       {R"({"format": 1, "sites": {"LayerNorm.apply/%8": "f64"}})", "E0610", "LayerNorm.apply/%8"},
   };
   for (const Case& c : cases) {

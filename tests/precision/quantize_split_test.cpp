@@ -9,7 +9,9 @@
 
 #include "exec/native/realization.h"
 #include "lang/lang_test_util.h"
+#include "precision/first_order.h"
 #include "precision/quantize_split.h"
+#include "support/diagnostics.h"
 
 namespace presk::precision {
 namespace {
@@ -65,6 +67,56 @@ TEST(QuantizeSplit, F32WeightsRoundAtRest) {
   EXPECT_EQ(split.representation.absolute, expected);
   EXPECT_EQ(split.arithmetic.absolute, 0);
   EXPECT_EQ(split.weight_bytes, 16);
+}
+
+// The first-order predictions on L = Σ_j y_j², y = x · w, x = [1, 2]: g_ij = 2·y_j·x_i, computed
+// here by hand, against the exact cotangents' sums for the move to int8 absmax.
+TEST(FirstOrder, PredictionsByHand) {
+  const char* program_text =
+      "const N = 2\n"
+      "module M {\n  param w : R[N, N] = zeros\n  fn apply(x : R[1, N]) -> R[1, N] = x · w\n}\n"
+      "entry loss(p : M, x : R[1, N]) -> R {\n  let y = p.apply(x)\n  sum(y * y)\n}\n";
+  const ir::Program program = lang::testing::compile_text(program_text, lang::testing::options_with({}, {}, "loss"));
+  reference::ParameterStore parameters;
+  const std::vector<double> w = {0.3, 0.7, 1.0, -0.5};
+  parameters.set("w", w);
+  const ir::Type type = program.find_function("loss")->argument_types[0];
+  const SampleInputs inputs = [type](int64_t) { return std::vector<reference::HostTensor>{{type, {1.0, 2.0}, {}}}; };
+  const ParameterGradients gradients =
+      exact_parameter_gradients(program, *program.find_function("loss"), parameters, 1, inputs, 128, 1);
+  ASSERT_EQ(gradients.samples.size(), 1u);
+  const std::vector<double>& g = gradients.samples[0].at("w");
+  const double x[2] = {1.0, 2.0}, y[2] = {0.3 + 2 * 1.0, 0.7 + 2 * -0.5};
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 2; ++j) EXPECT_NEAR(g[2 * i + j], 2 * y[j] * x[i], 1e-15) << i << "," << j;
+  }
+  nlohmann::json json = {{"format", 1}, {"default", "f64"}, {"quant", {{"w", {{"bits", 8}}}}}};
+  const exec::native::Realization realization = exec::native::parse_realization(json, "test");
+  const reference::ParameterStore stored = stored_parameters(program, realization, parameters);
+  const double column_max[2] = {1.0, 0.7};
+  double bound = 0, signed_sum = 0, squares = 0;
+  for (int e = 0; e < 4; ++e) {
+    const double delta = dequantized(w[e], column_max[e % 2]) - w[e];
+    EXPECT_EQ((*stored.find("w"))[e], w[e] + delta);
+    const double gd = 2 * y[e % 2] * x[e / 2] * delta;
+    bound += std::fabs(gd), signed_sum += gd, squares += gd * gd;
+  }
+  const FirstOrderPrediction p = combine(first_order_sums(gradients, parameters, stored));
+  EXPECT_NEAR(p.bound, bound, 1e-12 * bound);
+  EXPECT_NEAR(p.signed_sum, signed_sum, 1e-12 * bound);
+  EXPECT_NEAR(p.rss, std::sqrt(squares), 1e-12 * bound);
+  EXPECT_LT(std::fabs(p.signed_sum), p.bound);  // the moves' signs differ: the signed sum cancels
+  EXPECT_GE(p.bound, p.rss);
+}
+
+TEST(FirstOrder, RefusesATensorEntry) {
+  Fixture f;
+  try {
+    exact_parameter_gradients(f.program, *f.program.find_function("y"), f.parameters, 1, f.inputs, 128, 1);
+    FAIL() << "a tensor entry was accepted";
+  } catch (const UserError& error) {
+    EXPECT_EQ(error.code(), "E1120");
+  }
 }
 
 }  // namespace

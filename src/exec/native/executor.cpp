@@ -33,7 +33,7 @@ Value prepare_one(const ir::Param& param, const Realization& realization, const 
     const int64_t over = spec->over < 0 ? spec->over + rank : spec->over;
     auto storage = std::make_shared<Storage>();
     storage->quant = std::make_shared<QuantizedWeights>(
-        quantize(values, param.type.shape, spec->bits, over, spec->scheme == QuantScheme::pow2));
+        quantize(values, param.type.shape, spec->bits, over, spec->scheme == QuantScheme::pow2, spec->group));
     return Value{Value::Kind::quantized, RealType::f32, param.type.shape, std::move(storage), 0};
   }
   // Rounded once into the parameter's type: what a realization means by "at rest".

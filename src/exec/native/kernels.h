@@ -37,6 +37,9 @@ struct BSource {
   size_t ldn = 1;                   // elements between columns n and n+1
   const float* scales = nullptr;    // i8/i4: f32 scales
   bool scale_per_column = true;     // scales[n] (quantized over K) or scales[k] (over N), relative to (0, 0)
+  size_t group = 0;                 // i8/i4 with group scales: G elements along the scaled axis share one
+  size_t scale_ld = 0;              // group: scales per row k (over K: N; over N: N / G)
+  const float* scale_row(size_t k) const;  // i8/i4: the scales of row k (index n over K, n / G or 0 over N)
   double value(size_t k, size_t n) const;  // element (k, n) in the compute type's value
 };
 
@@ -122,11 +125,14 @@ void load_b_panel(const BSource& b, const ContractionShape& shape, size_t t0, si
                   size_t j0, size_t cols, float* dst, size_t ld);
 
 // Integer weights (docs/semantics.md, "Integer weights"). `values` row-major over `shape`;
-// scales: one per index of every axis but `over` (row-major over the remaining axes).
+// scales: one per index of every axis but `over` (row-major over the remaining axes) or, with a
+// group G, one per G consecutive elements along `over` (row-major over the shape with axis
+// `over` of extent shape[over] / G).
 struct QuantizedWeights {
   int bits = 8;
   std::vector<int64_t> shape;
   int64_t over = 0;                // normalized, 0 <= over < rank
+  int64_t group = 0;               // 0: the whole axis; else divides shape[over]
   std::vector<uint8_t> q;          // i8: one per byte; i4: two per byte, low nibble first
   std::vector<float> scales;
   int64_t q_at(size_t index) const;
@@ -135,6 +141,6 @@ struct QuantizedWeights {
   size_t scale_index(size_t index) const;
 };
 QuantizedWeights quantize(const std::vector<double>& values, const std::vector<int64_t>& shape,
-                          int bits, int64_t over, bool pow2);
+                          int bits, int64_t over, bool pow2, int64_t group = 0);
 
 }  // namespace presk::exec::native

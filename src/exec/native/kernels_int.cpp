@@ -32,11 +32,15 @@ float scale_of(double max_abs, int qmax, bool pow2) {
 }  // namespace
 
 size_t QuantizedWeights::scale_index(size_t index) const {
-  // Drop axis `over` from the row-major index.
+  // Axis `over` of the row-major index divided by the group (dropped without one).
   const std::vector<size_t> strides = strides_of(shape);
-  const size_t outer = index / (strides[over] * shape[over]);
+  const size_t extent = static_cast<size_t>(shape[over]);
+  const size_t outer = index / (strides[over] * extent);
   const size_t inner = index % strides[over];
-  return outer * strides[over] + inner;
+  if (group == 0) return outer * strides[over] + inner;
+  const size_t groups = extent / static_cast<size_t>(group);
+  const size_t along = index / strides[over] % extent / static_cast<size_t>(group);
+  return (outer * groups + along) * strides[over] + inner;
 }
 
 int64_t QuantizedWeights::q_at(size_t index) const {
@@ -50,17 +54,19 @@ float QuantizedWeights::value(size_t index) const {
 }
 
 QuantizedWeights quantize(const std::vector<double>& values, const std::vector<int64_t>& shape,
-                          int bits, int64_t over, bool pow2) {
+                          int bits, int64_t over, bool pow2, int64_t group) {
   internal_assert(bits == 8 || bits == 4);
   internal_assert(over >= 0 && over < static_cast<int64_t>(shape.size()));
+  internal_assert(group == 0 || (group > 0 && shape[over] % group == 0));
   QuantizedWeights w;
   w.bits = bits;
   w.shape = shape;
   w.over = over;
+  w.group = group;
   const int qmax = (1 << (bits - 1)) - 1;
   const size_t count = values.size();
-  const size_t channels = count / static_cast<size_t>(std::max<int64_t>(shape[over], 1));
-  std::vector<double> max_abs(shape[over] == 0 ? 0 : channels, 0.0);
+  const size_t per_scale = static_cast<size_t>(std::max<int64_t>(group == 0 ? shape[over] : group, 1));
+  std::vector<double> max_abs(shape[over] == 0 ? 0 : count / per_scale, 0.0);
   for (size_t i = 0; i < count; ++i) {
     double& m = max_abs[w.scale_index(i)];
     m = std::max(m, std::fabs(values[i]));

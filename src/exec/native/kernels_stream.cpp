@@ -340,7 +340,8 @@ void stream_range_scalar(const stream::Job& job, size_t j1) {
 }  // namespace
 
 bool stream_applies(const ContractionShape& shape, const BSource& b) {
-  if (shape.m < 1 || shape.m > kStreamMaxRows || shape.n < 64 || b.ldn != 1) return false;
+  // Group scales change along the rows of a column: they take the panel path (panel.cpp).
+  if (shape.m < 1 || shape.m > kStreamMaxRows || shape.n < 64 || b.ldn != 1 || b.group != 0) return false;
   switch (b.kind) {
     case BSource::Kind::f32:
     case BSource::Kind::bf16:

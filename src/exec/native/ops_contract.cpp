@@ -104,6 +104,11 @@ bool b_in_place(const Value& b, const Spec& s, RealType site, BSource& source, s
   source.first = b.offset;
   source.scale_per_column = q.over == rank - 2;
   source.scales = q.scales.data() + q.scale_index(b.offset);
+  source.group = static_cast<size_t>(q.group);
+  if (q.group != 0) {
+    const size_t columns = static_cast<size_t>(q.shape[rank - 1]);
+    source.scale_ld = source.scale_per_column ? columns : columns / source.group;
+  }
   return true;
 }
 

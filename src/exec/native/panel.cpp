@@ -24,7 +24,8 @@ inline float dequantized(const BSource& b, size_t k, size_t n) {
     const uint8_t nibble = (bytes[index / 2] >> ((index % 2) * 4)) & 0xF;
     q = nibble >= 8 ? static_cast<int>(nibble) - 16 : nibble;
   }
-  return static_cast<float>(q) * b.scales[b.scale_per_column ? n : k];
+  const float* s = b.scale_row(k);
+  return static_cast<float>(q) * (b.scale_per_column ? s[n] : s[b.group == 0 ? 0 : n / b.group]);
 }
 
 // f32(q·s) over runs of integer weights, in loops compiled for AVX-512, AVX2 and the baseline
@@ -53,10 +54,10 @@ void int4_run(const uint8_t* bytes, const float* s, bool per_column, size_t pair
 }
 
 // Row k, columns j0 … j0+cols−1 of int8 weights as f32(q·s) (the bits of dequantized()).
+// s: the scales of columns j0 … (per column) or the one scale of the whole run (per row).
 template <typename T>
-void load_int8_row(const BSource& b, size_t k, size_t j0, size_t cols, T* out) {
+void load_int8_row(const BSource& b, size_t k, size_t j0, size_t cols, const float* s, T* out) {
   const int8_t* q = static_cast<const int8_t*>(b.data) + b.first + k * b.ldb + j0;
-  const float* s = b.scale_per_column ? b.scales + j0 : b.scales + k;
   if constexpr (std::is_same_v<T, float>) {
     int8_run(q, s, b.scale_per_column, cols, out);
   } else {
@@ -67,10 +68,9 @@ void load_int8_row(const BSource& b, size_t k, size_t j0, size_t cols, T* out) {
 // Row k of int4 weights as f32(q·s): a column at an odd index first, then whole bytes, then
 // a last low nibble (the bits of dequantized()).
 template <typename T>
-void load_int4_row(const BSource& b, size_t k, size_t j0, size_t cols, T* out) {
+void load_int4_row(const BSource& b, size_t k, size_t j0, size_t cols, const float* s, T* out) {
   const uint8_t* bytes = static_cast<const uint8_t*>(b.data);
   const size_t first = b.first + k * b.ldb + j0;
-  const float* s = b.scale_per_column ? b.scales + j0 : b.scales + k;
   auto one = [&](size_t j) {
     const size_t index = first + j;
     const int8_t q = static_cast<int8_t>(static_cast<uint8_t>(bytes[index / 2] << (4 - (index % 2) * 4))) >> 4;
@@ -84,6 +84,20 @@ void load_int4_row(const BSource& b, size_t k, size_t j0, size_t cols, T* out) {
     j += 2 * pairs;
   }
   for (; j < cols; ++j) one(j);
+}
+
+// Columns j0 … j0+cols−1 of row k of integer weights: one run, or with group scales along N one
+// run per group of G columns (each of one scale).
+template <typename T, typename Load>
+void load_int_row(const BSource& b, size_t k, size_t j0, size_t cols, T* out, Load load) {
+  const float* s = b.scale_row(k);
+  if (b.scale_per_column || b.group == 0) return load(j0, cols, b.scale_per_column ? s + j0 : s, out);
+  for (size_t j = 0; j < cols;) {
+    const size_t group = (j0 + j) / b.group;
+    const size_t end = std::min(cols, (group + 1) * b.group - j0);
+    load(j0 + j, end - j, s + group, out + j);
+    j = end;
+  }
 }
 
 // Columns j0 … j0+cols−1 of row k of B, converted to T, into out.
@@ -110,10 +124,10 @@ void load_row(const BSource& b, size_t k, size_t j0, size_t cols, T* out) {
       break;
     }
     case BSource::Kind::i8:
-      load_int8_row(b, k, j0, cols, out);
+      load_int_row(b, k, j0, cols, out, [&](size_t j, size_t n, const float* s, T* o) { load_int8_row(b, k, j, n, s, o); });
       break;
     case BSource::Kind::i4:
-      load_int4_row(b, k, j0, cols, out);
+      load_int_row(b, k, j0, cols, out, [&](size_t j, size_t n, const float* s, T* o) { load_int4_row(b, k, j, n, s, o); });
       break;
   }
 }
@@ -220,6 +234,11 @@ void load_panel(const BSource& b, const ContractionShape& s, size_t t0, size_t r
 }
 
 }  // namespace
+
+const float* BSource::scale_row(size_t k) const {
+  if (group == 0) return scale_per_column ? scales : scales + k;
+  return scales + (scale_per_column ? k / group : k) * scale_ld;
+}
 
 double BSource::value(size_t k, size_t n) const {
   switch (kind) {

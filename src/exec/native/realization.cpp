@@ -119,8 +119,12 @@ QuantSpec parse_quant(const nlohmann::json& json, const std::string& path, const
       spec.over = value.get<int64_t>();
     } else if (key == "scheme" && value.is_string() && (value == "absmax" || value == "pow2")) {
       spec.scheme = value == "absmax" ? QuantScheme::absmax : QuantScheme::pow2;
+    } else if (key == "group" && value.is_number_integer() &&
+               !(value.is_number_unsigned() && value.get<uint64_t>() > uint64_t{INT64_MAX}) && value.get<int64_t>() >= 1) {
+      spec.group = value.get<int64_t>();
     } else {
-      user_error("E0608").hint("bits: 8 or 4; over: an axis (negative from the end); scheme: absmax or pow2")
+      user_error("E0608").hint(
+          "bits: 8 or 4; over: an axis (negative from the end); scheme: absmax or pow2; group: a positive integer")
           << origin << ": field `" << field << "." << shown_key(key) << "` is " << json_excerpt(value)
           << ", not a valid quantization setting";
     }
@@ -292,6 +296,14 @@ void check_params(const Realization& realization, const ir::Program& program) {
           << realization.origin << ": field `quant." << text_excerpt(path) << ".over` is " << spec.over
           << ", outside the " << rank << " axes of " << ir::type_to_string(param->type);
     }
+    const int64_t extent = param->type.shape[spec.over < 0 ? spec.over + rank : spec.over];
+    if (spec.group != 0 && extent % spec.group != 0) {
+      user_error("E0612").hint("a group divides the axis it runs along: choose a divisor of " +
+                               std::to_string(extent) + ", or drop `group` for one scale per channel")
+          << realization.origin << ": field `quant." << text_excerpt(path) << ".group` is " << spec.group
+          << ", which does not divide axis " << spec.over << " (" << extent << " elements) of "
+          << ir::type_to_string(param->type);
+    }
   }
 }
 
@@ -335,6 +347,7 @@ nlohmann::json realization_to_json(const Realization& realization) {
   for (const auto& [path, spec] : realization.quant) {
     json["quant"][path] = {{"bits", spec.bits}, {"over", spec.over},
                            {"scheme", spec.scheme == QuantScheme::absmax ? "absmax" : "pow2"}};
+    if (spec.group != 0) json["quant"][path]["group"] = spec.group;
   }
   return json;
 }

@@ -27,11 +27,13 @@ struct Order {
 
 enum class QuantScheme : uint8_t { absmax, pow2 };
 // An integer-quantized parameter: q in [-(2^(bits-1)-1), 2^(bits-1)-1], one f32 scale per
-// index of every axis but `over` (an axis of the parameter's full shape, negative from the end).
+// index of every axis but `over` (an axis of the parameter's full shape, negative from the end),
+// or with a group G, one per G consecutive elements along `over` (G divides that axis).
 struct QuantSpec {
   int bits = 8;  // 8 or 4
   int64_t over = -2;
   QuantScheme scheme = QuantScheme::absmax;
+  int64_t group = 0;  // 0: the whole axis (one scale per channel)
   bool operator==(const QuantSpec&) const = default;
 };
 

@@ -1,0 +1,179 @@
+// The two-pass solver's integer pass (quant_pass.h).
+#include "solve/quant_pass.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "exec/native/kernels.h"
+#include "precision/quant_axis.h"
+
+namespace presk::solve {
+namespace {
+
+bool integer_step(const Offer& offer, int v, int step) { return offer.rung(v, step).integer(); }
+
+// The term of value v at `step`: 0 at a float step.
+double term_at(const QuantTerms& terms, int v, int step) {
+  const auto it = terms.find({v, step});
+  return it == terms.end() ? 0.0 : it->second;
+}
+
+// The next integer step of v below `step` (-1: none).
+int next_integer_step(const Offer& offer, int v, int step) {
+  for (int s = step + 1; s < static_cast<int>(offer.values[v].ladder.size()); ++s) {
+    if (integer_step(offer, v, s)) return s;
+  }
+  return -1;
+}
+
+void propose(const Offer& offer, const QuantTerms& terms, double target, Solution& solution) {
+  std::vector<bool> done(offer.values.size(), false);
+  double squares = std::pow(quant_estimate(offer, terms, solution.assignment), 2);
+  for (;;) {
+    int best = -1, best_step = -1;
+    double best_rate = -1;
+    for (size_t i = 0; i < offer.values.size(); ++i) {
+      const int v = static_cast<int>(i);
+      const int to = done[v] ? -1 : next_integer_step(offer, v, solution.assignment[v]);
+      if (to < 0) continue;
+      const double saves = offer.bytes(v, solution.assignment[v]) - offer.bytes(v, to);
+      const double added = std::pow(term_at(terms, v, to), 2) - std::pow(term_at(terms, v, solution.assignment[v]), 2);
+      const double rate = added > 0 ? saves / added : std::numeric_limits<double>::infinity();
+      if (rate > best_rate) best = v, best_step = to, best_rate = rate;
+    }
+    if (best < 0) return;
+    Move move;
+    move.value = best;
+    move.from = solution.assignment[best];
+    move.to = best_step;
+    move.saves = offer.bytes(best, move.from) - offer.bytes(best, move.to);
+    move.term = term_at(terms, best, move.to);
+    const double after = squares + std::pow(move.term, 2) - std::pow(term_at(terms, best, move.from), 2);
+    move.estimate = std::sqrt(std::max(after, 0.0));
+    move.kind = move.estimate <= target ? MoveKind::narrow : MoveKind::refuse;
+    solution.moves.push_back(move);
+    if (move.kind == MoveKind::refuse) {
+      done[best] = true;
+      continue;
+    }
+    solution.assignment[best] = move.to;
+    squares = after;
+  }
+}
+
+// The quantized value of the largest term (-1: none).
+int largest_integer(const Offer& offer, const QuantTerms& terms, const Assignment& assignment) {
+  int best = -1;
+  double best_term = -1;
+  for (size_t i = 0; i < offer.values.size(); ++i) {
+    const int v = static_cast<int>(i);
+    if (!integer_step(offer, v, assignment[v])) continue;
+    if (term_at(terms, v, assignment[v]) > best_term) best = v, best_term = term_at(terms, v, assignment[v]);
+  }
+  return best;
+}
+
+}  // namespace
+
+Offer with_quant_rungs(const Offer& floats, const ir::Program& program,
+                       const reference::ParameterStore& parameters, exec::native::QuantScheme scheme) {
+  Offer offer = floats;
+  const bool pow2 = scheme == exec::native::QuantScheme::pow2;
+  for (int bits : {8, 4}) {
+    offer.menu.rungs.push_back({fmt::format("int{}{}", bits, pow2 ? "/pow2" : ""), RealType::f32, bits / 8.0, bits, scheme, 0});
+  }
+  for (Value& value : offer.values) {
+    const ir::Param* param = value.kind == ValueKind::parameter ? program.find_param(value.key) : nullptr;
+    const std::vector<double>* weights = param ? parameters.find(param->path) : nullptr;
+    if (param == nullptr || weights == nullptr || param->type.rank() - param->stack_depth != 2 || !value.offered()) continue;
+    value.over = -2;
+    for (size_t r = floats.menu.rungs.size(); r < offer.menu.rungs.size(); ++r) {
+      const Rung& rung = offer.menu.rungs[r];
+      const double bytes = precision::bytes_at_rest(*param, rung.bits, -2);
+      if (bytes >= value.ladder.back().bytes) continue;
+      const exec::native::QuantizedWeights q =
+          exec::native::quantize(*weights, param->type.shape, rung.bits, param->type.rank() - 2, pow2);
+      double move = 0;
+      for (size_t e = 0; e < weights->size(); ++e) move = std::max(move, std::fabs(double{q.value(e)} - (*weights)[e]));
+      value.ladder.push_back({static_cast<int>(r), bytes, move});
+    }
+  }
+  return offer;
+}
+
+QuantTerms quant_terms(const Offer& offer, const ir::Program& program, const reference::ParameterStore& parameters,
+                       const precision::ParameterGradients& gradients) {
+  QuantTerms terms;
+  for (size_t i = 0; i < offer.values.size(); ++i) {
+    const int v = static_cast<int>(i);
+    const Value& value = offer.values[v];
+    for (int step = 1; step < static_cast<int>(value.ladder.size()); ++step) {
+      const Rung& rung = offer.rung(v, step);
+      if (!rung.integer()) continue;
+      const ir::Param& param = *program.find_param(value.key);
+      const std::vector<double>& w = *parameters.find(value.key);
+      const exec::native::QuantizedWeights q = exec::native::quantize(
+          w, param.type.shape, rung.bits, value.over + param.type.rank(), rung.scheme == exec::native::QuantScheme::pow2);
+      std::vector<double> moved(w.size());
+      for (size_t e = 0; e < w.size(); ++e) moved[e] = q.value(e);
+      reference::ParameterStore store;
+      store.set(value.key, std::move(moved));
+      double largest = 0;
+      for (const precision::FirstOrderSums& s : precision::first_order_sums(gradients, parameters, store, {value.key})[value.key]) {
+        largest = std::max(largest, std::sqrt(s.squares));
+      }
+      terms[{v, step}] = largest;
+    }
+  }
+  return terms;
+}
+
+double quant_estimate(const Offer& offer, const QuantTerms& terms, const Assignment& assignment) {
+  double squares = 0;
+  for (size_t v = 0; v < offer.values.size(); ++v) squares += std::pow(term_at(terms, static_cast<int>(v), assignment[v]), 2);
+  return std::sqrt(squares);
+}
+
+void quant_pass(const Offer& offer, const QuantTerms& terms, const Budget& budget, Measurer& measurer,
+                Solution& solution, const Progress& progress) {
+  if (!solution.inside) return;
+  const double target = budget.absolute - solution.gap.absolute;  // what the float assignment left
+  const Assignment floats = solution.assignment;
+  propose(offer, terms, target, solution);
+  if (progress) {
+    int quantized = 0;
+    for (size_t v = 0; v < offer.values.size(); ++v) quantized += integer_step(offer, static_cast<int>(v), solution.assignment[v]);
+    progress(fmt::format("--quant: {} matrices proposed in integers, √Σ(g·δ)² {:.3e} against the {:.3e} the floats left",
+                         quantized, quant_estimate(offer, terms, solution.assignment), target));
+  }
+  solution.quant_estimate = quant_estimate(offer, terms, solution.assignment);
+  if (solution.assignment == floats) return;
+  for (;;) {
+    solution.gap = measure_recorded(offer, solution.assignment, measurer, false, budget.absolute, solution);
+    solution.inside = solution.gap.absolute <= budget.absolute;
+    if (progress) {
+      progress(fmt::format("--quant measurement {}: gap {:.3e} against a budget of {:.3e}: {}", solution.measurements,
+                           solution.gap.absolute, budget.absolute, solution.inside ? "inside" : "outside"));
+    }
+    solution.quant_estimate = quant_estimate(offer, terms, solution.assignment);
+    const int v = solution.inside ? -1 : largest_integer(offer, terms, solution.assignment);
+    if (v < 0) return;
+    Move move;
+    move.kind = MoveKind::widen;
+    move.value = v;
+    move.from = solution.assignment[v];
+    move.to = move.from - 1;
+    while (move.to > floats[v] && !integer_step(offer, v, move.to)) --move.to;  // int4 → int8 → its float type
+    move.gap = solution.gap.absolute;
+    move.measurement = solution.measurements;
+    move.term = term_at(terms, v, move.from);
+    solution.moves.push_back(move);
+    solution.assignment[v] = move.to;
+    ++solution.rounds;
+    if (progress) progress(fmt::format("--quant widening: {} {} → {}", offer.values[v].key, offer.rung(v, move.from).name,
+                                       offer.rung(v, move.to).name));
+  }
+}
+
+}  // namespace presk::solve
