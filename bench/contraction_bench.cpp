@@ -184,7 +184,8 @@ double median(std::vector<double> x) {
 }
 
 // A memory-bound contraction: M rows against a 4096 × 4096 weight (64 MiB in f32), with the
-// weight in f32, bf16, int8 and int4 (scales per column; converted in the kernel's load). The
+// weight in f32, bf16, int8 and int4 (scales per column) and int4/g32 (one scale per 32 rows of a
+// column, as llama.cpp's Q4_0; converted in the kernel's load, grouped ones in the panel path). The
 // caches are evicted before each timed run, so the weights come from DRAM. The DRAM read and
 // the four weights take turns within each of 9 rounds (after a warm-up round), so load from
 // other processes falls on all alike; medians. GB/s counts the weight bytes; "% DRAM" is that
@@ -201,21 +202,24 @@ void run_memory_bound(int threads, size_t m) {
   for (size_t i = 0; i < w.size(); ++i) std::memcpy(&wb[i], reinterpret_cast<const char*>(&wf[i]) + 2, 2);
   const QuantizedWeights q8 = quantize(w, {static_cast<int64_t>(k), static_cast<int64_t>(n)}, 8, 0, false);
   const QuantizedWeights q4 = quantize(w, {static_cast<int64_t>(k), static_cast<int64_t>(n)}, 4, 0, false);
+  const QuantizedWeights q4g = quantize(w, {static_cast<int64_t>(k), static_cast<int64_t>(n)}, 4, 0, false, 32);
   const ContractionShape shape{m, n, 0, 1, k, k};
-  const char* names[] = {"f32", "bf16", "int8", "int4"};
-  const BSource::Kind kinds[] = {BSource::Kind::f32, BSource::Kind::bf16, BSource::Kind::i8, BSource::Kind::i4};
-  const void* data[] = {wf.data(), wb.data(), q8.q.data(), q4.q.data()};
-  const double bytes_per[] = {4.0, 2.0, 1.0, 0.5};
-  std::vector<double> dram, times[4];
+  constexpr int kVariants = 5;
+  const char* names[] = {"f32", "bf16", "int8", "int4", "int4/g32"};
+  const BSource::Kind kinds[] = {BSource::Kind::f32, BSource::Kind::bf16, BSource::Kind::i8, BSource::Kind::i4, BSource::Kind::i4};
+  const void* data[] = {wf.data(), wb.data(), q8.q.data(), q4.q.data(), q4g.q.data()};
+  const double bytes_per[] = {4.0, 2.0, 1.0, 0.5, 0.5 + 4.0 / 32};
+  std::vector<double> dram, times[kVariants];
   for (int round = 0; round < 10; ++round) {
     const double read = dram_read_seconds(threads);
     if (round > 0) dram.push_back(read);
-    for (int variant = 0; variant < 4; ++variant) {
+    for (int variant = 0; variant < kVariants; ++variant) {
       BSource b;
       b.ldb = n;
       b.kind = kinds[variant];
       b.data = data[variant];
-      b.scales = variant == 2 ? q8.scales.data() : q4.scales.data();
+      b.scales = variant == 2 ? q8.scales.data() : variant == 4 ? q4g.scales.data() : q4.scales.data();
+      if (variant == 4) b.group = 32, b.scale_ld = n;
       evict_caches();
       const auto start = std::chrono::steady_clock::now();
       contract_f32(shape, a.data(), b, c.data(), threads, false);
@@ -225,7 +229,7 @@ void run_memory_bound(int threads, size_t m) {
   }
   const double dram_gbs = (size_t{1} << 30) / median(dram) * 1e-9, f32_s = median(times[0]);
   std::printf("DRAM read, %d thread(s), 1 GiB: %.1f GB/s\n", threads, dram_gbs);
-  for (int variant = 0; variant < 4; ++variant) {
+  for (int variant = 0; variant < kVariants; ++variant) {
     const double s = median(times[variant]), gbs = bytes_per[variant] * k * n / s * 1e-9;
     std::printf("memory-bound %zu x 4096 x 4096 %-5s threads %d  %7.3f ms  %6.1f GB/s of weights  %3.0f %% DRAM  "
                 "speed-up vs f32 %.2f\n",
