@@ -40,4 +40,14 @@ void add_threads_option(CLI::App& command, GlobalOptions& global);
 void add_seed_option(CLI::App& command, GlobalOptions& global);
 void add_json_option(CLI::App& command, GlobalOptions& global);
 
+// A registered command added to an app, and what runs it once the command line is parsed.
+struct CommandRunner {
+  CLI::App* command;
+  std::function<int()> run;
+};
+// Adds every registered command to `app`, in `presk --help` order.
+std::vector<CommandRunner> add_commands(CLI::App& app, GlobalOptions& global);
+// Runs the command `app.parse` chose (--threads 0: all cores) and returns its exit code.
+int run_parsed(const std::vector<CommandRunner>& runners, GlobalOptions& global);
+
 }  // namespace presk::cli

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "exec/reference/ops.h"
+#include "support/cancel.h"
 #include "support/diagnostics.h"
 
 namespace presk::reference {
@@ -97,6 +98,7 @@ std::vector<Value<A>> Evaluator<A>::call(const ir::Function& function, const Cal
     return &*lets[ref.index];
   };
   for (uint32_t j = 0; j < function.lets.size(); ++j) {
+    check_cancelled();  // a front's Ctrl-C (support/cancel.h)
     std::vector<const Value<A>*> operands;
     for (const ir::ValueRef& ref : function.lets[j].operands) operands.push_back(operand_of(ref));
     lets[j] = evaluate(function, j, context, operands);

@@ -1,0 +1,107 @@
+"""presk.Program: a .psk program with its consts, dims and parameters; its entries run exactly
+(the MPFR reference, `bits=`) or natively (`realize=`) on numpy arrays."""
+import os
+
+import numpy as np
+
+from presk import _files, _presk
+
+
+def _bindings(values):
+    return ["%s=%d" % (name, value) for name, value in (values or {}).items()]
+
+
+class Exact:
+    """An exact result: `value`, each element rounded to nearest float64 (int64 for Z), and
+    `decimals`, each element as a decimal string of the digits the run's bits carry."""
+
+    def __init__(self, value, decimals, bits):
+        self.value = value
+        self.decimals = np.array(decimals, dtype=object).reshape(value.shape)
+        self.bits = bits
+
+    def __array__(self, dtype=None, copy=None):
+        return self.value if dtype is None else self.value.astype(dtype)
+
+    def __repr__(self):
+        return "presk.Exact(%r, bits=%d)" % (self.value, self.bits)
+
+
+class Program:
+    """A presk program: `Program("model.psk")` reads a file, `Program(source="entry …")` (or a
+    text with a newline) takes the text itself. `consts` overrides consts and `dims` binds dims
+    ({"B": 4}); `weights` is a safetensors file of its parameters (default: synthesized from
+    `seed`, as the commands do); `threads` (default: all cores). The program is compiled at once:
+    an error in it raises presk.Error."""
+
+    def __init__(self, program=None, *, source=None, consts=None, dims=None, weights=None, seed=0, threads=None):
+        if (program is None) == (source is None):
+            raise TypeError("presk.Program takes a path or source= (one of them)")
+        if source is None and isinstance(program, str) and "\n" in program:
+            source = program
+        if source is not None:
+            self._scratch = _files.scratch_dir(self)
+            self.path = os.path.join(self._scratch, "program.psk")
+            _files.write_atomically(self.path, source)
+        else:
+            self.path = os.fspath(program)
+        self.consts = dict(consts or {})
+        self.dims = dict(dims or {})
+        self.weights = os.fspath(weights) if weights is not None else None
+        self.seed = int(seed)
+        self.threads = int(threads or 0)
+        described = _presk.describe(self.path, _bindings(self.consts), _bindings(self.dims))
+        self.entries = described["entries"]
+        self.params = described["params"]
+        if not hasattr(self, "_scratch"):
+            self._scratch = None
+
+    def _scratch_folder(self):
+        if self._scratch is None:
+            self._scratch = _files.scratch_dir(self)
+        return self._scratch
+
+    def run(self, entry, *arrays, bits=None, realize=None, scalar=False):
+        """Runs `entry` on `arrays` (one numpy array per argument, in order: float64/float32 for
+        R, int64 for Z). With `realize` (a type name "f64"/"f32"/"bf16", a realization dict, a
+        .json path or a presk.Solution): natively, returning a numpy array per result in its
+        realized dtype. Otherwise exactly, at `bits` (default 256), returning a presk.Exact per
+        result. One result is returned as itself, several as a tuple."""
+        inputs = [np.asarray(a) for a in arrays]
+        realize_text = "" if realize is None else _files.realize_argument(realize, self._scratch_folder())
+        results = _presk.run(self.path, _bindings(self.consts), _bindings(self.dims), entry, inputs,
+                             -1 if bits is None else int(bits), realize_text, bool(scalar), self.weights or "",
+                             self.seed, self.threads)
+        if realize is None:
+            results = [Exact(value, decimals, 256 if bits is None else int(bits)) for value, decimals in results]
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def _run_arguments(self):
+        """The arguments every command that prepares a run of this program takes."""
+        args = [self.path]
+        for name, value in self.consts.items():
+            args += ["--const", "%s=%d" % (name, value)]
+        for name, value in self.dims.items():
+            args += ["--dim", "%s=%d" % (name, value)]
+        if self.weights:
+            args += ["--weights", self.weights]
+        if self.threads:
+            args += ["--threads", str(self.threads)]
+        return args
+
+    # The precision tools (presk/precision.py).
+    from presk.precision import calibrate, check, quantize, solve  # noqa: E402  (methods)
+
+    def __repr__(self):
+        return "presk.Program(%r, entries=%s)" % (self.path, sorted(self.entries))
+
+
+def load(program=None, **options):
+    """presk.load(path or source, consts=…, dims=…, weights=…, seed=…): a presk.Program."""
+    return Program(program, **options)
+
+
+def save_tensors(path, arrays):
+    """Writes {name: numpy array} (float64, float32, int64) to a safetensors file, atomically:
+    parameters for Program(weights=…), named by their paths (Program.params)."""
+    _presk.save_tensors(os.fspath(path), [(name, np.asarray(a)) for name, a in arrays.items()])
