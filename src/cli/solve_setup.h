@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/envelope_run.h"
+#include "solve/price.h"
 #include "solve/record.h"
 
 namespace presk::cli {
@@ -21,6 +22,7 @@ struct SolveCommandOptions {
   double margin = 2.5, min_gain = 1e-3;
   int64_t heldout = -1;  // -1: as many as the envelope's samples
   bool exhaustive = false, quiet = false;
+  std::string profile;  // --profile PROFILE.json: price by predicted time (presk bench --calibrate)
   std::string out;
 };
 
@@ -36,11 +38,16 @@ struct SolveRun {
   solve::SolveTimes times;
   double exact_seconds = 0, native_seconds = 0, wall_seconds = 0;
   int native_runs = 0;
+  std::optional<solve::TimePrediction> predicted;  // --profile: seconds per sample, predicted
   int64_t held_out_wanted = 0;  // samples asked to hold out (the solution has how many were)
   nlohmann::ordered_json file;  // the realization file's JSON
 };
 
 SolveRun run_solve(const SolveCommandOptions& options, GlobalOptions& global);
+
+// --profile's lines of the report: the predicted time of all-f64, all-f32, the realization and
+// the relaxation floor (every offered value at its narrowest rung), and whether the floor is slower.
+void print_predicted(const SolveRun& run);
 
 // Refuses an --out that is one of the solve's inputs (the program, the envelope, the weights or
 // data named) or not a regular file (E0140, E0141), before any work.

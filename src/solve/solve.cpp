@@ -5,6 +5,8 @@
 
 #include <chrono>
 
+#include "solve/price.h"
+
 namespace presk::solve {
 namespace {
 
@@ -13,6 +15,10 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 void propose(const Offer& offer, const SolveOptions& options, double target, Solution& solution) {
+  if (options.profile) {
+    propose_by_time(offer, Pricer(offer, *options.profile), options.estimate, target, solution);
+    return;
+  }
   if (!options.exhaustive) {
     propose_greedy(offer, options.estimate, target, solution);
     return;

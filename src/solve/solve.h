@@ -6,6 +6,9 @@
 // and the held-out gap is measured and printed beside it. Never a bound over all inputs.
 #pragma once
 
+#include <memory>
+
+#include "profile/profile.h"
 #include "solve/measurer.h"
 #include "solve/narrow.h"
 #include "solve/propose.h"
@@ -20,6 +23,8 @@ struct SolveOptions {
   double margin = 2.5;  // k: --estimate rss aims at budget/k; --narrow keeps steps inside budget/k
   NarrowMode narrow = NarrowMode::none;
   bool exhaustive = false;
+  // --profile: price by predicted time on this machine (price.h) instead of bytes.
+  std::shared_ptr<const profile::Profile> profile;
 };
 
 // The estimate's target: the budget, or budget/margin under --estimate rss.
