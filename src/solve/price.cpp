@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "solve/propose.h"
+
 namespace presk::solve {
 namespace {
 
@@ -36,22 +38,24 @@ double type_elements(const std::string& text) {
 struct Step {
   int value = -1, to = 0;
   double saved = 0;  // predicted seconds
+  double hoped = 0;  // predicted seconds with free edges (its neighbours at its type)
   double added = 0;  // the estimate's increase
   double estimate = 0;
   double bytes = 0;
 };
 
-// Saving steps first, by seconds saved per unit of term (a step that adds nothing: by its
-// saving); then the others, the least loss first; then program order.
+// 0: it saves time where it stands; 1: only with free edges; 2: not even then (never taken).
+int tier(const Step& s) { return s.saved > 0 ? 0 : s.hoped > 0 ? 1 : 2; }
+
+// By tier, then seconds saved (tier 1: hoped) per unit of term (a step that adds nothing: by
+// its saving), then the larger saving, then program order.
 bool better(const Step& a, const Step& b) {
-  const bool a_saves = a.saved > 0, b_saves = b.saved > 0;
-  if (a_saves != b_saves) return a_saves;
-  if (a_saves) {
-    const double ra = a.added > 0 ? a.saved / a.added : std::numeric_limits<double>::infinity();
-    const double rb = b.added > 0 ? b.saved / b.added : std::numeric_limits<double>::infinity();
-    if (ra != rb) return ra > rb;
-  }
-  if (a.saved != b.saved) return a.saved > b.saved;
+  if (tier(a) != tier(b)) return tier(a) < tier(b);
+  const double sa = tier(a) == 0 ? a.saved : a.hoped, sb = tier(b) == 0 ? b.saved : b.hoped;
+  const double ra = a.added > 0 ? sa / a.added : std::numeric_limits<double>::infinity();
+  const double rb = b.added > 0 ? sb / b.added : std::numeric_limits<double>::infinity();
+  if (ra != rb) return ra > rb;
+  if (sa != sb) return sa > sb;
   return a.value < b.value;
 }
 
@@ -129,7 +133,7 @@ Pricer::Pricer(const Offer& offer, const profile::Profile& profile)
   }
 }
 
-double Pricer::site_seconds(const Types& types, int value) const {
+double Pricer::site_seconds(const Types& types, int value, bool with_conversions) const {
   const Value& site = offer_.values[value];
   if (site.kind != ValueKind::site) return 0;
   const ValueType& own = types[value];
@@ -143,7 +147,7 @@ double Pricer::site_seconds(const Types& types, int value) const {
     const Value& operand = offer_.values[u];
     const double n = static_cast<double>(operand.elements);
     bytes += n * bytes_per_element(types[u]);
-    conversions += n * (operand.kind == ValueKind::parameter ? profile_.load_cost(type_key(types[u]), own.type)
+    if (with_conversions) conversions += n * (operand.kind == ValueKind::parameter ? profile_.load_cost(type_key(types[u]), own.type)
                                                              : profile_.edge_cost(types[u].type, own.type));
   }
   return calls_[value] * roofline.latency + std::max(elements * site.weight / roofline.rate, bytes / roofline.bandwidth) +
@@ -156,16 +160,18 @@ double Pricer::seconds(const Types& types) const {
   return total;
 }
 
-double Pricer::local_seconds(const Types& types, int value) const {
-  double total = site_seconds(types, value);
+double Pricer::local_seconds(const Types& types, int value, bool conversions) const {
+  double total = site_seconds(types, value, conversions);
   for (int reader : offer_.values[value].readers) {
-    if (reader != value) total += site_seconds(types, reader);
+    if (reader != value) total += site_seconds(types, reader, conversions);
   }
   return total;
 }
 
-void propose_by_time(const Offer& offer, const Pricer& pricer, const EstimateOptions& options, double target,
-                     Solution& solution) {
+namespace {
+
+void time_greedy(const Offer& offer, const Pricer& pricer, const EstimateOptions& options, double target,
+                 Solution& solution) {
   Assignment assignment(offer.values.size(), 0);
   std::vector<char> refused(offer.values.size(), 0);
   std::vector<Assignment> trajectory = {assignment};
@@ -181,18 +187,24 @@ void propose_by_time(const Offer& offer, const Pricer& pricer, const EstimateOpt
       if (!offer.values[v].offered() || refused[v] || to < 0) continue;
       Assignment next = assignment;
       next[v] = to;
-      Step step{v, to, 0, 0, estimate(offer, next, options), offer.bytes(v, assignment[v]) - offer.bytes(v, to)};
+      Step step;
+      step.value = v, step.to = to;
+      step.estimate = estimate(offer, next, options);
+      step.bytes = offer.bytes(v, assignment[v]) - offer.bytes(v, to);
       step.added = std::max(0.0, step.estimate - current);
       if (step.estimate > target) {  // it cannot fit later: narrowing never lowers the estimate
         refused[v] = 1;
         solution.moves.push_back(narrow_move(MoveKind::refuse, step, assignment[v]));
         continue;
       }
-      step.saved = pricer.local_seconds(types, v) - pricer.local_seconds(types_of(offer, next), v);
+      const Types after = types_of(offer, next);
+      step.saved = pricer.local_seconds(types, v) - pricer.local_seconds(after, v);
+      step.hoped = pricer.local_seconds(types, v, false) - pricer.local_seconds(after, v, false);
       steps.push_back(step);
     }
     if (steps.empty()) break;
     const Step best = *std::min_element(steps.begin(), steps.end(), better);
+    if (tier(best) == 2) break;
     solution.moves.push_back(narrow_move(MoveKind::narrow, best, assignment[best.value]));
     assignment[best.value] = best.to;
     trajectory.push_back(assignment);
@@ -206,6 +218,22 @@ void propose_by_time(const Offer& offer, const Pricer& pricer, const EstimateOpt
   undo_slower(offer, pricer, assignment, solution.moves);
   solution.proposed = assignment;
   solution.assignment = assignment;
+}
+
+}  // namespace
+
+TimeProposal propose_by_time(const Offer& offer, const Pricer& pricer, const EstimateOptions& options, double target,
+                             Solution& solution) {
+  Solution by_time = solution, by_bytes = solution;
+  time_greedy(offer, pricer, options, target, by_time);
+  propose_greedy(offer, options, target, by_bytes);
+  undo_slower(offer, pricer, by_bytes.assignment, by_bytes.moves);
+  by_bytes.proposed = by_bytes.assignment;
+  TimeProposal out{pricer.seconds(types_of(offer, by_time.assignment)), pricer.seconds(types_of(offer, by_bytes.assignment)),
+                   false};
+  out.kept_bytes = out.by_bytes < out.by_time;
+  solution = out.kept_bytes ? std::move(by_bytes) : std::move(by_time);
+  return out;
 }
 
 TimePrediction predict_times(const Offer& offer, const Pricer& pricer, const Assignment& realization) {

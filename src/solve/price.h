@@ -5,9 +5,13 @@
 // edge between types implies — a value of type a read by a site of type b pays the profile's
 // cost per element of a → b (a parameter its load cost, an integer weight its dequantization).
 // A parameter costs only through its readers. The greedy (propose_by_time) ranks the steps by
-// predicted seconds saved per unit of term, keeps the prefix of its steps with the least
-// predicted time, then undoes any narrowing the profile predicts slower. A prediction for the
-// machine the profile measured: it promises no time.
+// predicted seconds saved per unit of term: first the steps that save time where they stand,
+// then those that would save it once their neighbours follow (their saving with free edges: a
+// chain is narrowed through a first step that alone is a loss); a step that saves nothing even
+// then is never taken. It keeps the prefix of its steps with the least predicted time, then
+// undoes any narrowing the profile predicts slower; and as a safeguard it compares that with
+// the traffic greedy's proposal (propose.h) after the same undoing, and keeps whichever is
+// predicted faster. A prediction for the machine the profile measured: it promises no time.
 #pragma once
 
 #include <vector>
@@ -35,9 +39,10 @@ class Pricer {
  public:
   Pricer(const Offer& offer, const profile::Profile& profile);
   double seconds(const Types& types) const;                 // one sample, predicted
-  double site_seconds(const Types& types, int value) const;  // 0 for a parameter
+  // 0 for a parameter; without `conversions`, as if every edge were free.
+  double site_seconds(const Types& types, int value, bool conversions = true) const;
   // What value's type changes: its own site and its readers'.
-  double local_seconds(const Types& types, int value) const;
+  double local_seconds(const Types& types, int value, bool conversions = true) const;
 
  private:
   const Offer& offer_;
@@ -46,8 +51,13 @@ class Pricer {
   std::vector<double> calls_;            // per site, its runs per sample
 };
 
-void propose_by_time(const Offer& offer, const Pricer& pricer, const EstimateOptions& options, double target,
-                     Solution& solution);
+// What the two candidates predicted (seconds per sample), and which was kept.
+struct TimeProposal {
+  double by_time = 0, by_bytes = 0;
+  bool kept_bytes = false;
+};
+TimeProposal propose_by_time(const Offer& offer, const Pricer& pricer, const EstimateOptions& options, double target,
+                             Solution& solution);
 
 struct TimePrediction {
   double all_f64 = 0, all_f32 = 0, realization = 0, floor = 0;  // seconds per sample
