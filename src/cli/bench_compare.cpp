@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "exec/native/executor.h"
+#include "ir/program_hash.h"
 #include "precision/envelope.h"
 #include "profile/calibrate.h"
 #include "solve/offer.h"
@@ -97,6 +98,7 @@ int run_compare(const CompareOptions& options, const GlobalOptions& global) {
   input.memory = {0, kNativeBytesPerElement, 1, false};
   const PreparedRun prepared = prepare_run(input, global);
   std::vector<Tensor> inputs = to_tensors(prepared.inputs(0, global.seed));
+  const std::string& entry_name = prepared.entry->name;
   std::vector<Timed> timed;
   for (const std::string& argument : options.realizations) {
     exec::native::Realization realization = exec::native::load_realization(argument, prepared.program);
@@ -107,6 +109,11 @@ int run_compare(const CompareOptions& options, const GlobalOptions& global) {
   if (!options.machine.empty()) {
     const profile::Profile machine = profile::read_profile(options.machine);
     const precision::Envelope envelope = precision::read_envelope(options.precision);
+    if (envelope.program_hash != ir::program_hash(prepared.program) || envelope.entry != entry_name) {
+      user_error("E1209").hint("pass the envelope of this program, entry and --const/--dim (presk calibrate --precision)")
+          << "--precision " << options.precision << " was measured on entry `" << envelope.entry
+          << "` of another program or bindings; the prediction prices that program's sites, not these";
+    }
     const solve::Offer offer = solve::make_offer(prepared.program, *prepared.entry, envelope, solve::default_menu(), 0);
     const solve::Pricer pricer(offer, machine);
     for (Timed& t : timed) t.predicted = pricer.seconds(types_under(offer, t.realization));

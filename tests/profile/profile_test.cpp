@@ -229,6 +229,10 @@ TEST_F(SolveByTime, CommandErrors) {
   EXPECT_NE(status_of("bench " + example("mlp.psk") + " --entry loss --dim B=4 --realize f64 --vs f32 --machine " + profile)
                 .output.find("E1207"),
             std::string::npos);
+  EXPECT_NE(status_of("bench " + example("mlp.psk") + " --entry loss --dim B=8 --realize f64 --vs f32 --machine " + profile +
+                      " --precision " + envelope_)
+                .output.find("E1209"),
+            std::string::npos);  // the envelope is of B=4
 }
 
 TEST_F(SolveByTime, BenchVsTimesEachAndPredictsTheRatio) {
