@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/bench_compare.h"
 #include "ad/vjp.h"
 #include "cli/pipeline.h"
 #include "cli/profile_table.h"
@@ -31,6 +32,11 @@ struct BenchOptions {
   bool scalar = false;
   bool grad = false;  // time `E.vjp` (seeded with ones) instead of E
   bool profile = false;  // time each op kind over the timed runs
+  bool calibrate = false;  // --calibrate: measure this machine (bench_compare.h)
+  std::string out;         // --calibrate's profile file
+  std::vector<std::string> vs;  // --vs R: time these too, in alternation (bench_compare.h)
+  int rounds = 5;
+  std::string machine, precision;  // --vs: predict from a profile and an envelope
 };
 
 // The timed entry's inputs under --grad: E's inputs and a cotangent of ones for E's result.
@@ -43,6 +49,20 @@ std::vector<Tensor> with_ones_cotangent(std::vector<Tensor> inputs, const ir::Fu
 }
 
 int run_bench(const BenchOptions& options, const GlobalOptions& global) {
+  if (options.calibrate) return run_calibrate(options.out, options.runs, global);
+  if (options.input.program_path.empty() || options.input.entry.empty() || options.realize.empty()) {
+    user_error("E1206").hint("presk bench PROGRAM --entry E --realize R, or presk bench --calibrate --out PROFILE.json")
+        << "presk bench needs a program, --entry and --realize (or --calibrate)";
+  }
+  if (!options.vs.empty()) {
+    if (options.grad || options.profile) {
+      user_error("E1208").hint("time the forward entry with --vs, or one realization with --grad/--profile")
+          << "--vs does not combine with --grad or --profile";
+    }
+    CompareOptions compare{options.input, {options.realize}, options.runs, options.rounds, options.scalar, options.machine, options.precision};
+    compare.realizations.insert(compare.realizations.end(), options.vs.begin(), options.vs.end());
+    return run_compare(compare, global);
+  }
   RunInputOptions input = options.input;
   input.memory = {0, kNativeBytesPerElement, options.grad ? 3 : 1, false};
   const PreparedRun prepared = prepare_run(input, global);
@@ -96,12 +116,22 @@ Registration registration("bench", 45, [](CLI::App& app, GlobalOptions& global) 
   auto options = std::make_shared<BenchOptions>();
   CLI::App* command = app.add_subcommand("bench", "Time the native executor on an entry under a realization");
   add_run_input_options(*command, options->input);
-  command->add_option("--realize", options->realize, "f64, f32, bf16, or @realization.json")->required();
+  command->get_option("program")->required(false);
+  command->get_option("--entry")->required(false);
+  command->add_option("--realize", options->realize, "f64, f32, bf16, or @realization.json (required unless --calibrate)");
   command->add_option("-n,--runs", options->runs, "Timed runs after one warm-up")->capture_default_str();
   command->add_flag("--scalar", options->scalar, "Use the scalar kernels (they define the bits)");
   command->add_flag("--grad", options->grad, "Time the entry's vjp (seeded with ones) instead of the entry");
   command->add_flag("--profile", options->profile,
                     "Also time each op kind (op and site type) over the timed runs and print them, most first");
+  command->add_flag("--calibrate", options->calibrate,
+                    "Measure this machine: fit a roofline per primitive class and type and each conversion's cost");
+  command->add_option("--out", options->out, "--calibrate: write the profile here (JSON, format 1)");
+  command->add_option("--vs", options->vs, "Also time this realization, in alternation with --realize (repeatable)");
+  command->add_option("--rounds", options->rounds, "--vs: rounds of alternation (each realization -n runs a round)")
+      ->check(CLI::Range(1, 1000))->capture_default_str();
+  command->add_option("--machine", options->machine, "--vs: a profile (--calibrate) to predict each realization's time");
+  command->add_option("--precision", options->precision, "--vs --machine: the envelope whose sites the prediction prices");
   add_threads_option(*command, global);
   add_seed_option(*command, global);
   add_json_option(*command, global);

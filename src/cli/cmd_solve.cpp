@@ -111,6 +111,7 @@ void print_report(const SolveRun& run, const std::string& out) {
                            bytes_text(offer.all_f64_bytes), bytes_text(bytes), bytes > 0 ? offer.all_f64_bytes / bytes : 0,
                            offer.per_sample_counts ? "one sample's stored values and the parameters once"
                                                    : "the envelope's samples, it has no per-sample counts");
+  print_predicted(run);
   std::cout << fmt::format("estimate    {:.3e} against a target of {:.3e} ({}, {} rounding; first order, not a bound)\n",
                            s.estimate, s.target, run.options.estimate.form == solve::EstimateForm::sum ? "sum" : "root-sum-square",
                            run.options.estimate.unit_rounding ? "unit" : "measured");

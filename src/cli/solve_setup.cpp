@@ -11,6 +11,7 @@
 #include "ir/program_hash.h"
 #include "precision/first_order.h"
 #include "solve/quant_pass.h"
+#include "profile/profile.h"
 #include "support/atomic_file.h"
 #include "support/diagnostics.h"
 #include "support/sha256.h"
@@ -85,6 +86,13 @@ solve::SolveOptions solve_options(const SolveCommandOptions& options) {
   out.exhaustive = options.exhaustive;
   out.quant = options.quant;
   out.scheme = options.scheme == "pow2" ? exec::native::QuantScheme::pow2 : exec::native::QuantScheme::absmax;
+  if (!options.profile.empty()) {
+    if (options.exhaustive) {
+      user_error("E1205").hint("leave out --exhaustive: with --profile the greedy minimises predicted time")
+          << "--exhaustive and --profile were both given";
+    }
+    out.profile = std::make_shared<const profile::Profile>(profile::read_profile(options.profile));
+  }
   return out;
 }
 
@@ -149,9 +157,28 @@ void add_solve_options(CLI::App& command, SolveCommandOptions& options, GlobalOp
   command.add_flag("--quant", options.quant, "After the float solve, store matrices as int8/int4 (priced by √Σ(g·δ)², accepted by measurement)");
   command.add_option("--scheme", options.scheme, "--quant's scales: absmax, or pow2 (powers of two)")
       ->check(CLI::IsMember({"absmax", "pow2"}))->capture_default_str();
+  command.add_option("--profile", options.profile,
+                     "Price by predicted time on this machine (a profile from presk bench --calibrate), not by bytes");
   command.add_flag("--quiet", options.quiet, "No progress on stderr");
   add_threads_option(command, global);
   add_json_option(command, global);
+}
+
+void print_predicted(const SolveRun& run) {
+  if (!run.predicted) return;
+  const solve::TimePrediction& p = *run.predicted;
+  auto ms = [](double s) { return fmt::format("{:.3f} ms", 1e3 * s); };
+  auto ratio = [&](double s) { return s > 0 ? fmt::format("{:.2f}×", p.all_f64 / s) : std::string("—"); };
+  std::cout << fmt::format("predicted   all-f64 {}, this realization {} ({} faster), all-f32 {} ({}), floor {} ({}) "
+                           "(profile of {}, {} thread{}; a prediction, not a measurement)\n",
+                           ms(p.all_f64), ms(p.realization), ratio(p.realization), ms(p.all_f32), ratio(p.all_f32),
+                           ms(p.floor), ratio(p.floor), run.options.profile->cpu, run.options.profile->threads,
+                           run.options.profile->threads == 1 ? "" : "s");
+  if (p.floor > p.realization) {
+    std::cout << fmt::format("            the floor (every offered value narrowed) is predicted {:.1f} % slower than this "
+                             "realization: narrowing everything would cost time, not save it\n",
+                             100 * (p.floor / p.realization - 1));
+  }
 }
 
 void check_solve_outputs(const SolveCommandOptions& options) {
@@ -187,6 +214,15 @@ SolveRun run_solve(const SolveCommandOptions& options, GlobalOptions& global) {
   const solve::RecordContext context{options.run.program, ir::program_hash(prepared.program), prepared.entry->name,
                                      options.run.envelope, sha256_file(options.run.envelope)};
   run.file = solve::realization_file(run.offer, run.solution, run.budget, run.options, context);
+  if (run.options.profile) {
+    const solve::Pricer pricer(run.offer, *run.options.profile);
+    run.predicted = solve::predict_times(run.offer, pricer, run.solution.assignment);
+    run.file["solve"]["predicted"] = {{"profile", options.profile}, {"cpu", run.options.profile->cpu},
+                                      {"threads", run.options.profile->threads},
+                                      {"all_f64_seconds", run.predicted->all_f64}, {"all_f32_seconds", run.predicted->all_f32},
+                                      {"realization_seconds", run.predicted->realization},
+                                      {"floor_seconds", run.predicted->floor}};
+  }
   run.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return run;
 }

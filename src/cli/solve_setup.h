@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/envelope_run.h"
+#include "solve/price.h"
 #include "solve/record.h"
 
 namespace presk::cli {
@@ -23,6 +24,7 @@ struct SolveCommandOptions {
   bool exhaustive = false, quiet = false;
   bool quant = false;              // --quant: the integer pass after the float solve
   std::string scheme = "absmax";   // --scheme: its scales
+  std::string profile;  // --profile PROFILE.json: price by predicted time (presk bench --calibrate)
   std::string out;
 };
 
@@ -38,11 +40,16 @@ struct SolveRun {
   solve::SolveTimes times;
   double exact_seconds = 0, native_seconds = 0, wall_seconds = 0;
   int native_runs = 0;
+  std::optional<solve::TimePrediction> predicted;  // --profile: seconds per sample, predicted
   int64_t held_out_wanted = 0;  // samples asked to hold out (the solution has how many were)
   nlohmann::ordered_json file;  // the realization file's JSON
 };
 
 SolveRun run_solve(const SolveCommandOptions& options, GlobalOptions& global);
+
+// --profile's lines of the report: the predicted time of all-f64, all-f32, the realization and
+// the relaxation floor (every offered value at its narrowest rung), and whether the floor is slower.
+void print_predicted(const SolveRun& run);
 
 // Refuses an --out that is one of the solve's inputs (the program, the envelope, the weights or
 // data named) or not a regular file (E0140, E0141), before any work.

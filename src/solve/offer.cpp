@@ -34,6 +34,7 @@ Value site_value(const precision::SiteEnvelope& site, double per_output) {
   value.type = site.type;
   value.elements = site.elements_per_sample > 0 ? site.elements_per_sample : site.elements;
   value.max_abs = site.max_abs;
+  value.weight = site.weight;
   value.rounding = site.rounding;
   if (site.sensitivity) value.sensitivity = *site.sensitivity / per_output;
   return value;

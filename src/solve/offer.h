@@ -38,6 +38,7 @@ struct Value {
   std::string op;        // the site's primitive; "param" for a parameter
   std::string type;      // its IR type, "R[256, 64]"
   int64_t elements = 0;  // priced elements: one sample's (a site), all at rest (a parameter)
+  double weight = 0;     // a site's arithmetic per element (the envelope's; 0 for a parameter)
   double max_abs = 0;
   precision::RoundingEnvelope rounding;  // max|fl_d(x) − x| of its exact values (envelope)
   // s_v = ‖∂L/∂v‖₁ (a tensor entry's: of Σ y, divided by the output's elements per sample);

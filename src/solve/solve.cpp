@@ -5,6 +5,8 @@
 
 #include <chrono>
 
+#include "solve/price.h"
+
 namespace presk::solve {
 namespace {
 
@@ -12,7 +14,16 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-void propose(const Offer& offer, const SolveOptions& options, double target, Solution& solution) {
+void propose(const Offer& offer, const SolveOptions& options, double target, Solution& solution,
+             const Progress& progress) {
+  if (options.profile) {
+    const TimeProposal p = propose_by_time(offer, Pricer(offer, *options.profile), options.estimate, target, solution);
+    if (progress) {
+      progress(fmt::format("by time: the time greedy predicts {:.4f} ms, the traffic greedy (slower steps undone) {:.4f} ms; "
+                           "kept the {}", 1e3 * p.by_time, 1e3 * p.by_bytes, p.kept_bytes ? "traffic greedy's" : "time greedy's"));
+    }
+    return;
+  }
   if (!options.exhaustive) {
     propose_greedy(offer, options.estimate, target, solution);
     return;
@@ -43,7 +54,7 @@ Solution solve(const Offer& offer, const Budget& budget, const SolveOptions& opt
   const auto start = std::chrono::steady_clock::now();
   Solution solution;
   solution.target = proposal_target(budget, options);
-  propose(offer, options, solution.target, solution);
+  propose(offer, options, solution.target, solution, progress);
   const double proposal_seconds = seconds_since(start);
   if (progress) {
     int narrowed = 0;

@@ -6,6 +6,9 @@
 // and the held-out gap is measured and printed beside it. Never a bound over all inputs.
 #pragma once
 
+#include <memory>
+
+#include "profile/profile.h"
 #include "solve/measurer.h"
 #include "solve/narrow.h"
 #include "solve/propose.h"
@@ -22,6 +25,8 @@ struct SolveOptions {
   bool exhaustive = false;
   bool quant = false;  // --quant: the integer pass after the float solve (quant_pass.h)
   exec::native::QuantScheme scheme = exec::native::QuantScheme::absmax;
+  // --profile: price by predicted time on this machine (price.h) instead of bytes.
+  std::shared_ptr<const profile::Profile> profile;
 };
 
 // The estimate's target: the budget, or budget/margin under --estimate rss.

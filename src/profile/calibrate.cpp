@@ -1,0 +1,296 @@
+// Measuring this machine and fitting its profile (calibrate.h).
+#include "profile/calibrate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <thread>
+
+#include "exec/native/executor.h"
+#include "lang/frontend.h"
+#include "precision/calibrate.h"
+
+namespace presk::profile {
+namespace {
+
+namespace native = exec::native;
+
+// One entry per class (the op it times), one for edges and one for a parameter's load.
+constexpr const char* kProgram = R"(dim N
+dim M
+dim K
+module W {
+  param w : R[K, M] = normal(0.02)
+}
+entry contraction(a : R[N, K], b : R[K, M]) -> R[N, M] = a @ b
+entry elementwise(x : R[N, M], y : R[N, M]) -> R[N, M] = (x * y) * y
+entry transcendental(x : R[N, M]) -> R[N, M] = tanh(tanh(x))
+entry reduction(x : R[N, M]) -> R[N, 1] = sum(x, axis: 1)
+entry normalization(x : R[N, M]) -> R[N, M] = softmax(x, axis: 1)
+entry layout(x : R[N, M]) -> R[M, N] = transpose(x) * 2
+entry edge(x : R[N, M]) -> R[N, M] = abs(abs(x))
+entry load(p : W, x : R[N, K]) -> R[N, M] = x @ p.w
+)";
+
+struct Shape {
+  int64_t n = 1, m = 1, k = 1;
+};
+
+const std::vector<Shape> kRows = {{16, 64}, {64, 64}, {64, 256}, {256, 256}, {256, 1024}, {512, 1024}};
+const std::vector<Shape> kContractions = {{16, 64, 64},   {64, 64, 64},    {256, 64, 64},  {64, 256, 256}, {256, 256, 64},
+                                          {256, 64, 256}, {256, 256, 256}, {1, 1024, 256}, {8, 256, 1024}};
+const std::vector<Shape> kLoads = {{1, 1024, 256}, {8, 512, 512}, {64, 256, 256}, {256, 256, 256}};
+constexpr size_t kHeldOutEvery = 3;  // shapes 1, 4, 7, … of each list are held out
+
+double type_bytes(const std::string& type) {
+  if (type == "int8") return 1;
+  if (type == "int4") return 0.5;
+  return facts(native::element_type_of(*native::real_type_from_name(type))).bits / 8.0;
+}
+
+// Deterministic inputs in [−1, 1).
+Tensor input(const std::vector<int64_t>& shape, uint64_t salt) {
+  Tensor tensor(ElementType::f64, shape);
+  uint64_t state = 0x9e3779b97f4a7c15ULL ^ salt;
+  for (uint64_t i = 0; i < tensor.element_count(); ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    tensor.set(i, static_cast<double>(state >> 11) / static_cast<double>(uint64_t{1} << 52) - 1);
+  }
+  return tensor;
+}
+
+// One entry compiled at one shape, ready to run under any realization.
+class Bench {
+ public:
+  Bench(const std::string& entry, const Shape& shape, int threads, int runs) : threads_(threads), runs_(runs) {
+    lang::FrontendOptions options;
+    options.entry = entry;
+    options.dims = {{"N", shape.n}, {"M", shape.m}, {"K", shape.k}};
+    program_ = lang::compile(std::make_shared<SourceFile>(SourceFile{"<calibrate>", kProgram}), options);
+    function_ = program_.find_function(entry);
+    weights_.resize(static_cast<size_t>(shape.k * shape.m));
+    const Tensor w = input({shape.k, shape.m}, 7);
+    for (size_t i = 0; i < weights_.size(); ++i) weights_[i] = w.get(i) * 0.05;
+    for (size_t a = 0; a < function_->argument_types.size(); ++a) inputs_.push_back(input(function_->argument_types[a].shape, a));
+  }
+  const ir::Function& function() const { return *function_; }
+  // The typable lets of the entry, in order.
+  std::vector<uint32_t> sites() const {
+    std::vector<uint32_t> out;
+    for (uint32_t i = 0; i < function_->lets.size(); ++i) {
+      if (native::is_typable(function_->lets[i])) out.push_back(i);
+    }
+    return out;
+  }
+  // The least seconds per call of the op kind "OP TYPE" over the timed runs.
+  double seconds(const native::Realization& realization, const std::string& kind) const {
+    const native::PreparedParameters parameters =
+        native::prepare_parameters(program_, realization, [this](const std::string&) { return &weights_; });
+    const native::ExecuteOptions plain{threads_, false};
+    native::execute(program_, function_->name, realization, inputs_, parameters, plain);  // warm-up
+    double best = std::numeric_limits<double>::infinity();
+    for (int r = 0; r < runs_; ++r) {
+      native::OpProfile times;
+      native::ExecuteOptions timed{threads_, false};
+      timed.profile = &times;
+      native::execute(program_, function_->name, realization, inputs_, parameters, timed);
+      double total = 0;
+      uint64_t calls = 0;
+      for (const auto& [key, time] : times) {
+        if (key == kind || key.rfind(kind + " ", 0) == 0) total += time.seconds, calls += time.calls;
+      }
+      if (calls > 0) best = std::min(best, total / static_cast<double>(calls));
+    }
+    return std::isfinite(best) ? best : 0;
+  }
+
+ private:
+  ir::Program program_;
+  const ir::Function* function_ = nullptr;
+  std::vector<double> weights_;
+  std::vector<Tensor> inputs_;
+  int threads_, runs_;
+};
+
+// W and Q of the entry's first let of op `op`: its elements times its weight, and the bytes of
+// its operands and result, a parameter's at `param_type`, the rest at `type`.
+Sample work_and_bytes(const ir::Function& function, ir::Op op, const std::string& type, const std::string& param_type) {
+  for (const ir::Let& let : function.lets) {
+    if (let.op != op) continue;
+    Sample sample;
+    const double elements = static_cast<double>(let.type.element_count());
+    sample.work = elements * precision::arithmetic_weight(function, let);
+    sample.bytes = elements * type_bytes(type);
+    for (const ir::ValueRef& operand : let.operands) {
+      const bool param = operand.kind == ir::ValueRef::Kind::Let && function.lets[operand.index].op == ir::Op::param;
+      sample.bytes += static_cast<double>(function.type_of(operand).element_count()) * type_bytes(param ? param_type : type);
+    }
+    return sample;
+  }
+  return {};
+}
+
+native::Realization uniform(const std::string& type) { return native::uniform_realization(*native::real_type_from_name(type)); }
+
+Fit fit_shapes(const std::vector<Sample>& samples) {
+  std::vector<Sample> fitted, held_out;
+  for (size_t i = 0; i < samples.size(); ++i) (i % kHeldOutEvery == 1 ? held_out : fitted).push_back(samples[i]);
+  return fit_roofline(fitted, held_out);
+}
+
+struct ClassCase {
+  OpClass op_class;
+  const char* entry;
+  ir::Op op;
+};
+
+void measure_classes(const CalibrateOptions& options, Profile& profile) {
+  const ClassCase cases[] = {{OpClass::contraction, "contraction", ir::Op::contract},
+                             {OpClass::elementwise, "elementwise", ir::Op::mul},
+                             {OpClass::reduction, "reduction", ir::Op::sum},
+                             {OpClass::normalization, "normalization", ir::Op::softmax},
+                             {OpClass::transcendental, "transcendental", ir::Op::tanh},
+                             {OpClass::layout, "layout", ir::Op::transpose}};
+  for (const ClassCase& c : cases) {
+    for (const char* type : kFloatTypes) {
+      std::vector<Sample> samples;
+      for (const Shape& shape : c.op_class == OpClass::contraction ? kContractions : kRows) {
+        const Bench bench(c.entry, shape, options.threads, options.runs);
+        Sample sample = work_and_bytes(bench.function(), c.op, type, type);
+        sample.seconds = bench.seconds(uniform(type), std::string(ir::op_name(c.op)) + " " + type);
+        samples.push_back(sample);
+      }
+      profile.rooflines[class_name(c.op_class)][type] = fit_shapes(samples);
+      if (options.progress) options.progress(fmt::format("{} {}: {} shapes", class_name(c.op_class), type, samples.size()));
+    }
+  }
+}
+
+// Least squares through the origin: seconds per element of extra time over elements.
+double per_element(const std::vector<std::pair<double, double>>& points) {
+  double xy = 0, xx = 0;
+  for (const auto& [elements, extra] : points) xy += elements * extra, xx += elements * elements;
+  return xx > 0 ? std::max(0.0, xy / xx) : 0;
+}
+
+// abs(abs(x)) with the first abs at `from`, the rest at `to`: the second pays from>to, the
+// first (reading the argument, at `to`) pays to>from, each over the same op run uniformly.
+void measure_edges(const CalibrateOptions& options, Profile& profile) {
+  for (const char* from : kFloatTypes) {
+    for (const char* to : kFloatTypes) {
+      if (std::string(from) >= to) continue;  // each unordered pair once: it gives both directions
+      std::vector<std::pair<double, double>> forward, backward;
+      for (const Shape& shape : kRows) {
+        const Bench bench("edge", shape, options.threads, options.runs);
+        native::Realization mixed = uniform(to);
+        mixed.sites[bench.function().site_name(bench.sites().at(0))] = *native::real_type_from_name(from);
+        const std::string at_from = std::string("abs ") + from, at_to = std::string("abs ") + to;
+        const double n = static_cast<double>(shape.n * shape.m);
+        forward.emplace_back(n, bench.seconds(mixed, at_to) - bench.seconds(uniform(to), at_to));
+        backward.emplace_back(n, bench.seconds(mixed, at_from) - bench.seconds(uniform(from), at_from));
+      }
+      profile.edge[conversion_key(from, to)] = per_element(forward);
+      profile.edge[conversion_key(to, from)] = per_element(backward);
+      if (options.progress) options.progress(fmt::format("edge {} ↔ {}", from, to));
+    }
+  }
+}
+
+// x @ p.w with w stored at `from` (or quantized) and the contraction at `to`.
+void measure_loads(const CalibrateOptions& options, Profile& profile) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const char* from : kFloatTypes) {
+    for (const char* to : kFloatTypes) {
+      if (std::string(from) != to) pairs.emplace_back(from, to);
+    }
+  }
+  for (const char* integer : kIntegerTypes) pairs.emplace_back(integer, "f32");
+  for (const auto& [from, to] : pairs) {
+    std::vector<std::pair<double, double>> points;
+    std::vector<Sample> samples;
+    for (const Shape& shape : kLoads) {
+      const Bench bench("load", shape, options.threads, options.runs);
+      native::Realization mixed = uniform(to);
+      if (from == "int8" || from == "int4") {
+        mixed.quant["w"] = native::QuantSpec{from == "int8" ? 8 : 4, -2, native::QuantScheme::absmax};
+      } else {
+        mixed.params["w"] = *native::real_type_from_name(from);
+      }
+      const std::string kind = "contract " + to;
+      Sample sample = work_and_bytes(bench.function(), ir::Op::contract, to, from);
+      sample.seconds = bench.seconds(mixed, kind);
+      samples.push_back(sample);
+      points.emplace_back(static_cast<double>(shape.k * shape.m), sample.seconds - bench.seconds(uniform(to), kind));
+    }
+    profile.load[conversion_key(from, to)] = per_element(points);
+    if (from == "int8" || from == "int4") profile.rooflines[class_name(OpClass::contraction)][from] = fit_shapes(samples);
+    if (options.progress) options.progress(fmt::format("load {} → {}", from, to));
+  }
+}
+
+}  // namespace
+
+Fit fit_roofline(const std::vector<Sample>& fitted, const std::vector<Sample>& held_out) {
+  Fit best;
+  best.points = static_cast<int>(fitted.size());
+  best.held_out = static_cast<int>(held_out.size());
+  double rate0 = 0, bandwidth0 = 0;
+  for (const Sample& s : fitted) {
+    if (s.seconds > 0) rate0 = std::max(rate0, s.work / s.seconds), bandwidth0 = std::max(bandwidth0, s.bytes / s.seconds);
+  }
+  if (!(rate0 > 0)) rate0 = 1e9;
+  if (!(bandwidth0 > 0)) bandwidth0 = 1e9;
+  constexpr int kSteps = 96;
+  double best_error = std::numeric_limits<double>::infinity();
+  auto relative = [](const Roofline& r, const Sample& s) {
+    return s.seconds > 0 ? (r.predict(s.work, s.bytes) - s.seconds) / s.seconds : 0.0;
+  };
+  for (int i = 0; i <= kSteps; ++i) {
+    for (int j = 0; j <= kSteps; ++j) {
+      Roofline r{0, rate0 * std::exp2(-1 + 9.0 * i / kSteps), bandwidth0 * std::exp2(-1 + 9.0 * j / kSteps)};
+      double numerator = 0, denominator = 0;
+      for (const Sample& s : fitted) {
+        if (!(s.seconds > 0)) continue;
+        numerator += (s.seconds - std::max(s.work / r.rate, s.bytes / r.bandwidth)) / (s.seconds * s.seconds);
+        denominator += 1 / (s.seconds * s.seconds);
+      }
+      r.latency = denominator > 0 ? std::max(0.0, numerator / denominator) : 0;
+      double error = 0;
+      for (const Sample& s : fitted) error += relative(r, s) * relative(r, s);
+      if (error < best_error) best_error = error, best.roofline = r;
+    }
+  }
+  for (const Sample& s : fitted) best.fit_residual = std::max(best.fit_residual, std::fabs(relative(best.roofline, s)));
+  for (const Sample& s : held_out) best.residual = std::max(best.residual, std::fabs(relative(best.roofline, s)));
+  return best;
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
+    }
+  }
+  return "unknown";
+}
+
+Profile calibrate_machine(const CalibrateOptions& options) {
+  Profile profile;
+  profile.cpu = cpu_model();
+  profile.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  profile.threads = std::max(1, options.threads);
+  profile.date = precision::utc_date_now();
+  measure_classes(options, profile);
+  measure_edges(options, profile);
+  measure_loads(options, profile);
+  return profile;
+}
+
+}  // namespace presk::profile
