@@ -43,7 +43,6 @@ class Points {
 
   int count() const { return count_; }
   mpfr_srcptr operator[](int i) const { return points_[i]; }
-  bool is_special(int i) const { return mpfr_nan_p(points_[i]) || mpfr_inf_p(points_[i]); }
 
  private:
   void add(const arf_struct* value) {  // exactly: the precision holds every bit of the value
