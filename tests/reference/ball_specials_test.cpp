@@ -26,8 +26,17 @@ const double kInf = std::numeric_limits<double>::infinity();
 const double kNan = std::numeric_limits<double>::quiet_NaN();
 
 // The special classes and two ordinary partners.
-const std::vector<double> kClasses = {0.0,     -0.0,     kInf,     -kInf,   kNan, 4.9406564584124654e-324, -2.2250738585072009e-308,
-                                      1.7976931348623157e308, -1.7976931348623157e308, 1.5, -0.75};
+const std::vector<double> kClasses = {0.0,
+                                      -0.0,
+                                      kInf,
+                                      -kInf,
+                                      kNan,
+                                      4.9406564584124654e-324,
+                                      -2.2250738585072009e-308,
+                                      1.7976931348623157e308,
+                                      -1.7976931348623157e308,
+                                      1.5,
+                                      -0.75};
 
 std::string describe(const std::vector<double>& operands) {
   std::string text;
@@ -68,10 +77,11 @@ void check_agreement(const ir::Program& program, const std::vector<reference::Ho
   for (int64_t i = 0; i < exact[0].size(); ++i) {
     mpfr_srcptr m = exact[0].real(i);
     const arb_struct* b = balls[0].real(i);
-    const std::string where = op + what(i) + ": MPFR " + MpfrArith(kBits).to_decimal(m, 6) + ", ball " +
-                              BallArith(kBits).to_decimal(b, 6) + " ± " + BallArith(kBits).radius_decimal(b);
-    const bool sign_of_zero_matters = !mpfr_equal_p(m, flipped[0].real(i)) &&
-                                      !(mpfr_nan_p(m) && mpfr_nan_p(flipped[0].real(i)));
+    const std::string where = op + what(i) + ": MPFR " + MpfrArith(kBits).to_decimal(m, 6) +
+                              ", ball " + BallArith(kBits).to_decimal(b, 6) + " ± " +
+                              BallArith(kBits).radius_decimal(b);
+    const bool sign_of_zero_matters =
+        !mpfr_equal_p(m, flipped[0].real(i)) && !(mpfr_nan_p(m) && mpfr_nan_p(flipped[0].real(i)));
     if (sign_of_zero_matters && arf_is_nan(arb_midref(b))) continue;  // the documented answer
     if (mpfr_nan_p(m)) {
       EXPECT_TRUE(arf_is_nan(arb_midref(b))) << where;
@@ -87,7 +97,8 @@ void check_agreement(const ir::Program& program, const std::vector<reference::Ho
       arf_t radius;
       arf_init(radius);
       arf_set_mag(radius, arb_radref(b));
-      EXPECT_TRUE(arf_cmp_d(radius, mpfr_get_d(bound, MPFR_RNDU)) <= 0 || mpfr_inf_p(bound)) << where;
+      EXPECT_TRUE(arf_cmp_d(radius, mpfr_get_d(bound, MPFR_RNDU)) <= 0 || mpfr_inf_p(bound))
+          << where;
       arf_clear(radius);
     }
   }
@@ -102,7 +113,8 @@ std::vector<double> pairs_first() {
 }
 std::vector<double> pairs_second() {
   std::vector<double> out;
-  for (size_t i = 0; i < kClasses.size(); ++i) out.insert(out.end(), kClasses.begin(), kClasses.end());
+  for (size_t i = 0; i < kClasses.size(); ++i)
+    out.insert(out.end(), kClasses.begin(), kClasses.end());
   return out;
 }
 std::vector<double> pair_rows() {  // [n², 2]: every ordered pair of classes as a row
@@ -117,8 +129,8 @@ std::string pair(int64_t i) {
 
 TEST(BallSpecials, UnaryOpsAgreeWithMpfr) {
   const auto n = static_cast<int64_t>(kClasses.size());
-  for (Op op : {Op::neg, Op::abs, Op::exp, Op::log, Op::sqrt, Op::rsqrt, Op::tanh, Op::relu, Op::gelu_tanh,
-                Op::gelu_erf, Op::gelu_tanh_grad, Op::gelu_erf_grad}) {
+  for (Op op : {Op::neg, Op::abs, Op::exp, Op::log, Op::sqrt, Op::rsqrt, Op::tanh, Op::relu,
+                Op::gelu_tanh, Op::gelu_erf, Op::gelu_tanh_grad, Op::gelu_erf_grad}) {
     ir::Program program = single_op_program(op, {real_type({n})}, real_type({n}));
     check_agreement(program, {real_input({n}, kClasses)},
                     [](int64_t i) { return describe({kClasses[static_cast<size_t>(i)]}); });
@@ -129,7 +141,8 @@ TEST(BallSpecials, BinaryOpsAgreeWithMpfrOnEveryPair) {
   const auto n = static_cast<int64_t>(kClasses.size() * kClasses.size());
   for (Op op : {Op::add, Op::sub, Op::mul, Op::div, Op::max, Op::min}) {
     ir::Program program = single_op_program(op, {real_type({n}), real_type({n})}, real_type({n}));
-    check_agreement(program, {real_input({n}, pairs_first()), real_input({n}, pairs_second())}, pair);
+    check_agreement(program, {real_input({n}, pairs_first()), real_input({n}, pairs_second())},
+                    pair);
   }
 }
 
@@ -137,7 +150,8 @@ TEST(BallSpecials, BinaryOpsAgreeWithMpfrOnEveryPair) {
 // operand is unordered); `where` picks by them.
 TEST(BallSpecials, ComparisonsAndWhereAgreeWithMpfr) {
   const auto n = static_cast<int64_t>(kClasses.size() * kClasses.size());
-  const std::vector<reference::HostTensor> inputs = {real_input({n}, pairs_first()), real_input({n}, pairs_second())};
+  const std::vector<reference::HostTensor> inputs = {real_input({n}, pairs_first()),
+                                                     real_input({n}, pairs_second())};
   for (Op op : {Op::lt, Op::le, Op::gt, Op::ge, Op::eq, Op::ne}) {
     ir::Program program = single_op_program(op, {real_type({n}), real_type({n})}, bool_type({n}));
     std::vector<MpfrValue> exact = run<MpfrArith>(program, inputs, at_bits());
@@ -185,12 +199,15 @@ TEST(BallSpecials, ReductionsAgreeWithMpfrOnEveryPairRow) {
 
 // cross_entropy of each pair as the logits of one position, target 0 and target 1.
 TEST(BallSpecials, CrossEntropyAgreesWithMpfr) {
-  ir::Program program = single_op_program(Op::cross_entropy, {real_type({1, 2}), int_type({1})}, real_type());
+  ir::Program program =
+      single_op_program(Op::cross_entropy, {real_type({1, 2}), int_type({1})}, real_type());
   for (double a : kClasses) {
     for (double b : kClasses) {
       for (int64_t target : {0, 1}) {
         check_agreement(program, {real_input({1, 2}, {a, b}), int_input({1}, {target})},
-                        [&](int64_t) { return describe({a, b}) + " target " + std::to_string(target); });
+                        [&](int64_t) {
+                          return describe({a, b}) + " target " + std::to_string(target);
+                        });
       }
     }
   }
@@ -204,7 +221,8 @@ TEST(BallSpecials, TheNamedCases) {
     return run<BallArith>(program, {real_input({n}, xs)}, at_bits());
   };
   auto log0 = ball_of(Op::log, {-0.0, 0.0});
-  EXPECT_TRUE(arf_is_inf(arb_midref(log0[0].real(0))) && arf_sgn(arb_midref(log0[0].real(0))) < 0);  // −∞
+  EXPECT_TRUE(arf_is_inf(arb_midref(log0[0].real(0))) &&
+              arf_sgn(arb_midref(log0[0].real(0))) < 0);  // −∞
   auto relu = ball_of(Op::relu, {kNan});
   EXPECT_TRUE(arb_is_zero(relu[0].real(0)));  // maxNum: relu(NaN) = 0
   auto gelu = ball_of(Op::gelu_erf, {kInf});
@@ -213,7 +231,8 @@ TEST(BallSpecials, TheNamedCases) {
   EXPECT_TRUE(arb_is_zero(roots[0].real(0)));  // −0: a ball's zero has no sign
   FunctionBuilder f("f", "", true);
   f.result(f.axes_op(Op::reduce_max, real_type({1}), f.argument("x", real_type({3})), {0}));
-  auto top = run<BallArith>(make_program({f.build()}), {real_input({3}, {kNan, kInf, 1})}, at_bits());
+  auto top =
+      run<BallArith>(make_program({f.build()}), {real_input({3}, {kNan, kInf, 1})}, at_bits());
   EXPECT_TRUE(arf_is_inf(arb_midref(top[0].real(0))) && arf_sgn(arb_midref(top[0].real(0))) > 0);
 }
 

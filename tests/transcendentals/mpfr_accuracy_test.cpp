@@ -29,7 +29,9 @@ namespace presk::exec::native {
 namespace {
 
 enum class Type { f64, f32, bf16 };
-const char* type_name(Type type) { return type == Type::f64 ? "f64" : (type == Type::f32 ? "f32" : "bf16"); }
+const char* type_name(Type type) {
+  return type == Type::f64 ? "f64" : (type == Type::f32 ? "f32" : "bf16");
+}
 
 // A binary floating-point format: significand digits, the exponent of the least normal, the
 // largest finite value.
@@ -50,13 +52,16 @@ double ulp_error(long double y, long double r, long double scale, const Format& 
   if (std::isnan(r)) return std::isnan(y) ? 0 : INFINITY;
   if (std::isnan(y)) return INFINITY;
   if (std::isinf(r)) return y == r ? 0 : INFINITY;
-  if (std::isinf(y)) return std::fabs(r) > f.max && std::signbit(y) == std::signbit(r) ? 0 : INFINITY;
+  if (std::isinf(y))
+    return std::fabs(r) > f.max && std::signbit(y) == std::signbit(r) ? 0 : INFINITY;
   const long double at = std::max(std::fabs(r), std::fabs(scale));
   const int e = at == 0 ? f.emin : std::max(std::ilogb(at), f.emin);
   return static_cast<double>(std::fabs(y - r) / std::ldexp(1.0L, e - (f.digits - 1)));
 }
 
-bool is_gelu_grad(UnaryFn fn) { return fn == UnaryFn::gelu_tanh_grad || fn == UnaryFn::gelu_erf_grad; }
+bool is_gelu_grad(UnaryFn fn) {
+  return fn == UnaryFn::gelu_tanh_grad || fn == UnaryFn::gelu_erf_grad;
+}
 
 // The exact function (MPFR at 96 or 64 bits; the erfc of the gelu_erf family by Arb) of the
 // double x: its value and, for the gelu derivatives, the second term x·σ(2u)σ(−2u)·d(2u)/dx
@@ -86,10 +91,18 @@ class MpfrReference {
     mpfr_set_d(x_, x, MPFR_RNDN);
     mpfr_set_zero(w_, 1);
     switch (fn) {
-      case UnaryFn::exp: mpfr_exp(v_, x_, MPFR_RNDN); break;
-      case UnaryFn::log: mpfr_log(v_, x_, MPFR_RNDN); break;
-      case UnaryFn::tanh: mpfr_tanh(v_, x_, MPFR_RNDN); break;
-      case UnaryFn::sqrt: mpfr_sqrt(v_, x_, MPFR_RNDN); break;
+      case UnaryFn::exp:
+        mpfr_exp(v_, x_, MPFR_RNDN);
+        break;
+      case UnaryFn::log:
+        mpfr_log(v_, x_, MPFR_RNDN);
+        break;
+      case UnaryFn::tanh:
+        mpfr_tanh(v_, x_, MPFR_RNDN);
+        break;
+      case UnaryFn::sqrt:
+        mpfr_sqrt(v_, x_, MPFR_RNDN);
+        break;
       case UnaryFn::rsqrt:  // IEEE 754's rSqrt: 1/√−0 = −∞ (mpfr_rec_sqrt gives +∞ there)
         mpfr_sqrt(v_, x_, MPFR_RNDN);
         mpfr_ui_div(v_, 1, v_, MPFR_RNDN);
@@ -134,7 +147,6 @@ class MpfrReference {
   }
 
  private:
-
   void two_u() {  // t = 2u = 2√(2/π)(x + 0.044715x³)
     mpfr_pow_ui(t_, x_, 3, MPFR_RNDN);
     mpfr_mul(t_, t_, cubic_, MPFR_RNDN);
@@ -143,7 +155,8 @@ class MpfrReference {
     mpfr_mul_2ui(t_, t_, 1, MPFR_RNDN);
   }
   void sigmoid(mpfr_t r, const mpfr_t z, bool negated) {  // σ(±z) = 1/(1 + e^(∓z))
-    if (negated) mpfr_exp(r, z, MPFR_RNDN);
+    if (negated)
+      mpfr_exp(r, z, MPFR_RNDN);
     else {
       mpfr_neg(r, z, MPFR_RNDN);
       mpfr_exp(r, r, MPFR_RNDN);
@@ -163,7 +176,7 @@ class MpfrReference {
       return;
     }
     for (long precision = bits_ + 32;; precision *= 2) {  // more bits until the ball is tight
-      arb_set_d(ball_, mpfr_get_d(x_, MPFR_RNDN));       // exact: x is a double
+      arb_set_d(ball_, mpfr_get_d(x_, MPFR_RNDN));        // exact: x is a double
       arb_sqrt_ui(scratch_, 2, precision);
       arb_div(ball_, ball_, scratch_, precision);
       arb_neg(ball_, ball_);
@@ -171,7 +184,8 @@ class MpfrReference {
       arb_mul_2exp_si(ball_, ball_, -1);
       if (arb_is_zero(ball_) || arb_rel_accuracy_bits(ball_) > bits_ + 8 || precision > 4096) break;
     }
-    EXPECT_TRUE(arb_is_zero(ball_) || arb_rel_accuracy_bits(ball_) > bits_ + 8) << "erfc(" << mpfr_get_d(x_, MPFR_RNDN) << ")";
+    EXPECT_TRUE(arb_is_zero(ball_) || arb_rel_accuracy_bits(ball_) > bits_ + 8)
+        << "erfc(" << mpfr_get_d(x_, MPFR_RNDN) << ")";
     arf_get_mpfr(r, arb_midref(ball_), MPFR_RNDN);
   }
 
@@ -183,22 +197,27 @@ class MpfrReference {
 // The magnitude beyond which a function's result is settled (saturated, overflowed, or
 // underflowed to ±0 in the type) and the core range sampled uniformly.
 struct Range {
-  double hi;         // log-uniform magnitudes up to hi
+  double hi;  // log-uniform magnitudes up to hi
   double core_lo, core_hi;
-  bool positive;     // the domain is x ≥ 0 (negative inputs come from the special points)
+  bool positive;  // the domain is x ≥ 0 (negative inputs come from the special points)
 };
 Range range_of(UnaryFn fn, Type type) {
   const bool f64 = type == Type::f64;
   switch (fn) {
-    case UnaryFn::exp: return f64 ? Range{750, -745, 709.7, false} : Range{110, -104, 88.7, false};
+    case UnaryFn::exp:
+      return f64 ? Range{750, -745, 709.7, false} : Range{110, -104, 88.7, false};
     case UnaryFn::log:
     case UnaryFn::rsqrt:
-    case UnaryFn::sqrt: return {f64 ? 1.7e308 : 3.4e38, 0, 20, true};
-    case UnaryFn::tanh: return {40, -20, 20, false};
+    case UnaryFn::sqrt:
+      return {f64 ? 1.7e308 : 3.4e38, 0, 20, true};
+    case UnaryFn::tanh:
+      return {40, -20, 20, false};
     case UnaryFn::gelu_tanh:  // f64: the core reaches the tail's end (results underflow near −21.5)
-    case UnaryFn::gelu_tanh_grad: return {f64 ? 40.0 : 30.0, f64 ? -24.0 : -12.0, 12, false};
+    case UnaryFn::gelu_tanh_grad:
+      return {f64 ? 40.0 : 30.0, f64 ? -24.0 : -12.0, 12, false};
     case UnaryFn::gelu_erf:
-    case UnaryFn::gelu_erf_grad: return {60, -12, 12, false};
+    case UnaryFn::gelu_erf_grad:
+      return {60, -12, 12, false};
   }
   return {};
 }
@@ -210,10 +229,31 @@ Range range_of(UnaryFn fn, Type type) {
 template <typename T>
 std::vector<T> special_points() {
   using L = std::numeric_limits<T>;
-  const T edges[] = {T(0), L::denorm_min(), L::min() - L::denorm_min(), L::min(), T(1), T(0.5), T(2),
-                     T(0.70710678118654752), T(1.4142135623730950), T(0.69314718055994531), T(1.7677669529663688),
-                     T(56.5), T(64), T(30), T(746), T(745.13321910194122), T(709.78271289338397), T(710),
-                     T(104), T(103.97208), T(88.722839), T(89), T(9.0109133), T(19.061547), L::max()};
+  const T edges[] = {T(0),
+                     L::denorm_min(),
+                     L::min() - L::denorm_min(),
+                     L::min(),
+                     T(1),
+                     T(0.5),
+                     T(2),
+                     T(0.70710678118654752),
+                     T(1.4142135623730950),
+                     T(0.69314718055994531),
+                     T(1.7677669529663688),
+                     T(56.5),
+                     T(64),
+                     T(30),
+                     T(746),
+                     T(745.13321910194122),
+                     T(709.78271289338397),
+                     T(710),
+                     T(104),
+                     T(103.97208),
+                     T(88.722839),
+                     T(89),
+                     T(9.0109133),
+                     T(19.061547),
+                     L::max()};
   std::vector<T> points = {L::infinity(), -L::infinity(), L::quiet_NaN(), -L::quiet_NaN()};
   for (T edge : edges) {
     for (T x : {std::nextafter(edge, T(0)), edge, std::nextafter(edge, L::infinity())}) {
@@ -236,8 +276,8 @@ std::vector<T> inputs_for(UnaryFn fn, Type type) {
   const Range range = range_of(fn, type);
   std::vector<T> xs = special_points<T>();
   std::mt19937_64 rng(1000 + static_cast<int>(fn) * 3 + static_cast<int>(type));
-  std::uniform_real_distribution<double> log2_magnitude(std::log2(static_cast<double>(std::numeric_limits<T>::denorm_min())),
-                                                        std::log2(range.hi));
+  std::uniform_real_distribution<double> log2_magnitude(
+      std::log2(static_cast<double>(std::numeric_limits<T>::denorm_min())), std::log2(range.hi));
   std::uniform_real_distribution<double> core(range.core_lo, range.core_hi);
   std::bernoulli_distribution negative(range.positive ? 0.0 : 0.5);
   while (xs.size() < kCount) {
@@ -252,7 +292,8 @@ std::vector<T> inputs_for(UnaryFn fn, Type type) {
 }
 
 // The MPFR value and scale of every input, on two threads.
-std::vector<std::pair<long double, long double>> reference_values(UnaryFn fn, Type type, const std::vector<double>& xs) {
+std::vector<std::pair<long double, long double>> reference_values(UnaryFn fn, Type type,
+                                                                  const std::vector<double>& xs) {
   std::vector<std::pair<long double, long double>> values(xs.size());
   auto work = [&](size_t begin, size_t end) {
     MpfrReference exact(type == Type::f64 ? 96 : 64);
@@ -271,18 +312,36 @@ double bound(UnaryFn fn, Type type) {
   const bool f64 = type == Type::f64;
   double f32_bound = 0;
   switch (fn) {
-    case UnaryFn::exp: f32_bound = 1.0; break;
-    case UnaryFn::log: f32_bound = 1.0; break;
-    case UnaryFn::tanh: f32_bound = 3.0; break;
+    case UnaryFn::exp:
+      f32_bound = 1.0;
+      break;
+    case UnaryFn::log:
+      f32_bound = 1.0;
+      break;
+    case UnaryFn::tanh:
+      f32_bound = 3.0;
+      break;
     // the tail's condition number (≈ 2.5·|2u| ulps down to where the result underflows: f64
     // 2u ≈ −708 at x ≈ −21.5, f32 2u ≈ −87 at x ≈ −10.5)
-    case UnaryFn::gelu_tanh: f32_bound = f64 ? 2048.0 : 256.0; break;
-    case UnaryFn::gelu_erf: f32_bound = f64 ? 64.0 : 1.0; break;      // 1 − erf(a) just below a = 1.25
-    case UnaryFn::rsqrt: f32_bound = 1.5; break;
-    case UnaryFn::sqrt: f32_bound = 0.5; break;
+    case UnaryFn::gelu_tanh:
+      f32_bound = f64 ? 2048.0 : 256.0;
+      break;
+    case UnaryFn::gelu_erf:
+      f32_bound = f64 ? 64.0 : 1.0;
+      break;  // 1 − erf(a) just below a = 1.25
+    case UnaryFn::rsqrt:
+      f32_bound = 1.5;
+      break;
+    case UnaryFn::sqrt:
+      f32_bound = 0.5;
+      break;
     // in ulps of max(|f|, |second term|): gelu_tanh's tail, Φ's digits lost below a = 1.25
-    case UnaryFn::gelu_tanh_grad: f32_bound = f64 ? 2048.0 : 256.0; break;
-    case UnaryFn::gelu_erf_grad: f32_bound = f64 ? 32.0 : 1.0; break;
+    case UnaryFn::gelu_tanh_grad:
+      f32_bound = f64 ? 2048.0 : 256.0;
+      break;
+    case UnaryFn::gelu_erf_grad:
+      f32_bound = f64 ? 32.0 : 1.0;
+      break;
   }
   return type == Type::bf16 ? 0.5 + f32_bound * 0x1p-16 : f32_bound;
 }
@@ -333,12 +392,15 @@ void check(UnaryFn fn, Type type) {
     size_t differ = 0;
     for (size_t i = 0; i < n; ++i) {
       differ += std::memcmp(&simd[i], &scalar[i], sizeof(T)) != 0;
-      const double e = ulp_error(simd[i], exact[i].first, is_gelu_grad(fn) ? exact[i].second : 0, format);
+      const double e =
+          ulp_error(simd[i], exact[i].first, is_gelu_grad(fn) ? exact[i].second : 0, format);
       if (e > worst || std::isnan(e)) worst = e, worst_x = xs[i];
     }
-    std::printf("%-14s %-4s %-8s max error %8.3f ulp at %.9g over %zu inputs (bound %g)\n", unary_fn_name(fn),
-                type_name(type), hwy::TargetName(target), worst, static_cast<double>(worst_x), n, bound(fn, type));
-    EXPECT_EQ(differ, 0u) << unary_fn_name(fn) << " " << type_name(type) << " " << hwy::TargetName(target)
+    std::printf("%-14s %-4s %-8s max error %8.3f ulp at %.9g over %zu inputs (bound %g)\n",
+                unary_fn_name(fn), type_name(type), hwy::TargetName(target), worst,
+                static_cast<double>(worst_x), n, bound(fn, type));
+    EXPECT_EQ(differ, 0u) << unary_fn_name(fn) << " " << type_name(type) << " "
+                          << hwy::TargetName(target)
                           << ": SIMD bits other than the scalar definition's";
     EXPECT_LE(worst, bound(fn, type)) << unary_fn_name(fn) << " " << type_name(type) << " "
                                       << hwy::TargetName(target) << " at x = " << worst_x;
@@ -346,17 +408,27 @@ void check(UnaryFn fn, Type type) {
   hwy::SetSupportedTargetsForTest(0);
 }
 
-const UnaryFn kFns[] = {UnaryFn::exp,  UnaryFn::log,   UnaryFn::tanh, UnaryFn::gelu_tanh,      UnaryFn::gelu_erf,
-                        UnaryFn::rsqrt, UnaryFn::sqrt, UnaryFn::gelu_tanh_grad, UnaryFn::gelu_erf_grad};
+const UnaryFn kFns[] = {
+    UnaryFn::exp,          UnaryFn::log,   UnaryFn::tanh, UnaryFn::gelu_tanh,
+    UnaryFn::gelu_erf,     UnaryFn::rsqrt, UnaryFn::sqrt, UnaryFn::gelu_tanh_grad,
+    UnaryFn::gelu_erf_grad};
 
 class AgainstMpfr : public ::testing::TestWithParam<UnaryFn> {};
 
-TEST_P(AgainstMpfr, F64) { check<double>(GetParam(), Type::f64); }
-TEST_P(AgainstMpfr, F32) { check<float>(GetParam(), Type::f32); }
-TEST_P(AgainstMpfr, Bf16EveryValue) { check<float>(GetParam(), Type::bf16); }
+TEST_P(AgainstMpfr, F64) {
+  check<double>(GetParam(), Type::f64);
+}
+TEST_P(AgainstMpfr, F32) {
+  check<float>(GetParam(), Type::f32);
+}
+TEST_P(AgainstMpfr, Bf16EveryValue) {
+  check<float>(GetParam(), Type::bf16);
+}
 
 INSTANTIATE_TEST_SUITE_P(EveryTarget, AgainstMpfr, ::testing::ValuesIn(kFns),
-                         [](const ::testing::TestParamInfo<UnaryFn>& info) { return std::string(unary_fn_name(info.param)); });
+                         [](const ::testing::TestParamInfo<UnaryFn>& info) {
+                           return std::string(unary_fn_name(info.param));
+                         });
 
 // On a machine with AVX2, the targets under test include AVX2 (even where AVX-512 is the best)
 // and the SIMD path of each type then runs the FMA kernels; without SetSupportedTargetsForTest
@@ -365,7 +437,8 @@ TEST(TranscendentalDispatch, SimdPathsDispatchToFmaTargets) {
 #if HWY_ARCH_X86
   if ((hwy::SupportedTargets() & HWY_AVX2) == 0) GTEST_SKIP() << "this machine has no AVX2";
   const std::vector<int64_t> list = targets();
-  EXPECT_NE(std::find(list.begin(), list.end(), HWY_AVX2), list.end()) << "AVX2 is not among the compiled targets";
+  EXPECT_NE(std::find(list.begin(), list.end(), HWY_AVX2), list.end())
+      << "AVX2 is not among the compiled targets";
   for (int64_t target : list) {
     if (!is_fma_target(target)) continue;
     hwy::SetSupportedTargetsForTest(target);

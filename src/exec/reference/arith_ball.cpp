@@ -131,7 +131,8 @@ void BallArith::unary(Number* r, const Number* x, PointUnary point, BallUnary ba
   }
 }
 
-void BallArith::special_binary_slow(Number* r, const Number* x, const Number* y, PointBinary point) const {
+void BallArith::special_binary_slow(Number* r, const Number* x, const Number* y,
+                                    PointBinary point) const {
   Points at_x(x), at_y(y);
   Outcomes values(bits_);
   for (int i = 0; i < at_x.count(); ++i) {
@@ -193,7 +194,9 @@ bool BallArith::set_decimal(Number* r, const std::string& text) const {
 void BallArith::dot_accumulate(Number* r, const Number* x, int64_t x_stride, const Number* y,
                                int64_t y_stride, int64_t count) const {
   bool special = is_special(r);
-  for (int64_t i = 0; i < count && !special; ++i) special = is_special(x + i * x_stride) || is_special(y + i * y_stride);
+  for (int64_t i = 0; i < count && !special; ++i) {
+    special = is_special(x + i * x_stride) || is_special(y + i * y_stride);
+  }
   if (special) {  // term by term, each by the special rules (arb_dot knows no NaN or ∞)
     arb_t term;
     arb_init(term);
