@@ -98,7 +98,7 @@ double transcendental_ulps(ir::Op op, RealType compute) {
     case ir::Op::tanh:
       return 3;
     case ir::Op::gelu_tanh:
-      return f64 ? 400 : 256;
+      return f64 ? 2048 : 256;  // f64: the far negative tail, ≈ 2.5·|2u| ulps
     case ir::Op::gelu_erf:
       return f64 ? 64 : 1;
     case ir::Op::rsqrt:

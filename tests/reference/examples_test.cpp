@@ -1,5 +1,8 @@
 // The bundled examples through the front end and the reference interpreter at small dims,
 // and parameters read from safetensors files of the right and of wrong layouts.
+#include <arb.h>
+
+#include <cmath>
 #include <filesystem>
 
 #include "exec/reference/weights.h"
@@ -20,16 +23,59 @@ ir::Program compile_example(const std::string& name, std::vector<lang::Binding> 
   return lang::compile(lang::read_source(std::string(PRESK_SOURCE_DIR) + "/examples/" + name), options);
 }
 
-std::vector<MpfrValue> run_example(const ir::Program& program, const std::string& entry,
-                                   const reference::ParameterStore& params, int threads = 1) {
+template <class A = MpfrArith>
+std::vector<reference::Value<A>> run_example(const ir::Program& program, const std::string& entry,
+                                             const reference::ParameterStore& params, int threads = 1,
+                                             long bits = 256, int64_t token_range = 0) {
   const ir::Function& function = reference::find_entry(program, entry);
-  int64_t range = 0;
+  int64_t range = token_range;
   for (const ir::Type& type : function.argument_types) {
-    if (type.kind == ir::ElemKind::Int) range = reference::default_token_range(program);
+    if (type.kind == ir::ElemKind::Int && range == 0) range = reference::default_token_range(program);
   }
   reference::RunOptions options;
   options.threads = threads;
-  return run<MpfrArith>(program, reference::synthesize_inputs(function, 3, range), options, params, entry);
+  options.bits = bits;
+  return run<A>(program, reference::synthesize_inputs(function, 3, range), options, params, entry);
+}
+
+// Every entry of every example (examples/ and examples/solver/) in ball mode at 128 bits: each
+// ball contains the MPFR value at 512 bits (within 2⁻⁴⁰⁰ of the exact one), and its radius is a
+// useful bound (below 2⁻⁶⁰ of max(|value|, 1)).
+TEST(ReferenceExamples, EveryExampleEntryInBallModeContainsTheMpfrValue) {
+  struct Case { const char* file; const char* entry; std::vector<lang::Binding> dims; int64_t token_range = 0; };
+  const std::vector<Case> cases = {
+      {"mse.psk", "mse", {{"N", 5}}},
+      {"layernorm.psk", "normalize", {{"T", 3}}},
+      {"rmsnorm.psk", "normalize", {{"T", 3}}},
+      {"softmax.psk", "probabilities", {{"T", 2}}},
+      {"softmax.psk", "log_probabilities", {{"T", 2}}},
+      {"softmax.psk", "by_hand", {{"T", 2}}},
+      {"mlp.psk", "loss", {{"B", 3}}},
+      {"mlp.psk", "logits", {{"B", 3}}},
+      {"gpt_tiny.psk", "loss", {{"T", 4}}},
+      {"gpt_tiny.psk", "logits", {{"T", 4}}},
+      {"gpt.psk", "loss", {{"T", 3}}},
+      {"gpt.psk", "logits", {{"T", 2}}},
+      {"solver/equal_terms.psk", "total", {{"T", 2}}},
+      {"solver/offset_deviation.psk", "deviation", {{"T", 2}}, 16},
+      {"solver/unshifted_softmax.psk", "expected", {{"T", 2}}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.file) + " " + c.entry);
+    ir::Program program = compile_example(c.file, c.dims, c.entry);
+    const reference::ParameterStore params = reference::synthesize_parameters(program, 1, 1);
+    std::vector<MpfrValue> exact = run_example<MpfrArith>(program, c.entry, params, 2, 512, c.token_range);
+    std::vector<reference::Value<reference::BallArith>> balls =
+        run_example<reference::BallArith>(program, c.entry, params, 2, 128, c.token_range);
+    ASSERT_EQ(exact.size(), 1u);
+    ASSERT_EQ(balls[0].size(), exact[0].size());
+    for (int64_t i = 0; i < exact[0].size(); ++i) {
+      const arb_struct* ball = balls[0].real(i);
+      EXPECT_TRUE(mpfr_number_p(exact[0].real(i)) && arb_contains_mpfr(ball, exact[0].real(i))) << "element " << i;
+      const double scale = std::max(1.0, std::fabs(mpfr_get_d(exact[0].real(i), MPFR_RNDN)));
+      EXPECT_LT(mag_get_d(arb_radref(ball)), 0x1p-60 * scale) << "element " << i;
+    }
+  }
 }
 
 TEST(ReferenceExamples, EveryExampleEntryRunsAtSmallDims) {

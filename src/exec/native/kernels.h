@@ -24,6 +24,17 @@ void unary_f32(UnaryFn fn, const float* x, float* y, size_t n, bool force_scalar
 // bf16 site: computed in f32, then rounded once to bf16 (values are bf16 held in f32).
 void unary_bf16(UnaryFn fn, const float* x, float* y, size_t n, bool force_scalar);
 
+// Where the SIMD path (force_scalar false) of the f64 and the f32 family dispatches now: the
+// Highway target (HWY_TARGET, e.g. HWY_AVX2) whose code runs, and whether it runs the SIMD
+// kernels (an FMA target) or the scalar definition (a target without FMA). Tests use it to
+// show that a path under test is the FMA kernel of the target they asked for.
+struct SimdPath {
+  int64_t target = 0;
+  bool fma = false;
+};
+SimdPath simd_path_f64();
+SimdPath simd_path_f32();
+
 // Where B of a contraction comes from: its storage, converted (exactly, or for int weights as
 // f32(q·s)) to the compute type while a panel is loaded. Element (k, n) at first + k·ldb + n·ldn:
 // row-major [K, N] (ldn = 1), or for f64, f32 or bf16 storage a transposed [N, K] read in

@@ -29,6 +29,8 @@ void panel_f32_simd(const float* a, size_t lda, size_t astep, size_t rows, const
 #endif
 }
 
+SimdPath simd_path_f32_here() { return SimdPath{HWY_TARGET, PRESK_HWY_FMA != 0}; }
+
 }  // namespace presk::exec::native::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -39,6 +41,9 @@ namespace presk::exec::native {
 
 HWY_EXPORT(unary_f32_simd);
 HWY_EXPORT(panel_f32_simd);
+HWY_EXPORT(simd_path_f32_here);
+
+SimdPath simd_path_f32() { return HWY_DYNAMIC_DISPATCH(simd_path_f32_here)(); }
 
 float unary_scalar(UnaryFn fn, float x) {
   using M = scalar_math::ScalarOps<float>;

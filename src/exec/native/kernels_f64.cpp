@@ -29,6 +29,8 @@ void panel_f64_simd(const double* a, size_t lda, size_t astep, size_t rows, cons
 #endif
 }
 
+SimdPath simd_path_f64_here() { return SimdPath{HWY_TARGET, PRESK_HWY_FMA != 0}; }
+
 }  // namespace presk::exec::native::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -39,6 +41,9 @@ namespace presk::exec::native {
 
 HWY_EXPORT(unary_f64_simd);
 HWY_EXPORT(panel_f64_simd);
+HWY_EXPORT(simd_path_f64_here);
+
+SimdPath simd_path_f64() { return HWY_DYNAMIC_DISPATCH(simd_path_f64_here)(); }
 
 double unary_scalar(UnaryFn fn, double x) {
   using M = scalar_math::ScalarOps<double>;

@@ -7,6 +7,7 @@
 
 #include <arb.h>
 #include <arb_hypgeom.h>
+#include <mpfr.h>
 
 #include <cstdint>
 #include <string>
@@ -51,21 +52,36 @@ class BallArith {
   void set_int(Number* r, int64_t x) const { arb_set_si(r, x); }   // exact
   bool set_decimal(Number* r, const std::string& text) const;      // a ball containing it (or N/D)
 
-  void add(Number* r, const Number* x, const Number* y) const { arb_add(r, x, y, bits_); }
-  void sub(Number* r, const Number* x, const Number* y) const { arb_sub(r, x, y, bits_); }
-  void mul(Number* r, const Number* x, const Number* y) const { arb_mul(r, x, y, bits_); }
-  void div(Number* r, const Number* x, const Number* y) const { arb_div(r, x, y, bits_); }
+  // Every op below follows the special-value rules of docs/reference.md ("Ball mode: special
+  // values"): a ball whose midpoint is NaN is NaN and one whose midpoint is ±∞ is that infinity
+  // (whatever its radius); an op with such an operand (a unary op also with an exact zero, which
+  // stands for both +0 and −0) takes the value MPFR gives on every point its operands stand for
+  // when all of them agree, exactly; NaN (the indeterminate ball) when they do not. max and min
+  // are maxNum/minNum: a NaN operand yields the other operand, as in MPFR. Otherwise Arb's
+  // enclosure.
+  void add(Number* r, const Number* x, const Number* y) const {
+    if (!special_binary(r, x, y, mpfr_add)) arb_add(r, x, y, bits_);
+  }
+  void sub(Number* r, const Number* x, const Number* y) const {
+    if (!special_binary(r, x, y, mpfr_sub)) arb_sub(r, x, y, bits_);
+  }
+  void mul(Number* r, const Number* x, const Number* y) const {
+    if (!special_binary(r, x, y, mpfr_mul)) arb_mul(r, x, y, bits_);
+  }
+  void div(Number* r, const Number* x, const Number* y) const {
+    if (!special_binary(r, x, y, mpfr_div)) arb_div(r, x, y, bits_);
+  }
   void div_int(Number* r, const Number* x, int64_t n) const { arb_div_si(r, x, n, bits_); }
-  void max(Number* r, const Number* x, const Number* y) const { arb_max(r, x, y, bits_); }
-  void min(Number* r, const Number* x, const Number* y) const { arb_min(r, x, y, bits_); }
+  void max(Number* r, const Number* x, const Number* y) const;
+  void min(Number* r, const Number* x, const Number* y) const;
   void neg(Number* r, const Number* x) const { arb_neg(r, x); }
   void abs(Number* r, const Number* x) const { arb_abs(r, x); }
-  void exp(Number* r, const Number* x) const { arb_exp(r, x, bits_); }
-  void log(Number* r, const Number* x) const { arb_log(r, x, bits_); }
-  void sqrt(Number* r, const Number* x) const { arb_sqrt(r, x, bits_); }
-  void rsqrt(Number* r, const Number* x) const { arb_rsqrt(r, x, bits_); }
-  void tanh(Number* r, const Number* x) const { arb_tanh(r, x, bits_); }
-  void erf(Number* r, const Number* x) const { arb_hypgeom_erf(r, x, bits_); }
+  void exp(Number* r, const Number* x) const { unary(r, x, mpfr_exp, arb_exp); }
+  void log(Number* r, const Number* x) const { unary(r, x, mpfr_log, arb_log); }
+  void sqrt(Number* r, const Number* x) const { unary(r, x, mpfr_sqrt, arb_sqrt); }
+  void rsqrt(Number* r, const Number* x) const { unary(r, x, mpfr_rec_sqrt, arb_rsqrt); }
+  void tanh(Number* r, const Number* x) const { unary(r, x, mpfr_tanh, arb_tanh); }
+  void erf(Number* r, const Number* x) const { unary(r, x, mpfr_erf, arb_hypgeom_erf); }
   void pi(Number* r) const { arb_const_pi(r, bits_); }
   void scale_2exp(Number* r, const Number* x, long k) const { arb_mul_2exp_si(r, x, k); }
 
@@ -84,6 +100,22 @@ class BallArith {
   std::string radius_decimal(const Number* x) const;          // an upper bound on the radius
 
  private:
+  using PointUnary = int (*)(mpfr_ptr, mpfr_srcptr, mpfr_rnd_t);
+  using PointBinary = int (*)(mpfr_ptr, mpfr_srcptr, mpfr_srcptr, mpfr_rnd_t);
+  using BallUnary = void (*)(arb_ptr, arb_srcptr, slong);
+
+  // A unary op: the special rules for a NaN, infinite or exactly zero operand; else Arb's
+  // enclosure, or MPFR's value where Arb's has an infinite radius for an exact finite operand
+  // (exp of a huge x, beyond Arb's exponents: MPFR's overflow to +∞).
+  void unary(Number* r, const Number* x, PointUnary point, BallUnary ball) const;
+  // True (r set) when x or y is NaN or infinite: the special rules.
+  bool special_binary(Number* r, const Number* x, const Number* y, PointBinary point) const {
+    if (arf_is_finite(arb_midref(x)) && arf_is_finite(arb_midref(y))) return false;
+    special_binary_slow(r, x, y, point);
+    return true;
+  }
+  void special_binary_slow(Number* r, const Number* x, const Number* y, PointBinary point) const;
+
   long bits_;
 };
 
