@@ -139,7 +139,7 @@ int run_quantize(const QuantizeOptions& options, const GlobalOptions& global) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const Row& row : rows) {
       const ir::Param& p = *row.param;
-      const bool integer = p.type.rank() >= 2;
+      const bool integer = p.type.rank() - p.stack_depth >= 2;  // of rank two or more as declared
       nlohmann::ordered_json bytes = {{"f64", bytes_at_rest(p, 64, 0)}, {"f32", bytes_at_rest(p, 32, 0)},
                                       {"bf16", bytes_at_rest(p, 16, 0)}};
       if (integer) {
@@ -159,7 +159,7 @@ int run_quantize(const QuantizeOptions& options, const GlobalOptions& global) {
                            "elements", "f64 B", "f32 B", "bf16 B", "int8 B", "int4 B", "over", "why");
   for (const Row& row : rows) {
     const ir::Param& p = *row.param;
-    const bool integer = p.type.rank() >= 2;
+    const bool integer = p.type.rank() - p.stack_depth >= 2;  // of rank two or more as declared
     std::cout << fmt::format("{:<{}}  {:<16} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}  {:>4}  {}\n", p.path, width,
                              ir::type_to_string(p.type), p.type.element_count(), bytes_at_rest(p, 64, 0),
                              bytes_at_rest(p, 32, 0), bytes_at_rest(p, 16, 0),

@@ -260,6 +260,19 @@ TEST(QuantizeList, RungBytesAndScaleAxes) {
   EXPECT_TRUE(rows[0]["contracted"]);
   EXPECT_EQ(rows[1]["path"], "v");
   EXPECT_EQ(rows[1]["over"], -1);  // "td,ed->te" contracts v's last axis
+  EXPECT_TRUE(rows[0]["integer"]);  // R[3, 4, 4]: a 4 × 4 matrix in a stack of three
+}
+
+// A stacked vector (R[L, D]: rank one as declared) is not a matrix: floats only.
+TEST(QuantizeList, AStackedVectorIsNotAMatrix) {
+  const testing::CommandResult result = testing::run_command(
+      testing::presk() + " quantize " + example("gpt_tiny.psk") + " --list --dim T=4 --json", false);
+  ASSERT_EQ(result.status, 0) << result.output;
+  for (const auto& row : nlohmann::json::parse(result.output)) {
+    const std::string path = row["path"];
+    const bool matrix = path == "tok" || path == "pos" || path == "head" || path.ends_with(".w");
+    EXPECT_EQ(row["integer"], matrix) << path;
+  }
 }
 
 }  // namespace
