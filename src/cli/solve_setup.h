@@ -22,6 +22,7 @@ struct SolveCommandOptions {
   int64_t heldout = -1;  // -1: as many as the envelope's samples
   bool exhaustive = false, quiet = false;
   std::string out;
+  std::string report;  // solve --report F.html (src/report)
 };
 
 void add_solve_options(CLI::App& command, SolveCommandOptions& options, GlobalOptions& global);
