@@ -70,8 +70,7 @@ std::string budget_section(const solve::Record& r, const Summary& s) {
       const double x = scale.at(*b.value);
       body += fmt::format(R"(<rect x="{:.0f}" y="{:.0f}" width="{:.1f}" height="14" fill="{}"/>)", left, y + 3,
                           std::max(x - left, 1.0), b.colour);
-      body += fmt::format(R"(<text x="{:.1f}" y="{:.0f}" class="value-text">{}</text>)", std::min(x + 4, right - 50), y + 14,
-                          short_number(*b.value));
+      body += fmt::format(R"(<text x="{:.1f}" y="{:.0f}" class="value-text">{}</text>)", x + 4, y + 14, short_number(*b.value));
     } else {
       body += fmt::format(R"(<text x="{:.0f}" y="{:.0f}" class="note">{}</text>)", left + 2, y + 14,
                           b.value ? exact_number(*b.value) : "nothing held out");
@@ -80,7 +79,7 @@ std::string budget_section(const solve::Record& r, const Summary& s) {
   }
   return "<section><h2>The estimate against the budget, and the measured gaps</h2><div class=\"side\">" +
          summary_table(r, s) +
-         fmt::format(R"(<svg class="budget" width="{0:.0f}" height="{1:.0f}" viewBox="0 0 {0:.0f} {1:.0f}">)", right + 10, y + 20) +
+         fmt::format(R"(<svg class="budget" width="{0:.0f}" height="{1:.0f}" viewBox="0 0 {0:.0f} {1:.0f}">)", right + 60, y + 20) +
          body + "</svg></div></section>\n";
 }
 

@@ -28,7 +28,7 @@ svg text { font-family: "DejaVu Sans", sans-serif; }
 .row-label { font-size: 12px; font-weight: bold; fill: #333; }
 .cell-name { font-size: 11px; fill: #fff; font-weight: bold; } .cell-bytes { font-size: 10px; fill: #fff; }
 rect.not-offered { stroke: #222; stroke-width: 1.5; stroke-dasharray: 3 2; }
-.value-name { font-size: 10.5px; fill: #333; } .value-text { font-size: 10px; fill: #333; }
+.value-name { font-size: 10.5px; fill: #333; } .value-text { font-size: 10px; fill: #333; } .on-bar { fill: #fff; }
 .tick { font-size: 10px; fill: #555; } .panel-title { font-size: 12px; font-weight: bold; fill: #333; }
 .note { font-size: 10.5px; fill: #777; color: #777; } line.grid { stroke: #e3e3e3; }
 line.target, line.budget-line { stroke: #c0392b; stroke-width: 1.3; stroke-dasharray: 5 3; }

@@ -75,6 +75,7 @@ LogScale::LogScale(const std::vector<double>& values, double left, double right)
     hi_ = static_cast<int>(std::ceil(std::log10(hi)));
   }
   if (hi_ <= lo_) hi_ = lo_ + 1;
+  lo_ = std::max(lo_, hi_ - kMostDecades);  // smaller values sit at the left edge, their number beside
 }
 
 bool LogScale::valid(double value) const { return value > 0 && std::isfinite(value); }

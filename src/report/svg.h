@@ -20,8 +20,9 @@ std::string bytes_text(double bytes);  // "131 kB", "3.7 MB"
 // The fill of a type ("f64", "f32", "bf16", "int8", "int4/pow2", …).
 std::string type_colour(const std::string& type);
 
-// A base-10 log scale from [lo, hi] (the decades around the positive finite values given) onto
-// pixels [left, right].
+// A base-10 log scale from [lo, hi] (the decades around the positive finite values given, at
+// most kMostDecades of them below the largest) onto pixels [left, right].
+inline constexpr int kMostDecades = 14;
 class LogScale {
  public:
   LogScale(const std::vector<double>& values, double left, double right);

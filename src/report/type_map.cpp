@@ -14,24 +14,28 @@ namespace {
 
 constexpr double kWidth = 1100, kLabelWidth = 200, kCellHeight = 34, kRowGap = 6;
 
-// The row of a value: its function ("GPT.apply") or its parameter's module path.
+// The row of a value: its function ("GPT.apply"), or its parameter's first path component
+// ("parameters: blocks"; the top-level tensors share "parameters").
 std::string row_of(const solve::RecordValue& v) {
   if (v.kind == "site") return v.key.substr(0, v.key.find('/'));
-  const size_t dot = v.key.rfind('.');
+  const size_t dot = v.key.find('.');
   return dot == std::string::npos ? "parameters" : "parameters: " + v.key.substr(0, dot);
 }
 
-// The cell's own name: "%4", or the parameter's last path component.
+// The cell's own name: "%4", or the parameter's path below its row ("attn.wq.w").
 std::string short_name(const solve::RecordValue& v) {
-  const size_t cut = v.kind == "site" ? v.key.find('/') : v.key.rfind('.');
+  const size_t cut = v.kind == "site" ? v.key.find('/') : v.key.find('.');
   return cut == std::string::npos ? v.key : v.key.substr(cut + 1);
 }
 
-// Wider cells for more bytes: 44 px for a byte, +12 px a decade.
-double cell_width(double bytes) { return std::round(44 + 12 * std::log10(std::max(bytes, 1.0))); }
+// Wider cells for more bytes: 44 px for a byte, +12 px a decade; never narrower than the name.
+double cell_width(const solve::RecordValue& v) {
+  const double by_bytes = std::round(44 + 12 * std::log10(std::max(v.bytes, 1.0)));
+  return std::max(by_bytes, std::round(10 + 7.0 * static_cast<double>(short_name(v).size())));
+}
 
 std::string cell(const solve::RecordValue& v, double x, double y) {
-  const double w = cell_width(v.bytes) - 3;
+  const double w = cell_width(v) - 3;
   const bool offered = v.offered == "offered";
   std::string out = fmt::format(
       R"(<g class="cell" data-key="{}" data-kind="{}" data-final="{}" data-bytes="{}" data-offered="{}">)",
@@ -75,12 +79,12 @@ std::string type_map_section(const solve::Record& record) {
     body += fmt::format(R"(<text x="0" y="{:.0f}" class="row-label">{}</text>)", y + 21, escape(row));
     double x = kLabelWidth;
     for (const solve::RecordValue* v : members[row]) {
-      if (x + cell_width(v->bytes) > kWidth && x > kLabelWidth) {
+      if (x + cell_width(*v) > kWidth && x > kLabelWidth) {
         x = kLabelWidth;
         y += kCellHeight + 3;
       }
       body += cell(*v, x, y);
-      x += cell_width(v->bytes);
+      x += cell_width(*v);
     }
     y += kCellHeight + kRowGap;
   }
@@ -100,10 +104,11 @@ std::string bar(const LogScale& scale, std::optional<double> value, double y, co
                        exact_number(*value));
   }
   const double x = scale.at(*value);
+  const bool inside = x + 52 > scale.right();  // no room right of the bar: the number inside its end
   return fmt::format(R"(<rect x="{:.1f}" y="{:.0f}" width="{:.1f}" height="{:.0f}" fill="{}"/>)", scale.left(), y + 2,
                      std::max(x - scale.left(), 1.0), kRow - 4, colour) +
-         fmt::format(R"(<text x="{:.1f}" y="{:.0f}" class="value-text">{}</text>)", std::min(x + 3, scale.right() - 46),
-                     y + 11, short_number(*value));
+         fmt::format(R"(<text x="{:.1f}" y="{:.0f}" class="value-text{}"{}>{}</text>)", inside ? x - 3 : x + 3, y + 11,
+                     inside ? " on-bar" : "", inside ? R"( text-anchor="end")" : "", short_number(*value));
 }
 
 }  // namespace
