@@ -174,7 +174,7 @@ std::string gap_panel(const Curve& curve, const LogScale& x_of, double x0) {
     const std::string colour = std::string(on) == "loss" ? "#3b82c4" : "#e8893a";
     out += polyline(in, colour, false) + polyline(held, colour, true);
   }
-  return out + axis_titles(f, "measured gap (filled: in sample, hollow: held out; the diagonal is the budget)",
+  return out + axis_titles(f, "measured gap (● in sample, ○ held out; dashed: gap = budget)",
                            "measured gap (log)");
 }
 
@@ -200,7 +200,7 @@ std::string traffic_panel(const Curve& curve, const LogScale& x_of, double x0) {
     }
     out += polyline(xy, std::string(on) == "loss" ? "#3b82c4" : "#e8893a", false);
   }
-  return out + axis_titles(f, "traffic, all-f64 ÷ the realization's (the weights counted)", "traffic ratio (log)");
+  return out + axis_titles(f, "traffic ratio, all-f64 ÷ realization (weights counted)", "traffic ratio (log)");
 }
 
 std::string quality_panel(const Curve& curve, const LogScale& x_of, double x0) {

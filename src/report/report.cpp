@@ -103,8 +103,8 @@ std::string report_html(const solve::Record& record, const std::string& origin, 
                      "</title><style>" + kStyle + "</style></head><body>\n";
   page += header(record, origin);
   page += budget_section(record, summary);
-  page += type_map_section(record);
   if (curve) page += curve_section(*curve);
+  page += type_map_section(record);
   page += value_scales_section(record);
   page += moves_section(record);
   return page + "</body></html>\n";
