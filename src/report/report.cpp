@@ -88,7 +88,7 @@ nlohmann::json read_json(const std::string& path, const char* what, const char* 
 
 std::string header(const solve::Record& record, const std::string& origin) {
   const nlohmann::json& s = record.raw;
-  return fmt::format("<h1>presk report: {}</h1><p class=\"note\">`{}` of {} (program hash {}), envelope {} — the solve's "
+  return fmt::format("<h1>presk report: {}</h1><p class=\"note\"><code>{}</code> of {} (program hash {}), envelope {} — the solve's "
                      "record as presk solve wrote it; every number below is read from it.</p>\n",
                      escape(origin), escape(record.entry), escape(record.program),
                      escape(s.value("program_hash", std::string("?")).substr(0, 16)),
