@@ -8,6 +8,7 @@
 
 #include "cli/command.h"
 #include "cli/solve_setup.h"
+#include "report/report.h"
 #include "support/atomic_file.h"
 
 namespace presk::cli {
@@ -129,8 +130,13 @@ void print_report(const SolveRun& run, const std::string& out) {
 
 int run_solve_command(const SolveCommandOptions& options, GlobalOptions& global) {
   check_solve_outputs(options);
+  if (!options.report.empty()) {
+    check_output_files({{"--out", options.out}, {"--report", options.report}},
+                       {{"the program", options.run.program}, {"--precision", options.run.envelope}});
+  }
   SolveRun run = run_solve(options, global);
   write_file_atomically(options.out, run.file.dump(1) + "\n");
+  if (!options.report.empty()) report::write_report(nlohmann::json::parse(run.file.dump()), options.out, "", options.report);
   if (global.json) {
     nlohmann::ordered_json out = run.file["solve"];
     out["out"] = options.out;
@@ -148,6 +154,7 @@ Registration registration("solve", 36, [](CLI::App& app, GlobalOptions& global) 
   CLI::App* command = app.add_subcommand("solve", "A budget in, a realization out: the cheapest types the measurement accepts");
   add_solve_options(*command, *options, global);
   command->add_option("--out", options->out, "The realization file to write (JSON, format 1, with its record)")->required();
+  command->add_option("--report", options->report, "Also write the solve's HTML report here (as presk report R.json --out F.html)");
   command->footer(
       "Offers every stored value and parameter (rules 1 and 2 aside), proposes greedily by bytes saved per unit of "
       "first-order term, measures the proposal natively against the exact reference on the envelope's samples, and "

@@ -26,6 +26,7 @@ struct SolveCommandOptions {
   std::string scheme = "absmax";   // --scheme: its scales
   std::string profile;  // --profile PROFILE.json: price by predicted time (presk bench --calibrate)
   std::string out;
+  std::string report;  // solve --report F.html (src/report)
 };
 
 void add_solve_options(CLI::App& command, SolveCommandOptions& options, GlobalOptions& global);
