@@ -80,12 +80,17 @@ void read_inputs(Builder& builder, const onnx::GraphProto& graph, std::map<std::
     builder.define_value(input.name(), Value{argument.name, argument.shape, argument.kind, nullptr});
   }
   for (const auto& [name, extent] : builder.options.dims) {
-    bool used = false;
+    std::string symbolic;
     for (const onnx::ValueInfoProto& input : graph.input()) {
-      for (const auto& dimension : input.type().tensor_type().shape().dim()) used = used || dimension.dim_param() == name;
+      for (const auto& dimension : input.type().tensor_type().shape().dim()) {
+        if (!dimension.dim_param().empty()) symbolic += (symbolic.empty() ? "" : ", ") + printable(dimension.dim_param());
+      }
     }
-    if (!used) user_error("E1310").hint("see the model's input shapes with `presk import --help`")
-        << "--dim " << name << "=" << extent << " names no symbolic dimension of the model's inputs";
+    if (dims.count(name) == 0 && symbolic.find(name) == std::string::npos) {
+      user_error("E1310").hint(symbolic.empty() ? "the model's inputs have no symbolic dimensions"
+                                                : "the model's symbolic dimensions: " + symbolic)
+          << "--dim " << printable(name) << "=" << extent << " names no symbolic dimension of the model's inputs";
+    }
   }
 }
 

@@ -81,13 +81,60 @@ def ort_inputs(inputs):
             for k, v in inputs.items()}
 
 
+def error_cases():
+    """(name, model bytes, extra arguments, expected code): each refused with its code, exit 1."""
+    x = models.normal(2, 3)
+    conv = models.single("conv", "Conv", [models.normal(1, 1, 3, 3), models.normal(1, 1, 2, 2)])[1]
+    good = models.single("relu", "Relu", [x])[1].SerializeToString()
+    runtime_shape = models.model([models.helper.make_node("Reshape", ["x0", "s"], ["y"], name="reshape")],
+                                 [models.tensor_info("x0", x), models.tensor_info("s", np.array([6], np.int64))],
+                                 [models.out()])
+    return [
+        ("unsupported_operator", conv.SerializeToString(), [], "E1302"),
+        ("truncated", good[: len(good) // 2], [], "E1301"),
+        ("not_protobuf", b"\xff\xff\xff\xff not a model", [], "E1301"),
+        ("attribute_value", models.single("gelu", "Gelu", [x], {"approximate": "fast"}, domain="com.microsoft")[1]
+         .SerializeToString(), [], "E1303"),
+        ("pow_exponent", models.single("pow", "Pow", [x], initializers=[models.init("e", np.float32(1.5))],
+                                       extra_inputs=["e"])[1].SerializeToString(), [], "E1303"),
+        ("runtime_shape", runtime_shape.SerializeToString(), [], "E1305"),
+        ("opset_8", models.single("relu8", "Relu", [x], opset=8)[1].SerializeToString(), [], "E1306"),
+        ("unbound_dim_name", models.mlp_case()[1].SerializeToString(), ["--dim", "sequence=4"], "E1310"),
+        ("missing_file", None, [], "E1300"),
+    ]
+
+
+def check_errors(args):
+    failures = []
+    for name, data, extra, code in error_cases():
+        path = f"{args.work}/{name}.onnx"
+        if data is not None:
+            with open(path, "wb") as f:
+                f.write(data)
+        elif os.path.exists(path):
+            os.remove(path)
+        result = run([args.presk, "import", path, "--out", f"{args.work}/{name}.psk",
+                      "--weights-out", f"{args.work}/{name}.safetensors"] + extra, expect_ok=False)
+        refused = result.returncode == 1 and f"error[{code}]" in result.stderr
+        written = os.path.exists(f"{args.work}/{name}.psk")
+        print(f"{name:<24} {code}  {'refused' if refused else 'NOT REFUSED'}: {result.stderr.strip().splitlines()[-1:]}")
+        if not refused or written:
+            failures.append(f"{name}: expected {code} and no output, got exit {result.returncode}: {result.stderr}")
+    for failure in failures:
+        print("FAIL", failure, file=sys.stderr)
+    return 1 if failures else 0
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--presk", required=True)
     parser.add_argument("--ort", required=True, help="the folder onnxruntime-node was installed into")
     parser.add_argument("--work", required=True)
-    parser.add_argument("--group", required=True, choices=sorted(GROUPS))
+    parser.add_argument("--group", required=True, choices=sorted(GROUPS) + ["errors"])
     args = parser.parse_args()
+    if args.group == "errors":
+        os.makedirs(args.work, exist_ok=True)
+        return check_errors(args)
     modules = os.path.join(args.ort, "node_modules")
     if not os.path.isdir(os.path.join(modules, "onnxruntime-node")):
         print(f"onnxruntime-node is not installed in {args.ort}: run scripts/install-deps", file=sys.stderr)
