@@ -80,13 +80,15 @@ void read_inputs(Builder& builder, const onnx::GraphProto& graph, std::map<std::
     builder.define_value(input.name(), Value{argument.name, argument.shape, argument.kind, nullptr});
   }
   for (const auto& [name, extent] : builder.options.dims) {
-    std::string symbolic;
+    std::set<std::string> names;
     for (const onnx::ValueInfoProto& input : graph.input()) {
       for (const auto& dimension : input.type().tensor_type().shape().dim()) {
-        if (!dimension.dim_param().empty()) symbolic += (symbolic.empty() ? "" : ", ") + printable(dimension.dim_param());
+        if (!dimension.dim_param().empty()) names.insert(dimension.dim_param());
       }
     }
-    if (dims.count(name) == 0 && symbolic.find(name) == std::string::npos) {
+    std::string symbolic;
+    for (const std::string& dim : names) symbolic += (symbolic.empty() ? "" : ", ") + printable(dim);
+    if (names.count(name) == 0) {
       user_error("E1310").hint(symbolic.empty() ? "the model's inputs have no symbolic dimensions"
                                                 : "the model's symbolic dimensions: " + symbolic)
           << "--dim " << printable(name) << "=" << extent << " names no symbolic dimension of the model's inputs";
