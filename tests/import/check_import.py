@@ -125,16 +125,43 @@ def check_errors(args):
     return 1 if failures else 0
 
 
+def check_solve(args):
+    """The imported pre-norm block calibrated and solved at 1e-3; the realization run beside the
+    exact reference on the envelope's samples: its measured gap is inside the budget. check and
+    explain run on the imported program unchanged."""
+    name, made, inputs, _ = models.transformer_case()
+    work = args.work
+    import_case(args, work, name, made)
+    program, weights = f"{work}/{name}.psk", f"{work}/{name}.safetensors"
+    envelope, realization = f"{work}/envelope.json", f"{work}/realization.json"
+    run([args.presk, "calibrate", "--precision", program, "--entry", "y", "--weights", weights, "--samples", "4",
+         "--bits", "128", "--out", envelope, "--quiet"])
+    report = json.loads(run([args.presk, "solve", program, "--precision", envelope, "--budget", "1e-3",
+                             "--out", realization, "--quiet", "--json"]).stdout)
+    budget = report["budget"]["absolute"]
+    measured = json.loads(run([args.presk, "run", program, "--entry", "y", "--weights", weights, "--realize",
+                               f"@{realization}", "--exact", "--samples", "4", "--json"]).stdout)
+    gap = max(o["gap_absolute"] for sample in measured["samples"] for o in sample["outputs"])
+    run([args.presk, "check", "--precision", envelope, program, "--realize", f"@{realization}"])
+    run([args.presk, "explain", realization])
+    types = json.load(open(realization))["default"]
+    print(f"solved at 1e-3 (absolute {budget:.4e}): measured gap {gap:.4e} on 4 samples; default type {types}")
+    if not 0 < gap <= budget:
+        print(f"FAIL the realization's gap {gap} is not inside the budget {budget}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--presk", required=True)
     parser.add_argument("--ort", required=True, help="the folder onnxruntime-node was installed into")
     parser.add_argument("--work", required=True)
-    parser.add_argument("--group", required=True, choices=sorted(GROUPS) + ["errors"])
+    parser.add_argument("--group", required=True, choices=sorted(GROUPS) + ["errors", "solve"])
     args = parser.parse_args()
-    if args.group == "errors":
+    if args.group in ("errors", "solve"):
         os.makedirs(args.work, exist_ok=True)
-        return check_errors(args)
+        return check_errors(args) if args.group == "errors" else check_solve(args)
     modules = os.path.join(args.ort, "node_modules")
     if not os.path.isdir(os.path.join(modules, "onnxruntime-node")):
         print(f"onnxruntime-node is not installed in {args.ort}: run scripts/install-deps", file=sys.stderr)
