@@ -157,6 +157,7 @@ def main():
     parser.add_argument("--presk", required=True)
     parser.add_argument("--ort", required=True, help="the folder onnxruntime-node was installed into")
     parser.add_argument("--work", required=True)
+    parser.add_argument("--markdown", help="also append the measured table to this file (scripts/import-table)")
     parser.add_argument("--group", required=True, choices=sorted(GROUPS) + ["errors", "solve"])
     args = parser.parse_args()
     if args.group in ("errors", "solve"):
@@ -184,7 +185,7 @@ def main():
     subprocess.run(["node", os.path.join(os.path.dirname(os.path.abspath(__file__)), "ort_run.js"),
                     f"{args.work}/manifest.json", results_path], check=True, env=env)
     ort = json.load(open(results_path))
-    failures = []
+    failures, rows = [], []
     print(f"{'case':<36} {'output':<6} {'f32-ort':>8} {'exact-ort':>9} {'f32-exact':>9} {'tol':>4}  (normwise f32 ulps)")
     for (name, entry), ((native, shape), (exact, _), tolerance) in ours.items():
         reference = np.array(ort[name][entry]["data"], dtype=np.float64)
@@ -195,8 +196,13 @@ def main():
         gaps = [np.max(np.abs(native - reference)) / scale, np.max(np.abs(exact - reference)) / scale,
                 np.max(np.abs(native - exact)) / scale]
         print(f"{name:<36} {entry:<6} {gaps[0]:8.2f} {gaps[1]:9.2f} {gaps[2]:9.2f} {tolerance:4}")
+        rows.append(f"| {name} | {entry} | {gaps[0]:.2f} | {gaps[1]:.2f} | {gaps[2]:.2f} | {tolerance} |")
         if max(gaps) > tolerance:
             failures.append(f"{name}/{entry}: gaps {gaps} exceed {tolerance} ulps")
+    if args.markdown:
+        with open(args.markdown, "a") as f:
+            f.write(f"\n## {args.group}\n\n| case | output | f32 − ORT | exact − ORT | f32 − exact | tolerance |\n"
+                    "|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
     for failure in failures:
         print("FAIL", failure, file=sys.stderr)
     return 1 if failures else 0
