@@ -132,8 +132,8 @@ std::map<std::string, std::string> annotate_sites(std::string& program, const st
     if (found != sites_of_line.end() && comment != std::string::npos) {
       const std::vector<std::string>& sites = found->second;
       for (const std::string& site : sites) node_of_site[site] = text.substr(comment + 5);
-      text += "; site" + std::string(sites.size() > 1 ? "s " : " ") + sites.front();
-      if (sites.size() > 1) text += " … " + sites.back().substr(sites.back().find('/') + 1);
+      text += sites.size() > 1 ? "; sites " : "; site ";
+      for (size_t i = 0; i < sites.size(); ++i) text += (i == 0 ? "" : ", ") + sites[i];
     }
     annotated += text + (line + 1 < line_starts.size() ? "\n" : "");
   }
