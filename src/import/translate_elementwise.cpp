@@ -126,6 +126,7 @@ void add_elementwise_translators(std::map<std::string, Translator>& table) {
   table["Log"] = [](Builder& b) { unary(b, "log"); };
   table["Tanh"] = [](Builder& b) { unary(b, "tanh"); };
   table["Relu"] = [](Builder& b) { unary(b, "relu"); };
+  table["Erf"] = [](Builder& b) { unary(b, "erf"); };
 }
 
 }  // namespace presk::onnx_import

@@ -66,7 +66,7 @@ def elementwise_cases():
                         extra_inputs=["c"]))
     cases.append(single("Mul_initializer_1x1", "Mul", [normal(3)], initializers=[init("c", np.full((1, 1), 3.0, np.float32))],
                         extra_inputs=["c"]))
-    for op in ["Neg", "Exp", "Tanh", "Relu", "Sigmoid"]:
+    for op in ["Neg", "Exp", "Tanh", "Relu", "Sigmoid", "Erf"]:
         cases.append(single(op, op, [normal(2, 3)], tolerance=4))
     for op in ["Sqrt", "Log", "Reciprocal"]:
         cases.append(single(op, op, [positive(2, 3)], tolerance=3))
@@ -189,7 +189,8 @@ def layer_norm_nodes(prefix, x, width, nodes, inits, weights_as_constants):
 
 
 def transformer_case(weights_as_constants=False, T=4, D=8, H=2):
-    """A pre-norm block: x + attention(LN(x)), then h + MLP(LN(h)) with an erf GELU."""
+    """A pre-norm block: x + attention(LN(x)), then h + MLP(LN(h)) with an erf GELU, LayerNorm
+    and GELU expanded as exporters write them."""
     nodes, inits = [], []
     def param(name, value):
         (nodes.append(constant(name, value)) if weights_as_constants else inits.append(init(name, value)))
@@ -214,11 +215,15 @@ def transformer_case(weights_as_constants=False, T=4, D=8, H=2):
     b = layer_norm_nodes("ln2", "h", D, nodes, inits, weights_as_constants)
     n("MatMul", [b, param("mlp.up.weight", normal(D, 2 * D) * 0.3)], "up")
     n("Add", ["up", param("mlp.up.bias", normal(2 * D) * 0.1)], "up_b")
-    nodes.append(helper.make_node("Gelu", ["up_b"], ["gelu"], name="/gelu/Gelu", domain="com.microsoft"))
+    n("Div", ["up_b", param("mlp.sqrt2", np.float32(1.4142135))], "up_s")  # GELU as exporters write it
+    n("Erf", ["up_s"], "erf")
+    n("Add", ["erf", param("mlp.one", np.float32(1.0))], "erf1")
+    n("Mul", ["up_b", "erf1"], "gelu2")
+    n("Mul", ["gelu2", param("mlp.half", np.float32(0.5))], "gelu")
     n("MatMul", ["gelu", param("mlp.down.weight", normal(2 * D, D) * 0.3)], "down")
     n("Add", ["h", "down"], "y")
     x = normal(T, D)
-    made = model(nodes, [tensor_info("x", x)], [out()], inits, 13, [("com.microsoft", 1)])
+    made = model(nodes, [tensor_info("x", x)], [out()], inits, 13)
     name = "transformer_constant_weights" if weights_as_constants else "transformer"
     return (name, made, {"x": x}, 8)
 

@@ -67,6 +67,8 @@ long double reference(UnaryFn fn, long double x) {
     case UnaryFn::gelu_erf: return x / 2 * erfcl(-x / sqrtl(2.0L));
     case UnaryFn::rsqrt: return 1.0L / sqrtl(x);
     case UnaryFn::sqrt: return sqrtl(x);
+    case UnaryFn::erf: return erfl(x);
+    case UnaryFn::erf_grad: return 2 / sqrtl(3.14159265358979323846264338327950288L) * expl(-x * x);
   }
   return 0;
 }
@@ -82,6 +84,7 @@ std::vector<T> inputs_for(UnaryFn fn, size_t count, uint64_t seed) {
       fn == UnaryFn::gelu_erf_grad) {
     lo = -12, hi = 12;
   }
+  if (fn == UnaryFn::erf || fn == UnaryFn::erf_grad) lo = -7, hi = 7;
   std::uniform_real_distribution<double> uniform(lo, hi);
   std::vector<T> xs(count);
   for (size_t i = 0; i < count; ++i) {
@@ -112,12 +115,15 @@ double bound(UnaryFn fn, bool f64) {
     // in ulps of max(|f|, |second term|): gelu_tanh's tail, Φ's digits lost below a = 1.25
     case UnaryFn::gelu_tanh_grad: return f64 ? 512.0 : 256.0;
     case UnaryFn::gelu_erf_grad: return f64 ? 32.0 : 1.0;
+    case UnaryFn::erf: return f64 ? 4.0 : 1.0;
+    case UnaryFn::erf_grad: return f64 ? 4.0 : 1.0;
   }
   return 0;
 }
 
 const UnaryFn kFns[] = {UnaryFn::exp,   UnaryFn::log,  UnaryFn::tanh,           UnaryFn::gelu_tanh,    UnaryFn::gelu_erf,
-                        UnaryFn::rsqrt, UnaryFn::sqrt, UnaryFn::gelu_tanh_grad, UnaryFn::gelu_erf_grad};
+                        UnaryFn::rsqrt, UnaryFn::sqrt, UnaryFn::gelu_tanh_grad, UnaryFn::gelu_erf_grad,
+                        UnaryFn::erf,   UnaryFn::erf_grad};
 
 template <typename T>
 void check_function(UnaryFn fn, size_t count) {
