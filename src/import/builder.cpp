@@ -27,7 +27,11 @@ bool is_reserved(const std::string& name) {
 }  // namespace
 
 Extent times(const Extent& a, const Extent& b) {
-  Extent result{a.factor * b.factor, a.dims};
+  int64_t factor = 0;
+  if (__builtin_mul_overflow(a.factor, b.factor, &factor) || factor > (int64_t{1} << 40)) {
+    user_error("E1308") << "a tensor's extent exceeds 2^40 elements; the model is too large to import";
+  }
+  Extent result{factor, a.dims};
   result.dims.insert(result.dims.end(), b.dims.begin(), b.dims.end());
   std::sort(result.dims.begin(), result.dims.end());
   return result;
@@ -78,7 +82,11 @@ bool Constant::is_float() const {
 std::vector<int64_t> Constant::integers() const {
   std::vector<int64_t> result;
   result.reserve(values.size());
-  for (double value : values) result.push_back(static_cast<int64_t>(value));
+  // Beyond ±2^62 (or NaN) no extent, axis or index is meant: clamped, the callers refuse them.
+  constexpr double kLimit = 4611686018427387904.0;
+  for (double value : values) {
+    result.push_back(std::isnan(value) ? INT64_MIN / 2 : static_cast<int64_t>(std::clamp(value, -kLimit, kLimit)));
+  }
   return result;
 }
 

@@ -120,8 +120,10 @@ void translate_shape(Builder& builder) {
   std::vector<int64_t> extents = known_extents(builder, operand_shape(builder));
   int64_t rank = static_cast<int64_t>(extents.size());
   int64_t start = builder.int_attribute("start", 0), end = builder.int_attribute("end", rank);
-  start = std::clamp(start < 0 ? start + rank : start, int64_t{0}, rank);
-  end = std::clamp(end < 0 ? end + rank : end, start, rank);
+  start = std::clamp(start, -rank, rank);
+  end = std::clamp(end, -rank, rank);
+  start = start < 0 ? start + rank : start;
+  end = std::max(end < 0 ? end + rank : end, start);
   Constant constant;
   constant.data_type = onnx::TensorProto::INT64;
   for (int64_t i = start; i < end; ++i) constant.values.push_back(static_cast<double>(extents[i]));

@@ -10,6 +10,12 @@ namespace {
 constexpr int64_t kToTheEnd = int64_t{1} << 31;  // an `ends` at least this reaches the end
 constexpr size_t kMaxGatherIndices = 256;       // constant indices written as slices
 
+// An ONNX start or end in [−extent, extent] and beyond, as a position in [0, extent].
+int64_t clamp_position(int64_t position, int64_t extent) {
+  if (position < 0) position = position < -extent ? 0 : position + extent;
+  return std::min(position, extent);
+}
+
 std::vector<int64_t> slice_operand(Builder& builder, int index, const char* attribute, const char* role) {
   if (builder.opset < 10) {
     auto values = builder.ints_attribute(attribute);
@@ -50,8 +56,8 @@ void translate_slice(Builder& builder) {
       known_extent(builder, x.shape[axis], "the sliced axis");
     }
     int64_t extent = x.shape[axis].factor;
-    int64_t start = std::clamp(starts[i] < 0 ? starts[i] + extent : starts[i], int64_t{0}, extent);
-    int64_t stop = std::clamp(ends[i] < 0 ? ends[i] + extent : ends[i], int64_t{0}, extent);
+    int64_t start = clamp_position(starts[i], extent);
+    int64_t stop = clamp_position(ends[i], extent);
     if (stop <= start) builder.fail("E1303") << "the slice of axis " << axis << " is empty; presk has no empty tensors";
     items[axis] = std::to_string(start) + " : " + std::to_string(stop);
     shape[axis] = Extent{stop - start, {}};
