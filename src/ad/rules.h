@@ -59,7 +59,7 @@ PRESK_AD_RULE(none)  // sources and ops whose operands take no cotangent
 PRESK_AD_RULE(add) PRESK_AD_RULE(sub) PRESK_AD_RULE(mul) PRESK_AD_RULE(div)
 PRESK_AD_RULE(max) PRESK_AD_RULE(min) PRESK_AD_RULE(neg) PRESK_AD_RULE(abs)
 PRESK_AD_RULE(exp) PRESK_AD_RULE(log) PRESK_AD_RULE(sqrt) PRESK_AD_RULE(rsqrt)
-PRESK_AD_RULE(tanh) PRESK_AD_RULE(gelu_tanh) PRESK_AD_RULE(gelu_erf) PRESK_AD_RULE(relu)
+PRESK_AD_RULE(tanh) PRESK_AD_RULE(gelu_tanh) PRESK_AD_RULE(gelu_erf) PRESK_AD_RULE(erf) PRESK_AD_RULE(relu)
 PRESK_AD_RULE(where) PRESK_AD_RULE(convert) PRESK_AD_RULE(dropout)
 PRESK_AD_RULE(sum) PRESK_AD_RULE(mean) PRESK_AD_RULE(reduce_max) PRESK_AD_RULE(contract)
 PRESK_AD_RULE(softmax) PRESK_AD_RULE(log_softmax) PRESK_AD_RULE(cross_entropy)

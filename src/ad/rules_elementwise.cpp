@@ -113,6 +113,9 @@ void gelu_tanh(RuleContext& c) { chain(c, c.build.unary(Op::gelu_tanh_grad, c.op
 // d/dx gelu_erf(x) = Φ(x) + x·φ(x): the op gelu_erf_grad
 void gelu_erf(RuleContext& c) { chain(c, c.build.unary(Op::gelu_erf_grad, c.operands[0])); }
 
+// d/dx erf(x) = 2/√π·e^(−x²): the op erf_grad
+void erf(RuleContext& c) { chain(c, c.build.unary(Op::erf_grad, c.operands[0])); }
+
 // d/dx relu(x) = [x > 0] (0 at 0)
 void relu(RuleContext& c) {
   ValueRef positive = c.build.binary(Op::gt, c.operands[0], zero(c));

@@ -22,7 +22,7 @@ constexpr Entry kTable[] = {
     {Op::abs, rules::abs},         {Op::exp, rules::exp},
     {Op::log, rules::log},         {Op::sqrt, rules::sqrt},
     {Op::rsqrt, rules::rsqrt},     {Op::tanh, rules::tanh},
-    {Op::gelu_tanh, rules::gelu_tanh}, {Op::gelu_erf, rules::gelu_erf},
+    {Op::gelu_tanh, rules::gelu_tanh}, {Op::gelu_erf, rules::gelu_erf}, {Op::erf, rules::erf},
     {Op::relu, rules::relu},       {Op::lt, rules::none},
     {Op::le, rules::none},         {Op::gt, rules::none},
     {Op::ge, rules::none},         {Op::eq, rules::none},
@@ -36,10 +36,10 @@ constexpr Entry kTable[] = {
     {Op::broadcast, rules::broadcast}, {Op::causal_mask, rules::causal_mask},
     {Op::dropout, rules::dropout}, {Op::cross_entropy, rules::cross_entropy},
     {Op::call, rules::call},       {Op::fold, rules::fold},
-    // No rule (second-order differentiation): gelu_tanh_grad, gelu_erf_grad, get,
+    // No rule (second-order differentiation): gelu_tanh_grad, gelu_erf_grad, erf_grad, get,
     // fold_trace, fold_vjp.
 };
-static_assert(std::size(kTable) + 5 == static_cast<size_t>(Op::fold_vjp) + 1,
+static_assert(std::size(kTable) + 6 == static_cast<size_t>(Op::fold_vjp) + 1,
               "every op of ops.def has a rule or is listed as having none");
 
 }  // namespace

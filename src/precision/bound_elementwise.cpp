@@ -101,6 +101,8 @@ double transcendental_ulps(ir::Op op, RealType compute) {
       return f64 ? 2048 : 256;  // f64: the far negative tail, ≈ 2.5·|2u| ulps
     case ir::Op::gelu_erf:
       return f64 ? 64 : 1;
+    case ir::Op::erf:
+      return f64 ? 8 : 1;
     case ir::Op::rsqrt:
       return 1.5;
     case ir::Op::sqrt:
@@ -182,6 +184,7 @@ Ceiling elementwise_rule(const RuleContext& context, const std::vector<Ceiling>&
     case ir::Op::tanh:
     case ir::Op::gelu_tanh:
     case ir::Op::gelu_erf:
+    case ir::Op::erf:
       return transcendental_rule(context, operands[0]);
     default:
       break;
@@ -194,7 +197,7 @@ Ceiling elementwise_rule(const RuleContext& context, const std::vector<Ceiling>&
 
 // y = f(x): |δy| ≤ sup|f′|·δx + (the function's ulps)·2u·|y|, since one ulp of y is at most
 // 2u·|y|. exp′ = exp ≤ max|y|; log, sqrt and rsqrt in relative terms at the maximum
-// (δ log x = δx/x, δ√x/√x = ½ δx/x); tanh′ ≤ 1; gelu′ bounded over [−max|x|, max|x|].
+// (δ log x = δx/x, δ√x/√x = ½ δx/x); tanh′ ≤ 1; erf′ ≤ 2/√π; gelu′ bounded over [−max|x|, max|x|].
 // A bf16 site computes in f32 and rounds the f32 result once more.
 Ceiling transcendental_rule(const RuleContext& context, const Ceiling& x) {
   const ir::Op op = context.let.op;
@@ -213,6 +216,9 @@ Ceiling transcendental_rule(const RuleContext& context, const Ceiling& x) {
       break;
     case ir::Op::tanh:
       slope = 1;
+      break;
+    case ir::Op::erf:  // erf′(x) = 2/√π·e^(−x²) ≤ 2/√π
+      slope = 1.1283791670955126;
       break;
     default:
       slope = gelu_slope_bound(op, x.magnitude);

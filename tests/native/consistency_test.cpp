@@ -119,7 +119,8 @@ const RealType kTypes[] = {RealType::f64, RealType::f32, RealType::bf16};
 TEST(Consistency, UnaryPrimitives) {
   const UnaryCase cases[] = {{ir::Op::neg, 0},   {ir::Op::abs, 0},      {ir::Op::relu, 0},  {ir::Op::sqrt, 0.5},
                              {ir::Op::exp, 1},   {ir::Op::log, 1},      {ir::Op::tanh, 3},  {ir::Op::rsqrt, 1.5},
-                             {ir::Op::gelu_erf, 64}, {ir::Op::gelu_tanh, 400}};
+                             {ir::Op::gelu_erf, 64}, {ir::Op::gelu_tanh, 400},
+                             {ir::Op::erf, 8}};
   for (RealType type : kTypes) {
     const double u = real_unit_roundoff(type);
     const double tiny = std::ldexp(1.0, std::numeric_limits<double>::min_exponent - 53);

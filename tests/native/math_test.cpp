@@ -15,7 +15,8 @@ namespace presk::exec::native {
 namespace {
 
 const UnaryFn kFns[] = {UnaryFn::exp,   UnaryFn::log,  UnaryFn::tanh,           UnaryFn::gelu_tanh,    UnaryFn::gelu_erf,
-                        UnaryFn::rsqrt, UnaryFn::sqrt, UnaryFn::gelu_tanh_grad, UnaryFn::gelu_erf_grad};
+                        UnaryFn::rsqrt, UnaryFn::sqrt, UnaryFn::gelu_tanh_grad, UnaryFn::gelu_erf_grad,
+                        UnaryFn::erf,   UnaryFn::erf_grad};
 
 // Specials: ±0, ±Inf, NaN, subnormals, overflow and underflow edges.
 TEST(Transcendentals, Specials) {

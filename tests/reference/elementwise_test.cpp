@@ -37,6 +37,7 @@ TEST(ReferenceElementwise, TranscendentalsAreCorrectlyRounded) {
   check_unary(Op::sqrt, xs, [](mpfr_ptr r, mpfr_srcptr x) { mpfr_sqrt(r, x, MPFR_RNDN); });
   check_unary(Op::rsqrt, xs, [](mpfr_ptr r, mpfr_srcptr x) { mpfr_rec_sqrt(r, x, MPFR_RNDN); });
   check_unary(Op::tanh, xs, [](mpfr_ptr r, mpfr_srcptr x) { mpfr_tanh(r, x, MPFR_RNDN); });
+  check_unary(Op::erf, xs, [](mpfr_ptr r, mpfr_srcptr x) { mpfr_erf(r, x, MPFR_RNDN); });
 }
 
 TEST(ReferenceElementwise, GeluFormulas) {

@@ -143,6 +143,18 @@ class MpfrReference {
         mpfr_mul(w_, w_, x_, MPFR_RNDN);
         mpfr_add(v_, v_, w_, MPFR_RNDN);
         break;
+      case UnaryFn::erf:
+        mpfr_erf(v_, x_, MPFR_RNDN);
+        break;
+      case UnaryFn::erf_grad:  // 2/√π · e^(−x²)
+        mpfr_sqr(v_, x_, MPFR_RNDN);
+        mpfr_neg(v_, v_, MPFR_RNDN);
+        mpfr_exp(v_, v_, MPFR_RNDN);
+        mpfr_const_pi(t_, MPFR_RNDN);
+        mpfr_sqrt(t_, t_, MPFR_RNDN);
+        mpfr_div(v_, v_, t_, MPFR_RNDN);
+        mpfr_mul_2ui(v_, v_, 1, MPFR_RNDN);
+        break;
     }
     return {mpfr_get_ld(v_, MPFR_RNDN), mpfr_get_ld(w_, MPFR_RNDN)};
   }
@@ -219,6 +231,9 @@ Range range_of(UnaryFn fn, Type type) {
     case UnaryFn::gelu_erf:
     case UnaryFn::gelu_erf_grad:
       return {60, -12, 12, false};
+    case UnaryFn::erf:
+    case UnaryFn::erf_grad:
+      return {40, -8, 8, false};
   }
   return {};
 }
@@ -343,6 +358,12 @@ double bound(UnaryFn fn, Type type) {
     case UnaryFn::gelu_erf_grad:
       f32_bound = f64 ? 32.0 : 1.0;
       break;
+    case UnaryFn::erf:  // docs/semantics.md: erf 8 / 1, erf_grad 4 / 1
+      f32_bound = f64 ? 8.0 : 1.0;
+      break;
+    case UnaryFn::erf_grad:
+      f32_bound = f64 ? 4.0 : 1.0;
+      break;
   }
   return type == Type::bf16 ? 0.5 + f32_bound * 0x1p-16 : f32_bound;
 }
@@ -415,7 +436,7 @@ void check(UnaryFn fn, Type type) {
 const UnaryFn kFns[] = {
     UnaryFn::exp,          UnaryFn::log,   UnaryFn::tanh, UnaryFn::gelu_tanh,
     UnaryFn::gelu_erf,     UnaryFn::rsqrt, UnaryFn::sqrt, UnaryFn::gelu_tanh_grad,
-    UnaryFn::gelu_erf_grad};
+    UnaryFn::gelu_erf_grad, UnaryFn::erf,  UnaryFn::erf_grad};
 
 class AgainstMpfr : public ::testing::TestWithParam<UnaryFn> {};
 

@@ -38,8 +38,14 @@ HWY_INLINE typename M::V apply_unary(UnaryFn fn, typename M::V x) {
     case UnaryFn::gelu_erf_grad:
       if constexpr (std::is_same_v<typename M::T, double>) return gelu_erf_grad_impl<M>(x);
       break;
+    case UnaryFn::erf:
+      if constexpr (std::is_same_v<typename M::T, double>) return erf_impl<M>(x);
+      break;
+    case UnaryFn::erf_grad:
+      if constexpr (std::is_same_v<typename M::T, double>) return erf_grad_impl<M>(x);
+      break;
   }
-  return x;  // gelu_erf(_grad) in f32 is computed by the f64 kernel (kernels_f32.cpp)
+  return x;  // gelu_erf, erf and their derivatives in f32 is computed by the f64 kernel (kernels_f32.cpp)
 }
 
 // y = fn(x) over n elements; the tail goes through a zero-padded vector.

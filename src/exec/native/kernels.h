@@ -11,7 +11,7 @@
 namespace presk::exec::native {
 
 // The elementwise functions with kernels of their own (docs/semantics.md, "Transcendentals").
-enum class UnaryFn : uint8_t { exp, log, tanh, gelu_tanh, gelu_erf, rsqrt, sqrt, gelu_tanh_grad, gelu_erf_grad };
+enum class UnaryFn : uint8_t { exp, log, tanh, gelu_tanh, gelu_erf, rsqrt, sqrt, gelu_tanh_grad, gelu_erf_grad, erf, erf_grad };
 const char* unary_fn_name(UnaryFn fn);
 
 // The scalar definitions (one value).

@@ -19,6 +19,8 @@ const char* unary_fn_name(UnaryFn fn) {
     case UnaryFn::sqrt: return "sqrt";
     case UnaryFn::gelu_tanh_grad: return "gelu_tanh_grad";
     case UnaryFn::gelu_erf_grad: return "gelu_erf_grad";
+    case UnaryFn::erf: return "erf";
+    case UnaryFn::erf_grad: return "erf_grad";
   }
   return "?";
 }

@@ -53,7 +53,9 @@ float unary_scalar(UnaryFn fn, float x) {
     case UnaryFn::tanh: return scalar_math::tanh_impl<M>(x);
     case UnaryFn::gelu_tanh: return scalar_math::gelu_tanh_impl<M>(x);
     case UnaryFn::gelu_erf:
-    case UnaryFn::gelu_erf_grad: return static_cast<float>(unary_scalar(fn, static_cast<double>(x)));
+    case UnaryFn::gelu_erf_grad:
+    case UnaryFn::erf:
+    case UnaryFn::erf_grad: return static_cast<float>(unary_scalar(fn, static_cast<double>(x)));
     case UnaryFn::rsqrt: return scalar_math::rsqrt_impl<M>(x);
     case UnaryFn::sqrt: return std::sqrt(x);
     case UnaryFn::gelu_tanh_grad: return scalar_math::gelu_tanh_grad_impl<M>(x);
@@ -61,7 +63,7 @@ float unary_scalar(UnaryFn fn, float x) {
   return x;
 }
 
-// gelu_erf and gelu_erf_grad in f32: the binary64 function of the (exact) widened input,
+// gelu_erf, erf and their derivatives in f32: the binary64 function of the (exact) widened input,
 // rounded once.
 void via_f64(UnaryFn fn, const float* x, float* y, size_t n, bool force_scalar) {
   double buffer[256];
@@ -74,7 +76,7 @@ void via_f64(UnaryFn fn, const float* x, float* y, size_t n, bool force_scalar) 
 }
 
 void unary_f32(UnaryFn fn, const float* x, float* y, size_t n, bool force_scalar) {
-  if (fn == UnaryFn::gelu_erf || fn == UnaryFn::gelu_erf_grad) return via_f64(fn, x, y, n, force_scalar);
+  if (fn == UnaryFn::gelu_erf || fn == UnaryFn::gelu_erf_grad || fn == UnaryFn::erf || fn == UnaryFn::erf_grad) return via_f64(fn, x, y, n, force_scalar);
   if (!force_scalar) return HWY_DYNAMIC_DISPATCH(unary_f32_simd)(fn, x, y, n);
   for (size_t i = 0; i < n; ++i) y[i] = unary_scalar(fn, x[i]);
 }

@@ -57,6 +57,8 @@ double unary_scalar(UnaryFn fn, double x) {
     case UnaryFn::sqrt: return std::sqrt(x);
     case UnaryFn::gelu_tanh_grad: return scalar_math::gelu_tanh_grad_impl<M>(x);
     case UnaryFn::gelu_erf_grad: return scalar_math::gelu_erf_grad_impl<M>(x);
+    case UnaryFn::erf: return scalar_math::erf_impl<M>(x);
+    case UnaryFn::erf_grad: return scalar_math::erf_grad_impl<M>(x);
   }
   return x;
 }

@@ -216,6 +216,25 @@ inline typename M::V gelu_tanh_grad_impl(typename M::V x) {
   return M::select(M::is_nan(x), x, y);
 }
 
+// For a >= 0 and e = e^{−a²}: erf(a) by the series (used where a < 1.25) and erfc(a) by the
+// continued fraction (used where a >= 1.25), both defined in the formulas below.
+template <class M>
+inline void erf_series_and_fraction(typename M::V ay, typename M::V e, typename M::V& erf_small,
+                                    typename M::V& erfc_large) {
+  using V = typename M::V;
+  const V split = M::set(1.25);
+  auto small = M::lt(ay, split);
+  V ys = M::select(small, ay, split);
+  V t = M::mul(M::set(2), M::mul(ys, ys));
+  V acc = M::set(1);
+  for (int n = 25; n >= 1; --n) acc = M::fma(M::mul(acc, t), M::set(1.0 / (2 * n + 1)), M::set(1));
+  erf_small = M::mul(M::mul(M::set(1.1283791670955126), e), M::mul(ys, acc));
+  V yc = M::select(small, split, ay);
+  V f = yc;
+  for (int n = 150; n >= 1; --n) f = M::add(yc, M::div(M::set(0.5 * n), f));
+  erfc_large = M::div(M::mul(e, M::set(0.56418958354775629)), f);
+}
+
 // erfc(−x/√2) and e^{−x²/2} in binary64 (gelu_erf's and gelu_erf_grad's common part), for
 // a = min(|x|, 56.5)/√2:
 //   a < 1.25:  erf(a) = 2/√π·e^{−a²}·Σ_{n<26} 2ⁿa^{2n+1}/(2n+1)!!  (positive terms, no cancellation)
@@ -238,15 +257,8 @@ inline typename M::V erfc_of_gelu(typename M::V x, typename M::V& gauss) {
   e = M::fma(M::sub(M::set(0), lo), e, e);
   gauss = e;
   auto small = M::lt(ay, split);
-  V ys = M::select(small, ay, split);
-  V t = M::mul(M::set(2), M::mul(ys, ys));
-  V acc = M::set(1);
-  for (int n = 25; n >= 1; --n) acc = M::fma(M::mul(acc, t), M::set(1.0 / (2 * n + 1)), M::set(1));
-  V erf_small = M::mul(M::mul(M::set(1.1283791670955126), e), M::mul(ys, acc));
-  V yc = M::select(small, split, ay);
-  V f = yc;
-  for (int n = 150; n >= 1; --n) f = M::add(yc, M::div(M::set(0.5 * n), f));
-  V erfc_large = M::div(M::mul(e, M::set(0.56418958354775629)), f);
+  V erf_small = M::set(0), erfc_large = M::set(0);
+  erf_series_and_fraction<M>(ay, e, erf_small, erfc_large);
   V erfc_pos = M::select(small, M::sub(M::set(1), erf_small), erfc_large);
   V erfc_neg = M::select(small, M::add(M::set(1), erf_small), M::sub(M::set(2), erfc_large));
   return M::select(M::lt(y, M::set(0)), erfc_neg, erfc_pos);
@@ -271,4 +283,38 @@ inline typename M::V gelu_erf_grad_impl(typename M::V x) {
   V erfc = erfc_of_gelu<M>(x, gauss);
   V g = M::fma(M::mul(x, gauss), M::set(0.3989422804014327), M::mul(M::set(0.5), erfc));
   return M::select(M::is_nan(x), x, g);
+}
+
+// erf in binary64, a = min(|x|, 27) (erf is 1 in binary64 beyond 6): the series of
+// erf_series_and_fraction for a < 1.25, 1 − erfc(a) above; the sign of x restored (odd).
+// e^{−a²} uses a² = hi + lo (fma) and e^{−hi}·(1 − lo).
+template <class M>
+inline typename M::V erf_impl(typename M::V x) {
+  using V = typename M::V;
+  static_assert(std::is_same_v<typename M::T, double>, "erf is defined in binary64");
+  V ax = M::abs(x);
+  ax = M::select(M::lt(ax, M::set(27)), ax, M::set(27));  // also maps NaN (selected away)
+  V hi = M::mul(ax, ax);
+  V lo = M::fma(ax, ax, M::sub(M::set(0), hi));
+  V e = exp_impl<M>(M::sub(M::set(0), hi));
+  e = M::fma(M::sub(M::set(0), lo), e, e);
+  V erf_small = M::set(0), erfc_large = M::set(0);
+  erf_series_and_fraction<M>(ax, e, erf_small, erfc_large);
+  V magnitude = M::select(M::lt(ax, M::set(1.25)), erf_small, M::sub(M::set(1), erfc_large));
+  V y = M::select(M::lt(x, M::set(0)), M::sub(M::set(0), magnitude), magnitude);
+  return M::select(M::is_nan(x), x, y);
+}
+
+// erf_grad in binary64: 2/√π · e^{−x²}, e^{−x²} as in erf_impl (0 beyond |x| = 27).
+template <class M>
+inline typename M::V erf_grad_impl(typename M::V x) {
+  using V = typename M::V;
+  V ax = M::abs(x);
+  ax = M::select(M::lt(ax, M::set(27)), ax, M::set(27));
+  V hi = M::mul(ax, ax);
+  V lo = M::fma(ax, ax, M::sub(M::set(0), hi));
+  V e = exp_impl<M>(M::sub(M::set(0), hi));
+  e = M::fma(M::sub(M::set(0), lo), e, e);
+  V y = M::mul(M::set(1.1283791670955126), e);
+  return M::select(M::is_nan(x), x, y);
 }

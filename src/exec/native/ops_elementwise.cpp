@@ -260,6 +260,8 @@ std::optional<UnaryFn> kernel_fn(ir::Op op) {
     case ir::Op::gelu_erf: return UnaryFn::gelu_erf;
     case ir::Op::gelu_tanh_grad: return UnaryFn::gelu_tanh_grad;
     case ir::Op::gelu_erf_grad: return UnaryFn::gelu_erf_grad;
+    case ir::Op::erf: return UnaryFn::erf;
+    case ir::Op::erf_grad: return UnaryFn::erf_grad;
     default: return std::nullopt;
   }
 }

@@ -100,6 +100,16 @@ void gelu_erf_grad(const A& a, const ActivationConstants<A>& c, N* r, const N* x
   a.scale_2exp(r, r, -1);                   // exact
 }
 
+// erf_grad(x) = 2/√π · e^(−x²) = √(2/π)·√2 · e^(−x²): the derivative of erf, rounded at each step.
+template <class A, class N>
+void erf_grad(const A& a, const ActivationConstants<A>& c, N* r, const N* x, N* t) {
+  a.mul(t, x, x);
+  a.neg(t, t);
+  a.exp(t, t);                              // e^(−x²)
+  a.mul(t, c.sqrt_2_over_pi(), t);
+  a.mul(r, c.sqrt_2(), t);
+}
+
 // One real unary op; `t` is scratch (three numbers).
 template <class A, class N>
 void real_unary(const A& a, const ActivationConstants<A>& c, Op op, N* r, const N* x, N* t) {
@@ -114,6 +124,8 @@ void real_unary(const A& a, const ActivationConstants<A>& c, Op op, N* r, const 
     case Op::relu: a.max(r, x, c.zero()); return;
     case Op::gelu_tanh: gelu_tanh(a, c, r, x, t); return;
     case Op::gelu_erf: gelu_erf(a, c, r, x, t); return;
+    case Op::erf: a.erf(r, x); return;
+    case Op::erf_grad: erf_grad(a, c, r, x, t); return;
     case Op::gelu_tanh_grad: gelu_tanh_grad(a, c, r, x, t); return;
     case Op::gelu_erf_grad: gelu_erf_grad(a, c, r, x, t); return;
     case Op::dropout: a.set(r, x); return;    // outside training: the identity (eval_dropout in training)

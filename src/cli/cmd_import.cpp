@@ -1,0 +1,52 @@
+// `presk import MODEL.onnx --out model.psk --weights-out model.safetensors [--dim NAME=N]`:
+// an ONNX model as a presk program and its weights (docs/import.md).
+#include <iostream>
+
+#include "cli/command.h"
+#include "cli/pipeline.h"
+#include "import/onnx_import.h"
+#include "support/atomic_file.h"
+#include "support/safetensors.h"
+
+namespace presk::cli {
+namespace {
+
+struct ImportCommandOptions {
+  std::string model;
+  std::string out;
+  std::string weights_out;
+  std::vector<std::string> dims;  // "NAME=N"
+};
+
+int run_import(const ImportCommandOptions& options) {
+  onnx_import::ImportOptions import;
+  import.source_name = options.model;
+  for (const lang::Binding& binding : parse_bindings(options.dims, "--dim", "E0005")) {
+    import.dims[binding.name] = binding.value;
+  }
+  check_output_files({{"--out", options.out}, {"--weights-out", options.weights_out}}, {{"MODEL", options.model}});
+  std::cerr << "import: reading " << options.model << "\n";
+  onnx_import::ImportedModel model = onnx_import::import_onnx_file(options.model, import);
+  std::vector<NamedTensor> tensors;
+  for (const auto& [name, tensor] : model.weights) tensors.push_back({name, tensor});
+  write_safetensors(options.weights_out, tensors, model.metadata);
+  write_file_atomically(options.out, model.program);
+  std::cerr << "import: wrote " << options.out << " and " << options.weights_out << " (" << tensors.size()
+            << " parameters)\n";
+  return 0;
+}
+
+Registration registration("import", 15, [](CLI::App& app, GlobalOptions&) {
+  auto options = std::make_shared<ImportCommandOptions>();
+  CLI::App* command = app.add_subcommand("import", "Import an ONNX model as a presk program and its weights");
+  command->add_option("MODEL", options->model, "The .onnx model (opsets 9-17)")->required();
+  command->add_option("--out", options->out, "The .psk program to write")->required();
+  command->add_option("--weights-out", options->weights_out,
+                      "The safetensors file of its parameters (initializers and Constant nodes)")
+      ->required();
+  command->add_option("--dim", options->dims, "Bind a symbolic dimension of the inputs: NAME=N (repeatable)");
+  return [options] { return run_import(*options); };
+});
+
+}  // namespace
+}  // namespace presk::cli

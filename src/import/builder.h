@@ -1,0 +1,188 @@
+// The import's working state: the ONNX values known so far (as presk expressions with
+// symbolic shapes, or as constants known at import), the lets emitted, the parameters made.
+// The translators (translate_*.cpp) read a node's operands from it and define its outputs.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "import/onnx_import.h"
+#include "support/diagnostics.h"
+
+namespace presk::onnx_import {
+
+// One extent of a shape: factor × the product of the named dims (sorted), e.g. 2 · B · T.
+struct Extent {
+  int64_t factor = 1;
+  std::vector<std::string> dims;
+  bool is_known() const { return dims.empty(); }
+  bool operator==(const Extent& other) const = default;
+};
+using Shape = std::vector<Extent>;
+
+Extent times(const Extent& a, const Extent& b);
+// a / b when b divides a exactly (as monomials), else nullopt.
+std::optional<Extent> divided(const Extent& a, const Extent& b);
+Extent product(const Shape& shape, size_t begin, size_t end);
+std::string extent_text(const Extent& extent);  // "B", "4", "2 * B * T"
+std::string shape_list(const Shape& shape);     // "[B, 4]"
+
+enum class Kind : uint8_t { R, Z, B };
+
+// A tensor whose values are known at import: an initializer, a Constant node, or a value
+// computed from constants (shapes, axes, indices).
+struct Constant {
+  std::vector<int64_t> shape;
+  std::vector<double> values;  // every element; exact for the float types and |int| ≤ 2^53
+  int data_type = 0;           // onnx::TensorProto::DataType of the source
+  std::string onnx_name;
+  bool is_float() const;
+  bool is_bool() const { return data_type == onnx::TensorProto::BOOL; }
+  std::vector<int64_t> integers() const;
+};
+
+// An ONNX value as the program sees it.
+struct Value {
+  std::string expr;  // a let name, an argument, `p.path` or a literal; empty: not yet materialized
+  Shape shape;       // as presk types `expr` (a literal is a scalar)
+  Kind kind = Kind::R;
+  std::shared_ptr<const Constant> constant;  // when known at import
+};
+
+// One `let` of the entry body.
+struct LetLine {
+  std::string name;
+  std::string expr;
+  std::string comment;  // the node it belongs to
+  std::set<std::string> uses;  // the earlier lets its expression reads
+};
+
+// A parameter made from a constant: its path in the module tree and its values.
+struct ParamRecord {
+  std::vector<std::string> path;  // sanitized components
+  std::string onnx_name;
+  std::shared_ptr<const Constant> constant;
+};
+
+// An entry argument made from a graph input.
+struct Argument {
+  std::string name;
+  std::string onnx_name;
+  Shape shape;
+  Kind kind = Kind::R;
+};
+
+// A coded error that starts with the node it is about: `node "n" (MatMul): ...`.
+class NodeError {
+ public:
+  NodeError(const char* code, const std::string& label) : inner_(code) { inner_ << label << ": "; }
+  template <typename T>
+  NodeError& operator<<(const T& value) {
+    inner_ << value;
+    return *this;
+  }
+  NodeError& hint(std::string text) {
+    inner_.hint(std::move(text));
+    return *this;
+  }
+
+ private:
+  UserErrorBuilder inner_;  // throws when destroyed at the end of the statement
+};
+
+class Builder {
+ public:
+  Builder(int opset, const ImportOptions& options) : opset(opset), options(options) {}
+
+  const int opset;  // of the default domain
+  const ImportOptions& options;
+  const onnx::NodeProto* node = nullptr;  // being translated
+
+  // A coded error naming the current node and its operator.
+  NodeError fail(const char* code) const { return NodeError(code, node_label()); }
+  std::string node_label() const;  // `node "n" (MatMul)`
+
+  // Operands of the current node. `input` materializes a constant (a literal or a parameter).
+  bool has_input(int index) const;
+  const Value& input(int index);
+  Value& raw_input(int index);  // without materializing
+  // A constant operand (shape, axes, starts, exponent, indices): E1305 when it is computed.
+  const Constant& constant_input(int index, std::string_view role);
+  size_t input_count() const;
+
+  // Attributes of the current node.
+  const onnx::AttributeProto* attribute(std::string_view name) const;
+  int64_t int_attribute(std::string_view name, int64_t fallback) const;
+  float float_attribute(std::string_view name, float fallback) const;
+  std::string string_attribute(std::string_view name, std::string fallback) const;
+  std::optional<std::vector<int64_t>> ints_attribute(std::string_view name) const;
+  // Refuses every attribute of the node not in `known` (E1303).
+  void accept_attributes(std::initializer_list<std::string_view> known) const;
+
+  // A new let for the current node's output `output` (suffix for the helper lets of a
+  // node that takes several: LayerNormalization's mean); returns the value it defines.
+  Value emit(const std::string& expr, Shape shape, Kind kind = Kind::R, const std::string& suffix = "");
+  void define(int output, Value value);  // the node's output `output` is `value`
+  void define_value(const std::string& onnx_name, Value value);
+  const Value* find(const std::string& onnx_name) const;
+
+  // A materialized constant: a literal for a single float element, else a parameter.
+  Value materialize(const Constant& constant);
+
+  // An axis attribute in [-rank, rank) normalized to [0, rank) (E1303 outside).
+  int64_t normalize_axis(int64_t axis, size_t rank, std::string_view role) const;
+
+  // Results of the import.
+  std::vector<LetLine> lets;
+  std::vector<ParamRecord> params;
+  std::vector<Argument> arguments;
+  std::set<std::string> names_in_use;  // lets, arguments, dims, reserved words
+
+  // A fresh identifier from an ONNX name (sanitized, unique among names_in_use).
+  std::string fresh_name(const std::string& wanted);
+
+ private:
+  std::map<std::string, Value> values_;
+  std::set<std::vector<std::string>> param_paths_;
+  int unnamed_nodes_ = 0;
+};
+
+// `name` as a presk identifier: [A-Za-z0-9_], not starting with a digit, not a keyword.
+std::string sanitize(std::string_view name);
+// The shape ONNX gives a value (a literal's constant keeps its ONNX shape; presk sees a scalar).
+Shape onnx_shape(const Value& value);
+// `text` with control characters replaced, fit for a one-line comment or message.
+std::string printable(std::string_view text);
+// `x` with parentheses when it is a negative literal.
+std::string operand(const Value& value);
+
+// Shapes: the numpy broadcast of two shapes (E1308 when they do not broadcast).
+Shape broadcast_shapes(const Builder& builder, const Shape& a, const Shape& b);
+// The extent as a known integer, or E1307 naming the role when it is symbolic.
+int64_t known_extent(const Builder& builder, const Extent& extent, std::string_view role);
+
+// Decodes a TensorProto (E1304 for an unsupported type, E1309 for malformed data).
+std::shared_ptr<Constant> decode_tensor(const onnx::TensorProto& tensor, const std::string& context);
+
+// The translators of one family each register their operators here.
+using Translator = void (*)(Builder&);
+void add_elementwise_translators(std::map<std::string, Translator>& table);
+void add_contraction_translators(std::map<std::string, Translator>& table);
+void add_layout_translators(std::map<std::string, Translator>& table);
+void add_slice_translators(std::map<std::string, Translator>& table);
+
+// The node's operand as a tensor of its ONNX shape (a literal reshaped when ONNX gives it axes).
+Value tensor_input(Builder& builder, int index);
+
+// Re-expresses a value with a given shape by `reshape` (no let when the shape is equal).
+Value reshaped(Builder& builder, const Value& value, const Shape& shape, const std::string& suffix = "");
+
+}  // namespace presk::onnx_import

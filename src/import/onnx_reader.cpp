@@ -1,0 +1,162 @@
+// Reading an ONNX model: the protobuf bytes (E1301 when corrupt or truncated), the opsets,
+// and TensorProto data (initializers, Constant attributes) decoded into import constants.
+#include <cmath>
+#include <cstring>
+
+#include "import/builder.h"
+#include "import/onnx_reader.h"
+#include "support/input_file.h"
+
+namespace presk::onnx_import {
+namespace {
+
+constexpr int64_t kMaxConstantElements = int64_t{1} << 31;
+
+// binary16 and bfloat16 bit patterns as the exact double they denote.
+double half_to_double(uint16_t bits) {
+  int exponent = (bits >> 10) & 0x1f;
+  int fraction = bits & 0x3ff;
+  double sign = (bits & 0x8000) ? -1.0 : 1.0;
+  if (exponent == 0) return sign * std::ldexp(fraction, -24);
+  if (exponent == 31) return fraction == 0 ? sign * INFINITY : NAN;
+  return sign * std::ldexp(fraction + 1024, exponent - 25);
+}
+
+double bfloat_to_double(uint16_t bits) {
+  uint32_t word = static_cast<uint32_t>(bits) << 16;
+  float value;
+  std::memcpy(&value, &word, sizeof value);
+  return value;
+}
+
+size_t element_bytes(int data_type) {
+  switch (data_type) {
+    case onnx::TensorProto::DOUBLE:
+    case onnx::TensorProto::INT64: return 8;
+    case onnx::TensorProto::FLOAT:
+    case onnx::TensorProto::INT32: return 4;
+    case onnx::TensorProto::FLOAT16:
+    case onnx::TensorProto::BFLOAT16: return 2;
+    case onnx::TensorProto::BOOL:
+    case onnx::TensorProto::INT8:
+    case onnx::TensorProto::UINT8: return 1;
+    default: return 0;
+  }
+}
+
+double raw_element(int data_type, const char* bytes) {
+  switch (data_type) {
+    case onnx::TensorProto::DOUBLE: { double v; std::memcpy(&v, bytes, 8); return v; }
+    case onnx::TensorProto::INT64: { int64_t v; std::memcpy(&v, bytes, 8); return static_cast<double>(v); }
+    case onnx::TensorProto::FLOAT: { float v; std::memcpy(&v, bytes, 4); return v; }
+    case onnx::TensorProto::INT32: { int32_t v; std::memcpy(&v, bytes, 4); return v; }
+    case onnx::TensorProto::FLOAT16: { uint16_t v; std::memcpy(&v, bytes, 2); return half_to_double(v); }
+    case onnx::TensorProto::BFLOAT16: { uint16_t v; std::memcpy(&v, bytes, 2); return bfloat_to_double(v); }
+    case onnx::TensorProto::INT8: return static_cast<int8_t>(bytes[0]);
+    default: return static_cast<uint8_t>(bytes[0]);  // BOOL, UINT8
+  }
+}
+
+// The typed repeated field a type's values live in when not in raw_data.
+std::vector<double> typed_values(const onnx::TensorProto& tensor) {
+  std::vector<double> values;
+  switch (tensor.data_type()) {
+    case onnx::TensorProto::FLOAT: values.assign(tensor.float_data().begin(), tensor.float_data().end()); break;
+    case onnx::TensorProto::DOUBLE: values.assign(tensor.double_data().begin(), tensor.double_data().end()); break;
+    case onnx::TensorProto::INT64:
+      for (int64_t v : tensor.int64_data()) values.push_back(static_cast<double>(v));
+      break;
+    case onnx::TensorProto::FLOAT16:
+      for (int32_t v : tensor.int32_data()) values.push_back(half_to_double(static_cast<uint16_t>(v)));
+      break;
+    case onnx::TensorProto::BFLOAT16:
+      for (int32_t v : tensor.int32_data()) values.push_back(bfloat_to_double(static_cast<uint16_t>(v)));
+      break;
+    default:  // INT32, INT8, UINT8, BOOL: int32_data
+      for (int32_t v : tensor.int32_data()) values.push_back(v);
+  }
+  return values;
+}
+
+}  // namespace
+
+const char* data_type_name(int data_type) {
+  if (!onnx::TensorProto::DataType_IsValid(data_type)) return "unknown";
+  static std::string names[32];
+  std::string& name = names[data_type & 31];
+  if (name.empty()) name = onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(data_type));
+  return name.c_str();
+}
+
+std::shared_ptr<Constant> decode_tensor(const onnx::TensorProto& tensor, const std::string& context) {
+  auto constant = std::make_shared<Constant>();
+  constant->data_type = tensor.data_type();
+  constant->onnx_name = tensor.name();
+  if (element_bytes(tensor.data_type()) == 0) {
+    user_error("E1304").hint("supported: FLOAT, DOUBLE, FLOAT16, BFLOAT16, INT64, INT32, INT8, UINT8, BOOL")
+        << context << ": tensor `" << tensor.name() << "` has the unsupported data type "
+        << data_type_name(tensor.data_type());
+  }
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+    user_error("E1309").hint("save the model with its data inside (onnx.save(model, path, save_as_external_data=False))")
+        << context << ": tensor `" << tensor.name() << "` keeps its data in an external file";
+  }
+  int64_t count = 1;
+  for (int64_t extent : tensor.dims()) {
+    if (extent < 0 || extent > kMaxConstantElements || count * std::max<int64_t>(extent, 1) > kMaxConstantElements) {
+      user_error("E1309") << context << ": tensor `" << tensor.name() << "` has a negative or too large extent";
+    }
+    count *= extent;
+    constant->shape.push_back(extent);
+  }
+  if (tensor.has_raw_data()) {
+    size_t size = element_bytes(tensor.data_type());
+    if (tensor.raw_data().size() != static_cast<uint64_t>(count) * size) {
+      user_error("E1309") << context << ": tensor `" << tensor.name() << "` holds " << tensor.raw_data().size()
+                          << " bytes of data for " << count << " elements of " << size << " bytes";
+    }
+    constant->values.reserve(count);
+    for (int64_t i = 0; i < count; ++i) constant->values.push_back(raw_element(tensor.data_type(), tensor.raw_data().data() + i * size));
+  } else {
+    constant->values = typed_values(tensor);
+    if (static_cast<int64_t>(constant->values.size()) != count) {
+      user_error("E1309") << context << ": tensor `" << tensor.name() << "` holds " << constant->values.size()
+                          << " values for its shape of " << count << " elements";
+    }
+  }
+  return constant;
+}
+
+onnx::ModelProto parse_model(std::span<const uint8_t> bytes, const std::string& name) {
+  onnx::ModelProto model;
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    user_error("E1301").hint("re-export the model; check that the file was copied whole")
+        << "`" << name << "` is not a valid ONNX model: its protobuf is corrupt or truncated ("
+        << bytes.size() << " bytes)";
+  }
+  if (!model.has_graph()) {
+    user_error("E1301") << "`" << name << "` holds no graph: it is not an ONNX model";
+  }
+  return model;
+}
+
+int default_opset(const onnx::ModelProto& model, const std::string& name) {
+  int opset = -1;
+  for (const onnx::OperatorSetIdProto& entry : model.opset_import()) {
+    if (entry.domain().empty() || entry.domain() == "ai.onnx") opset = static_cast<int>(entry.version());
+  }
+  if (opset < kMinOpset || opset > kMaxOpset) {
+    user_error("E1306").hint("export with opset_version between 9 and 17")
+        << "`" << name << "` uses opset " << opset << " of the default ONNX domain; presk imports opsets "
+        << kMinOpset << " to " << kMaxOpset;
+  }
+  return opset;
+}
+
+std::string read_model_file(const std::string& path) {
+  InputFileKind kind{"ONNX model", "E1300", "check the path and its permissions", uint64_t{2} << 30};
+  return read_input_file(path, kind);
+}
+
+}  // namespace presk::onnx_import

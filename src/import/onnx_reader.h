@@ -1,0 +1,24 @@
+// Reading an ONNX model's protobuf and its opset (onnx_reader.cpp).
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace presk::onnx_import {
+
+inline constexpr int kMinOpset = 9;
+inline constexpr int kMaxOpset = 17;
+
+// The model in `bytes`: E1301 when the protobuf is corrupt or truncated or holds no graph.
+onnx::ModelProto parse_model(std::span<const uint8_t> bytes, const std::string& name);
+// The opset of the default domain: E1306 outside kMinOpset … kMaxOpset.
+int default_opset(const onnx::ModelProto& model, const std::string& name);
+// The file's bytes (E1300 when it cannot be read, E0016 past 2 GiB).
+std::string read_model_file(const std::string& path);
+// "FLOAT", "INT64", … for messages.
+const char* data_type_name(int data_type);
+
+}  // namespace presk::onnx_import

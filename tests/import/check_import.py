@@ -1,0 +1,212 @@
+"""The ONNX import against ONNX Runtime and the exact reference (docs/import.md, "The check").
+
+  /usr/bin/python3 check_import.py --presk PRESK --ort ORT_DIR --work DIR --group GROUP
+
+For each model of the group (models.py): `presk import`, then the entry run natively in f32
+and exactly (`presk run --exact`, 200 bits), and the same inputs through ONNX Runtime's CPU
+provider (ort_run.js). Asserts, per output, that the three agree within the case's tolerance
+in normwise f32 ulps (the gap over 2^-24 times the output's largest magnitude), and that a
+second import writes the same bytes. Exit 77 (skipped) when onnxruntime-node is not installed.
+"""
+import argparse
+import json
+import os
+import struct
+import subprocess
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import models  # noqa: E402
+
+GROUPS = {
+    "elementwise": models.elementwise_cases,
+    "contraction": models.contraction_cases,
+    "layout": models.layout_cases,
+    "models": lambda: [models.mlp_case(), models.mlp_case(True), models.transformer_case(), models.transformer_case(True)],
+}
+ULP = 2.0 ** -24
+
+
+def write_safetensors(path, arrays):
+    dtypes = {np.float32: "F32", np.int64: "I64", np.bool_: "BOOL"}
+    header, blobs, offset = {}, [], 0
+    for name, array in arrays.items():
+        data = np.ascontiguousarray(array).tobytes()
+        header[name] = {"dtype": dtypes[array.dtype.type], "shape": list(array.shape), "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+def run(command, expect_ok=True):
+    result = subprocess.run(command, capture_output=True, text=True)
+    if expect_ok and result.returncode != 0:
+        raise AssertionError(f"{' '.join(command)} failed ({result.returncode}):\n{result.stderr}")
+    return result
+
+
+def presk_values(args, work, name, entry, mode):
+    dims = ["--dim", "batch=2"] if name.startswith("mlp") else []
+    command = [args.presk, "run", f"{work}/{name}.psk", "--entry", entry, "--weights", f"{work}/{name}.safetensors",
+               "--data", f"{work}/{name}.data.safetensors", "--json", "--digits", "20"] + dims
+    command += ["--exact", "--bits", "200"] if mode == "exact" else ["--realize", "f32"]
+    report = json.loads(run(command).stdout)
+    output = (report["outputs"] if mode == "exact" else report["samples"][0]["outputs"])[0]
+    return np.array([float(v) for v in output["values"]]), output["shape"]
+
+
+def import_case(args, work, name, made):
+    model_path = f"{work}/{name}.onnx"
+    with open(model_path, "wb") as f:
+        f.write(made.SerializeToString())
+    files = []
+    for attempt in range(2):
+        psk, weights = f"{work}/{name}.{attempt}.psk", f"{work}/{name}.{attempt}.safetensors"
+        run([args.presk, "import", model_path, "--out", psk, "--weights-out", weights])
+        files.append((open(psk, "rb").read(), open(weights, "rb").read()))
+    assert files[0] == files[1], f"{name}: two imports wrote different bytes"
+    os.replace(f"{work}/{name}.0.psk", f"{work}/{name}.psk")
+    os.replace(f"{work}/{name}.0.safetensors", f"{work}/{name}.safetensors")
+    return model_path
+
+
+def ort_inputs(inputs):
+    kinds = {np.float32: "float32", np.int64: "int64", np.bool_: "bool"}
+    return {k: {"type": kinds[v.dtype.type], "dims": list(v.shape), "data": v.astype(np.float64).ravel().tolist()}
+            for k, v in inputs.items()}
+
+
+def error_cases():
+    """(name, model bytes, extra arguments, expected code): each refused with its code, exit 1."""
+    x = models.normal(2, 3)
+    conv = models.single("conv", "Conv", [models.normal(1, 1, 3, 3), models.normal(1, 1, 2, 2)])[1]
+    good = models.single("relu", "Relu", [x])[1].SerializeToString()
+    runtime_shape = models.model([models.helper.make_node("Reshape", ["x0", "s"], ["y"], name="reshape")],
+                                 [models.tensor_info("x0", x), models.tensor_info("s", np.array([6], np.int64))],
+                                 [models.out()])
+    return [
+        ("unsupported_operator", conv.SerializeToString(), [], "E1302"),
+        ("truncated", good[: len(good) // 2], [], "E1301"),
+        ("not_protobuf", b"\xff\xff\xff\xff not a model", [], "E1301"),
+        ("attribute_value", models.single("gelu", "Gelu", [x], {"approximate": "fast"}, domain="com.microsoft")[1]
+         .SerializeToString(), [], "E1303"),
+        ("pow_exponent", models.single("pow", "Pow", [x], initializers=[models.init("e", np.float32(1.5))],
+                                       extra_inputs=["e"])[1].SerializeToString(), [], "E1303"),
+        ("runtime_shape", runtime_shape.SerializeToString(), [], "E1305"),
+        ("opset_8", models.single("relu8", "Relu", [x], opset=8)[1].SerializeToString(), [], "E1306"),
+        ("unbound_dim_name", models.mlp_case()[1].SerializeToString(), ["--dim", "sequence=4"], "E1310"),
+        ("missing_file", None, [], "E1300"),
+    ]
+
+
+def check_errors(args):
+    failures = []
+    for name, data, extra, code in error_cases():
+        path = f"{args.work}/{name}.onnx"
+        if data is not None:
+            with open(path, "wb") as f:
+                f.write(data)
+        elif os.path.exists(path):
+            os.remove(path)
+        result = run([args.presk, "import", path, "--out", f"{args.work}/{name}.psk",
+                      "--weights-out", f"{args.work}/{name}.safetensors"] + extra, expect_ok=False)
+        refused = result.returncode == 1 and f"error[{code}]" in result.stderr
+        written = os.path.exists(f"{args.work}/{name}.psk")
+        print(f"{name:<24} {code}  {'refused' if refused else 'NOT REFUSED'}: {result.stderr.strip().splitlines()[-1:]}")
+        if not refused or written:
+            failures.append(f"{name}: expected {code} and no output, got exit {result.returncode}: {result.stderr}")
+    for failure in failures:
+        print("FAIL", failure, file=sys.stderr)
+    return 1 if failures else 0
+
+
+def check_solve(args):
+    """The imported pre-norm block calibrated and solved at 1e-3; the realization run beside the
+    exact reference on the envelope's samples: its measured gap is inside the budget. check and
+    explain run on the imported program unchanged."""
+    name, made, inputs, _ = models.transformer_case()
+    work = args.work
+    import_case(args, work, name, made)
+    program, weights = f"{work}/{name}.psk", f"{work}/{name}.safetensors"
+    envelope, realization = f"{work}/envelope.json", f"{work}/realization.json"
+    run([args.presk, "calibrate", "--precision", program, "--entry", "y", "--weights", weights, "--samples", "4",
+         "--bits", "128", "--out", envelope, "--quiet"])
+    report = json.loads(run([args.presk, "solve", program, "--precision", envelope, "--budget", "1e-3",
+                             "--out", realization, "--quiet", "--json"]).stdout)
+    budget = report["budget"]["absolute"]
+    measured = json.loads(run([args.presk, "run", program, "--entry", "y", "--weights", weights, "--realize",
+                               f"@{realization}", "--exact", "--samples", "4", "--json"]).stdout)
+    gap = max(o["gap_absolute"] for sample in measured["samples"] for o in sample["outputs"])
+    run([args.presk, "check", "--precision", envelope, program, "--realize", f"@{realization}"])
+    run([args.presk, "explain", realization])
+    types = json.load(open(realization))["default"]
+    print(f"solved at 1e-3 (absolute {budget:.4e}): measured gap {gap:.4e} on 4 samples; default type {types}")
+    if not 0 < gap <= budget:
+        print(f"FAIL the realization's gap {gap} is not inside the budget {budget}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--presk", required=True)
+    parser.add_argument("--ort", required=True, help="the folder onnxruntime-node was installed into")
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--markdown", help="also append the measured table to this file (scripts/import-table)")
+    parser.add_argument("--group", required=True, choices=sorted(GROUPS) + ["errors", "solve"])
+    args = parser.parse_args()
+    if args.group in ("errors", "solve"):
+        os.makedirs(args.work, exist_ok=True)
+        return check_errors(args) if args.group == "errors" else check_solve(args)
+    modules = os.path.join(args.ort, "node_modules")
+    if not os.path.isdir(os.path.join(modules, "onnxruntime-node")):
+        print(f"onnxruntime-node is not installed in {args.ort}: run scripts/install-deps", file=sys.stderr)
+        return 77
+    os.makedirs(args.work, exist_ok=True)
+    cases = GROUPS[args.group]()
+    manifest, ours = [], {}
+    for name, made, inputs, tolerance in cases:
+        model_path = import_case(args, args.work, name, made)
+        write_safetensors(f"{args.work}/{name}.data.safetensors", inputs)
+        manifest.append({"name": name, "model": model_path, "inputs": ort_inputs(inputs)})
+        for output in made.graph.output:
+            entry = output.name
+            ours[(name, entry)] = (presk_values(args, args.work, name, entry, "f32"),
+                                   presk_values(args, args.work, name, entry, "exact"), tolerance)
+    env = dict(os.environ, NODE_PATH=modules)
+    results_path = f"{args.work}/ort_results.json"
+    with open(f"{args.work}/manifest.json", "w") as f:
+        json.dump(manifest, f)
+    subprocess.run(["node", os.path.join(os.path.dirname(os.path.abspath(__file__)), "ort_run.js"),
+                    f"{args.work}/manifest.json", results_path], check=True, env=env)
+    ort = json.load(open(results_path))
+    failures, rows = [], []
+    print(f"{'case':<36} {'output':<6} {'f32-ort':>8} {'exact-ort':>9} {'f32-exact':>9} {'tol':>4}  (normwise f32 ulps)")
+    for (name, entry), ((native, shape), (exact, _), tolerance) in ours.items():
+        reference = np.array(ort[name][entry]["data"], dtype=np.float64)
+        if list(ort[name][entry]["dims"]) != list(shape) or reference.size != native.size:
+            failures.append(f"{name}/{entry}: shape {shape} vs ONNX Runtime's {ort[name][entry]['dims']}")
+            continue
+        scale = max(np.max(np.abs(reference)), 1e-30) * ULP
+        gaps = [np.max(np.abs(native - reference)) / scale, np.max(np.abs(exact - reference)) / scale,
+                np.max(np.abs(native - exact)) / scale]
+        print(f"{name:<36} {entry:<6} {gaps[0]:8.2f} {gaps[1]:9.2f} {gaps[2]:9.2f} {tolerance:4}")
+        rows.append(f"| {name} | {entry} | {gaps[0]:.2f} | {gaps[1]:.2f} | {gaps[2]:.2f} | {tolerance} |")
+        if max(gaps) > tolerance:
+            failures.append(f"{name}/{entry}: gaps {gaps} exceed {tolerance} ulps")
+    if args.markdown:
+        with open(args.markdown, "a") as f:
+            f.write(f"\n## {args.group}\n\n| case | output | f32 − ORT | exact − ORT | f32 − exact | tolerance |\n"
+                    "|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
+    for failure in failures:
+        print("FAIL", failure, file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

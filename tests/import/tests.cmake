@@ -1,0 +1,17 @@
+# tests/import: ONNX models built with Debian's python3-onnx, imported, run natively (f32) and
+# exactly, and compared with ONNX Runtime (npm onnxruntime-node, installed by scripts/install-deps
+# into PRESK_ORT_DIR; the ORT groups are skipped, exit 77, when it is absent). One test per group.
+find_package(Python3 COMPONENTS Interpreter)
+if(DEFINED ENV{XDG_CACHE_HOME})
+  set(presk_cache_home $ENV{XDG_CACHE_HOME})
+else()
+  set(presk_cache_home $ENV{HOME}/.cache)
+endif()
+set(PRESK_ORT_DIR ${presk_cache_home}/presk/onnxruntime-node-1.20.1 CACHE PATH
+    "The folder scripts/install-deps installed npm's onnxruntime-node into")
+foreach(group elementwise contraction layout models errors solve)
+  add_test(NAME import.${group}
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_import.py --presk $<TARGET_FILE:presk>
+            --ort ${PRESK_ORT_DIR} --work ${PROJECT_BINARY_DIR}/tests/import/${group} --group ${group})
+  set_tests_properties(import.${group} PROPERTIES LABELS import SKIP_RETURN_CODE 77 TIMEOUT 300)
+endforeach()
