@@ -110,7 +110,7 @@ solve::SampleSet held_out_set(const PreparedRun& prepared, int64_t wanted) {
 
 // --quant: the integer pass on the float solve's solution (solve/quant_pass.h), then the held-out
 // measurement of what it leaves.
-void quantize_pass(const SolveCommandOptions& options, const GlobalOptions& global, const solve::SampleSet& in_sample,
+void quantize_pass(const GlobalOptions& global, const solve::SampleSet& in_sample,
                    solve::Measurer& measurer, const solve::Progress& progress, SolveRun& run) {
   const PreparedRun& prepared = run.prepared;
   if (progress) progress(fmt::format("--quant: the exact cotangents on {} sample(s)", in_sample.count));
@@ -207,7 +207,7 @@ SolveRun run_solve(const SolveCommandOptions& options, GlobalOptions& global) {
   solve::Measurer measurer(prepared.program, *prepared.entry, prepared.parameters, in_sample,
                            held_out_set(prepared, run.held_out_wanted), run.envelope.bits, global.threads, progress);
   run.solution = solve::solve(run.offer, run.budget, run.options, measurer, progress, &run.times);
-  if (options.quant) quantize_pass(options, global, in_sample, measurer, progress, run);
+  if (options.quant) quantize_pass(global, in_sample, measurer, progress, run);
   run.exact_seconds = measurer.exact_seconds();
   run.native_seconds = measurer.native_seconds();
   run.native_runs = measurer.native_runs();
