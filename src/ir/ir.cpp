@@ -111,6 +111,13 @@ std::string value_ref_text(ValueRef value) {
   return text;
 }
 
+std::string Function::site_name(uint32_t let_index) const {
+  uint32_t dropouts = 0;
+  for (uint32_t i = 0; i < let_index && i < lets.size(); ++i) dropouts += lets[i].op == Op::dropout ? 1 : 0;
+  if (let_index < lets.size() && lets[let_index].op == Op::dropout) return name + "/dropout" + std::to_string(dropouts);
+  return name + "/%" + std::to_string(let_index - dropouts);
+}
+
 const Type& Function::type_of(ValueRef value) const {
   if (value.kind == ValueRef::Kind::Argument) {
     internal_assert(value.index < argument_types.size());

@@ -147,8 +147,12 @@ struct Function {
   Span span;
 
   const Type& type_of(ValueRef value) const;
-  // "LayerNorm.apply/%4"
-  std::string site_name(uint32_t let_index) const { return name + "/%" + std::to_string(let_index); }
+  // The let's stable name: "LayerNorm.apply/%4", where %n counts the function's lets other than
+  // `dropout`, which only a training compile emits; the k-th dropout is "LayerNorm.apply/dropout<k>".
+  // So %n names the same value whether the program was compiled for inference or training
+  // (a realization solved on one applies to the other). In a function without dropout, n is
+  // the let's index, the %n of the printed IR.
+  std::string site_name(uint32_t let_index) const;
 };
 
 // How `param`, `call` and `fold` resolve parameters. Every call runs in a context: a module

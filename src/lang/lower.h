@@ -48,8 +48,9 @@ class FunctionLowerer {
   void report(const std::string& code, Loc loc, std::string message, std::string hint = {});
   ProgramScope& scope() { return scope_; }
   bool training() const { return options_.training; }
-  // The site name the next emitted let will have ("GPT.apply/%7"): a dropout's id.
-  std::string next_site_name() const { return function_.site_name(static_cast<uint32_t>(function_.lets.size())); }
+  // A dropout's id, what its training mask is keyed by: "GPT.apply/%7" with the index the next
+  // let will have in the training compile (not its site name, ir::Function::site_name).
+  std::string dropout_key() const { return function_.name + "/%" + std::to_string(function_.lets.size()); }
 
  private:
   Value lower_number(const NumberExpr& number, std::optional<ir::ElemKind> kind);

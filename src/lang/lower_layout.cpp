@@ -159,8 +159,9 @@ Value lower_causal_mask(FunctionLowerer& lowerer, const CallExpr& call, const Ex
 }
 
 // dropout(x, rate): in a training run a seeded keep-mask scaled by 1/(1 − rate); otherwise
-// nothing at all (x itself). The let's `path` is its id, the site it is lowered at: the
-// training mask is keyed by it (support/dropout_mask.h), and the vjp's adjoint copies it.
+// nothing at all (x itself). The let's `path` is its id, the function and let index it is
+// lowered at (FunctionLowerer::dropout_key): the training mask is keyed by it
+// (support/dropout_mask.h), and the vjp's adjoint copies it.
 Value lower_dropout(FunctionLowerer& lowerer, const CallExpr& call, const Expr& operand, const Expr& rate) {
   Value x = lowerer.to_real(lowerer.lower_expr(operand), call.loc);
   auto value = lowerer.scope().eval_real(rate);
@@ -172,7 +173,7 @@ Value lower_dropout(FunctionLowerer& lowerer, const CallExpr& call, const Expr& 
   if (!lowerer.training() || !x.ok) return x;
   ir::Attrs attrs;
   attrs.rate = *value;
-  attrs.path = lowerer.next_site_name();
+  attrs.path = lowerer.dropout_key();
   return lowerer.emit(ir::Op::dropout, x.type, {x}, std::move(attrs), call.loc);
 }
 

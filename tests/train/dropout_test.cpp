@@ -6,10 +6,12 @@
 #include <mpfr.h>
 
 #include <cmath>
+#include <map>
 #include <memory>
 
 #include "ad/vjp.h"
 #include "exec/native/executor.h"
+#include "exec/native/realization.h"
 #include "exec/reference/interpreter.h"
 #include "lang/frontend.h"
 #include "support/dropout_mask.h"
@@ -140,26 +142,96 @@ TEST(DropoutMask, RunsAgreeWithKeep) {
   }
 }
 
-TEST(Dropout, LoweringGivesEachDropoutItsSiteAsId) {
+// A dropout's id is its function and let index in the training compile (not its site name,
+// which does not count dropouts); the vjp's forward copy and its adjoint carry the same id.
+TEST(Dropout, LoweringGivesEachDropoutItsLetIndexAsId) {
   const ir::Program program = compile(true, "f");
   const ir::Function* layer = program.find_function("Layer.apply");
   ASSERT_NE(layer, nullptr);
   int found = 0;
   for (uint32_t i = 0; i < layer->lets.size(); ++i) {
     if (layer->lets[i].op != ir::Op::dropout) continue;
-    EXPECT_EQ(layer->lets[i].attrs.path, layer->site_name(i));
+    EXPECT_EQ(layer->lets[i].attrs.path, "Layer.apply/%" + std::to_string(i));
+    EXPECT_EQ(layer->site_name(i), "Layer.apply/dropout0");
     ++found;
   }
   EXPECT_EQ(found, 1);
-  // The vjp's forward copy and its adjoint carry the same id.
   const ir::Program with_vjps = ad::add_vjps(compile(true, "loss"));
   std::vector<std::string> ids;
   for (const ir::Let& let : with_vjps.find_function("Layer.apply.vjp")->lets) {
     if (let.op == ir::Op::dropout) ids.push_back(let.attrs.path);
   }
-  const std::string id =
-      layer->site_name(static_cast<uint32_t>(layer->lets.size()) - 2);  // x + dropout(…)
+  const std::string id = "Layer.apply/%" + std::to_string(layer->lets.size() - 2);  // x + dropout(…)
   EXPECT_EQ(ids, (std::vector<std::string>{id, id}));
+}
+
+// Every site of the inference compile names, in the training compile, a let of the same
+// primitive and type (dropouts, which only training emits, are named apart), for the entry's
+// functions and for their vjps alike.
+TEST(Dropout, SiteNamesAreTheSameInInferenceAndTraining) {
+  for (const char* entry : {"f", "loss"}) {
+    const ir::Program inference = ad::add_vjps(compile(false, entry));
+    const ir::Program training = ad::add_vjps(compile(true, entry));
+    std::map<std::string, const ir::Let*> trained;
+    int dropouts = 0;
+    for (const ir::Function& function : training.functions) {
+      for (uint32_t i = 0; i < function.lets.size(); ++i) {
+        trained[function.site_name(i)] = &function.lets[i];
+        if (function.lets[i].op == ir::Op::dropout) {
+          ++dropouts;
+          EXPECT_NE(function.site_name(i).find("/dropout"), std::string::npos) << function.site_name(i);
+        }
+      }
+    }
+    EXPECT_GE(dropouts, 2) << entry;
+    size_t sites = 0;
+    for (const ir::Function& function : inference.functions) {
+      ASSERT_NE(training.find_function(function.name), nullptr) << function.name;
+      for (uint32_t i = 0; i < function.lets.size(); ++i) {
+        auto found = trained.find(function.site_name(i));
+        ASSERT_NE(found, trained.end()) << function.site_name(i);
+        EXPECT_EQ(found->second->op, function.lets[i].op) << function.site_name(i);
+        EXPECT_EQ(found->second->type, function.lets[i].type) << function.site_name(i);
+        ++sites;
+      }
+    }
+    EXPECT_EQ(sites + static_cast<size_t>(dropouts), trained.size()) << entry;
+  }
+}
+
+// A realization that types every site of the inference compile loads in the training compile
+// and, with dropout the identity there (no key), gives the inference run's bits: a dropout the
+// realization does not name takes its operand's type.
+TEST(Dropout, AnInferenceRealizationRunsTheSameInTraining) {
+  using namespace exec::native;
+  const ir::Program inference = compile(false, "f");
+  const ir::Program training = compile(true, "f");
+  Realization mixed = uniform_realization(RealType::f64);
+  int k = 0;
+  for (const ir::Function& function : inference.functions) {
+    for (uint32_t i = 0; i < function.lets.size(); ++i) {
+      if (!is_typable(function.lets[i])) continue;
+      mixed.sites[function.site_name(i)] = (++k % 3 == 0) ? RealType::bf16 : (k % 3 == 1 ? RealType::f32 : RealType::f64);
+    }
+  }
+  ASSERT_GT(k, 4);
+  EXPECT_NO_THROW(validate_realization(mixed, training));
+  const Inputs in = inputs_of(inference, "f");
+  auto run = [&](const ir::Program& program) {
+    PreparedParameters parameters = prepare_parameters(
+        program, mixed, [&](const std::string& path) { return in.parameters.find(path); });
+    std::vector<Tensor> inputs;
+    for (const reference::HostTensor& host : in.arguments) {
+      Tensor tensor(ElementType::f64, host.type.shape);
+      for (size_t i = 0; i < host.reals.size(); ++i) tensor.set(i, host.reals[i]);
+      inputs.push_back(std::move(tensor));
+    }
+    std::vector<Tensor> results = execute(program, "f", mixed, inputs, parameters, ExecuteOptions{});
+    std::vector<double> out;
+    for (uint64_t i = 0; i < results.at(0).element_count(); ++i) out.push_back(results[0].get(i));
+    return out;
+  };
+  EXPECT_EQ(run(inference), run(training));
 }
 
 // The reference (256 bits, rounded to binary64) and the native executor in f64 drop the same

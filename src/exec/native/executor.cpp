@@ -106,6 +106,12 @@ struct Epilogue {
   bool bias_first = false;
 };
 
+// A function's site names and realized types, by let (Runner::sites).
+struct Sites {
+  std::vector<std::string> names;
+  std::vector<RealType> types;
+};
+
 class Runner {
  public:
   Runner(const ir::Program& program, const Realization& realization, const PreparedParameters& parameters,
@@ -222,15 +228,35 @@ class Runner {
       // (not a broadcast: that may hand on a smaller operand, broadcasts_by_readers)
       const bool ready = !is_let || (function.lets[bias.index].op != ir::Op::broadcast &&
                                      (bias.index < v || function.lets[bias.index].op == ir::Op::param));
-      const RealType site = realization_.site_type(function.site_name(v));
+      const RealType site = sites(function).types[v];
       if (!ready || type.kind != ir::ElemKind::Real || type.shape != std::vector<int64_t>{let.type.shape.back()} ||
-          realization_.site_type(function.site_name(readers.reader[v])) != site) {
+          sites(function).types[readers.reader[v]] != site) {
         continue;
       }
       it->second[v] = Epilogue{readers.reader[v], bias, bias_first};
       it->second[readers.reader[v]].partner = v;
     }
     return it->second;
+  }
+
+  // For each let of `function`: its site name and the type the realization gives it. A
+  // `dropout` (only in a training compile) that the realization does not name takes its
+  // operand's type, so a realization solved on the inference compile reads the same there.
+  const Sites& sites(const ir::Function& function) {
+    auto [it, fresh] = sites_.try_emplace(&function);
+    if (!fresh) return it->second;
+    Sites& own = it->second;
+    for (uint32_t v = 0; v < function.lets.size(); ++v) {
+      own.names.push_back(function.site_name(v));
+      RealType type = realization_.site_type(own.names.back());
+      const ir::Let& let = function.lets[v];
+      if (let.op == ir::Op::dropout && !realization_.sites.contains(own.names.back())) {
+        const ir::ValueRef& x = let.operands.at(0);
+        if (x.kind == ir::ValueRef::Kind::Let) type = own.types.at(x.index);
+      }
+      own.types.push_back(type);
+    }
+    return own;
   }
 
   // For each let of `function`, whether it is a `broadcast` that only elementwise ops read (not
@@ -417,13 +443,14 @@ class Runner {
     }
     std::vector<const Value*> operands;
     for (const ir::ValueRef& ref : let.operands) operands.push_back(&resolve(ref, frame));
-    const std::string site_name = function.site_name(index);
+    const std::string& site_name = sites(function).names[index];
+    const RealType site_type = sites(function).types[index];
     if (broadcasts_by_readers(function)[index] && operands[0]->kind == Value::Kind::real &&
-        operands[0]->type == realization_.site_type(site_name)) {
+        operands[0]->type == site_type) {
       frame.lets[index] = *operands[0];  // its readers broadcast it (broadcasts_by_readers)
       return;
     }
-    OpContext ctx{realization_,  options_,      realization_.site_type(site_name),
+    OpContext ctx{realization_,  options_,      site_type,
                   site_name,     context.path, context.layers, masked_above_diagonal(function)[index] != 0,
                   first_operand_dies(function, index)};
     if (epilogue.partner != kNone) {
@@ -460,6 +487,7 @@ class Runner {
   std::map<const ir::Function*, std::vector<uint8_t>> masked_;
   std::map<const ir::Function*, std::vector<Epilogue>> epilogues_;
   std::map<const ir::Function*, std::vector<uint8_t>> lazy_broadcasts_;
+  std::map<const ir::Function*, Sites> sites_;
   std::map<const ir::Function*, std::vector<uint8_t>> live_;
 };
 

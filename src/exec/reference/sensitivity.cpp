@@ -25,7 +25,8 @@ std::string forward_name_of(const std::string& vjp) { return vjp.substr(0, vjp.s
 // its first result (x̄ₗ, the cotangent the layer below receives) at layers l ≥ 1.
 class AdjointNorms final : public Observer {
  public:
-  explicit AdjointNorms(std::map<std::string, std::optional<double>>& sites) : sites_(sites) {}
+  AdjointNorms(const ir::Program& program, std::map<std::string, std::optional<double>>& sites)
+      : program_(program), sites_(sites) {}
 
   void on_value(const SiteContext& site, const ValueView& value) override {
     const ir::Function& function = site.function;
@@ -37,9 +38,10 @@ class AdjointNorms final : public Observer {
     const std::vector<uint32_t>& forward = function.lets[site.let_index].adjoint_of;
     if (forward.empty()) return;
     double norm = one_norm(value);
-    std::string prefix = forward_name_of(function.name) + "/%";
+    const ir::Function* primal = program_.find_function(forward_name_of(function.name));
+    if (primal == nullptr) return;
     for (uint32_t j : forward) {
-      std::optional<double>& total = sites_[prefix + std::to_string(j)];
+      std::optional<double>& total = sites_[primal->site_name(j)];
       total = total.value_or(0) + norm;
     }
   }
@@ -51,6 +53,7 @@ class AdjointNorms final : public Observer {
   }
 
  private:
+  const ir::Program& program_;
   std::map<std::string, std::optional<double>>& sites_;
   std::map<std::string, double> carried_;
 };
@@ -100,7 +103,9 @@ void add_cotangent_sites(const ir::Program& program, const std::string& entry, d
     std::optional<double> own_seed = forward == entry ? std::optional<double>(seed) : std::nullopt;
     std::optional<double> total = cotangent_total(program, vjp, sites, observer, own_seed);
     if (!total) continue;
-    for (uint32_t j : vjp.cotangent_adjoint_of) sites[forward + "/%" + std::to_string(j)] = *total;
+    const ir::Function* primal = program.find_function(forward);
+    if (primal == nullptr) continue;
+    for (uint32_t j : vjp.cotangent_adjoint_of) sites[primal->site_name(j)] = *total;
   }
 }
 
@@ -118,7 +123,7 @@ Sensitivity sensitivity(const ir::Program& program, const std::string& entry,
   arguments.push_back(to_value(arith, ones));
   Sensitivity report;
   report.sites = unknown_sites(program);
-  AdjointNorms observer(report.sites);
+  AdjointNorms observer(program, report.sites);
   options.observer = &observer;
   std::vector<Value<MpfrArith>> cotangents = run_function<MpfrArith>(program, *vjp, parameters, arguments, options);
   add_cotangent_sites(program, entry, static_cast<double>(ones.reals.size()), report.sites, observer);
