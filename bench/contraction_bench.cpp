@@ -185,7 +185,7 @@ double median(std::vector<double> x) {
 
 // A memory-bound contraction: M rows against a 4096 × 4096 weight (64 MiB in f32), with the
 // weight in f32, bf16, int8 and int4 (scales per column) and int4/g32 (one scale per 32 rows of a
-// column, as llama.cpp's Q4_0; converted in the kernel's load, grouped ones in the panel path). The
+// column, as llama.cpp's Q4_0; converted in the kernel's load, a group's scales once per 32 rows). The
 // caches are evicted before each timed run, so the weights come from DRAM. The DRAM read and
 // the four weights take turns within each of 9 rounds (after a warm-up round), so load from
 // other processes falls on all alike; medians. GB/s counts the weight bytes; "% DRAM" is that

@@ -160,6 +160,67 @@ TEST(Streaming, EveryPathHasTheBitsOfTheDefinition) {
   hwy::SetSupportedTargetsForTest(0);
 }
 
+// Group scales over K (one scale per G rows of a column, G a multiple of the 8-term block):
+// the streaming SIMD path, its scalar loop and the panel path against the plain loop of
+// f32(q·s_{k/G, j}), on every Highway target, int8 and int4, 1 and 2 threads; a strided k or
+// a group of 4 takes the panel path and still has those bits.
+TEST(Streaming, GroupScalesOverKHaveTheBitsOfTheDefinition) {
+  const size_t rows = 48, ldb = 554;
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::vector<double> w(rows * ldb);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = (i / ldb) % 16 == 3 ? 0.0 : normal(rng) * (1 + static_cast<double>(i / ldb));
+  const std::vector<int64_t> shape{static_cast<int64_t>(rows), static_cast<int64_t>(ldb)};
+  std::mt19937 arng(9);
+  std::normal_distribution<float> anormal(0.0f, 1.0f);
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    SCOPED_TRACE(hwy::TargetName(target));
+    for (int bits : {8, 4}) {
+      for (int64_t group : {4, 8, 16}) {
+        const QuantizedWeights q = quantize(w, shape, bits, 0, false, group);
+        BSource b;
+        b.kind = bits == 8 ? BSource::Kind::i8 : BSource::Kind::i4;
+        b.data = q.q.data(), b.ldb = ldb, b.scales = q.scales.data(), b.scale_per_column = true;
+        b.group = static_cast<size_t>(group), b.scale_ld = ldb;
+        for (size_t m : {size_t{1}, size_t{4}, kStreamMaxRows}) {
+          std::vector<float> a(m * rows);
+          for (float& x : a) x = anormal(arng);
+          for (auto [first, step, terms] : {std::tuple<size_t, size_t, size_t>{0, 1, rows}, {8, 1, 29}, {0, 3, 16}}) {
+            const ContractionShape sh{m, ldb, first, step, terms, rows};
+            std::vector<float> plain(m * ldb);
+            for (size_t i = 0; i < m; ++i) {
+              for (size_t j = 0; j < ldb; ++j) {
+                float acc = 0.0f;
+                for (size_t t = 0; t < terms; ++t) {
+                  const size_t k = first + t * step;
+                  const float wk = static_cast<float>(q.q_at(k * ldb + j)) * q.scales[(k / group) * ldb + j];
+                  acc = std::fma(a[i * rows + k], wk, acc);
+                }
+                plain[i * ldb + j] = acc;
+              }
+            }
+            const bool streams = stream_applies(sh, b);
+            EXPECT_EQ(streams, group % 8 == 0 && step == 1) << "group " << group << " step " << step;
+            const std::string what = "bits=" + std::to_string(bits) + " group=" + std::to_string(group) +
+                                     " m=" + std::to_string(m) + " first=" + std::to_string(first);
+            for (int threads : {1, 2}) {
+              std::vector<float> out(m * ldb, 1.0f);
+              contract_f32(sh, a.data(), b, out.data(), threads, false);
+              EXPECT_TRUE(same_bits(plain, out)) << what << " threads=" << threads;
+              if (!streams) continue;
+              std::fill(out.begin(), out.end(), 1.0f);
+              contract_stream(sh, a.data(), b, out.data(), threads, true);
+              EXPECT_TRUE(same_bits(plain, out)) << what << " threads=" << threads << " (streaming scalar)";
+            }
+          }
+        }
+      }
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
 TEST(Streaming, AppliesToFewRowsAndByteAlignedInt4) {
   BSource b;
   b.kind = BSource::Kind::i4;

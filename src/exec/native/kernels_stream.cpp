@@ -12,6 +12,11 @@
 // int4 (two per byte, low nibble first): L bytes become L even and L odd columns, so the
 // accumulators (and per-column scales) of a group of 2L columns are kept de-interleaved —
 // slot v·L + i holds column 2i + v — and are interleaved once, when C is written.
+//
+// Group scales over K (llama.cpp's Q8_0/Q4_0 layout: one scale per G rows of a column) stream
+// too when every block of kStreamK terms lies in one group (G and the first term multiples of
+// kStreamK, terms consecutive): the column scales are those of the block's group, loaded (int4:
+// de-interleaved) again when a block enters the next group. Groups over N take the panel path.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "exec/native/kernels_stream.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -34,6 +39,9 @@ namespace presk::exec::native::stream {
 
 // B's storage and where its scales apply, as one switch for the kernels.
 enum class Format : uint8_t { f32, bf16, i8_column, i8_row, i4_column, i4_row };
+
+// Consecutive terms of B a block holds (kStreamK of the SIMD code; stream_applies' group rule).
+inline constexpr size_t kBlockTerms = 8;
 
 // One thread's share: columns [j0, j0 + cols) of every row of C.
 struct Job {
@@ -59,7 +67,7 @@ using stream::Format;
 using DF = hn::ScalableTag<float>;
 using VF = hn::Vec<DF>;
 
-constexpr size_t kStreamK = 8;     // consecutive terms carried in registers
+constexpr size_t kStreamK = stream::kBlockTerms;  // consecutive terms carried in registers
 constexpr size_t kRowGroup = 4;    // C rows per register pass (8 accumulators)
 // How far ahead along its own row an f32 row is prefetched, in bytes. The other formats
 // prefetch the same columns of the next block, kStreamK rows × the range's width ahead; for f32
@@ -72,6 +80,7 @@ constexpr size_t kF32AheadBytes = 2048;
 // formats), its int4 table f32(q·s_k) by nibble (16-lane targets), and A's terms, packed.
 struct BlockRows {
   const uint8_t* row[kStreamK];
+  const float* column_scales;     // i8_column: the block's scales at column j0 (its group's, if grouped)
   const uint8_t* next[kStreamK];  // the same rows of the next block (prefetched), or nullptr
   size_t group_bytes;
   float scale[kStreamK];
@@ -175,7 +184,7 @@ template <Format F, size_t KB>
 HWY_NOINLINE void block_all(const stream::Job& job, const BlockRows& x, size_t u0, size_t groups, VF qtable) {
   const DF d;
   const size_t lanes = hn::Lanes(d), m = job.s->m;
-  const float* column_scales = F == Format::i8_column ? job.b->scales + job.j0 : job.scales;
+  const float* column_scales = F == Format::i8_column ? x.column_scales : job.scales;
   const size_t range = groups * x.group_bytes;
   for (size_t g = 0; g < groups; ++g) {
     const size_t from = (g * x.group_bytes + 63) / 64 * 64, to = (g + 1) * x.group_bytes;
@@ -226,6 +235,21 @@ inline void fill_block(const stream::Job& job, Format format, size_t t0, size_t 
     }
     for (size_t r = 0; r < s.m; ++r) x.a[u][r] = job.a[r * s.lda + k * s.a_col];
   }
+  // One group per block (stream_applies), so one scale row.
+  x.column_scales = format == Format::i8_column ? b.scale_row(s.k_first + t0 * s.k_step) + job.j0 : nullptr;
+}
+
+// int4 over K: the column scales of `row` (at column j0) into job.scales, de-interleaved like the
+// accumulators, for the range's `done` columns.
+inline void deinterleave_scales(const stream::Job& job, const float* row, size_t done) {
+  const DF d;
+  const size_t lanes = hn::Lanes(d);
+  const float* scales = row + job.j0;
+  for (size_t g = 0; g < done; g += 2 * lanes) {  // slot i: column 2i (even), slot L + i: column 2i + 1
+    const VF lo = hn::LoadU(d, scales + g), hi = hn::LoadU(d, scales + g + lanes);
+    hn::Store(hn::ConcatEven(d, hi, lo), d, job.scales + g);
+    hn::Store(hn::ConcatOdd(d, hi, lo), d, job.scales + g + lanes);
+  }
 }
 
 template <Format F>
@@ -235,9 +259,14 @@ void stream_blocks(const stream::Job& job, size_t groups) {
   for (int n = 0; n < 16; ++n) nibbles[n] = static_cast<float>(n < 8 ? n : n - 16);
   const VF qtable = hn::Load(d, nibbles);  // f32(q) by nibble (16-lane targets)
   BlockRows x;
+  const float* scale_row = nullptr;  // int4 over K: the row job.scales holds
   for (size_t t0 = 0; t0 < job.s->terms; t0 += kStreamK) {
     const size_t kb = std::min(kStreamK, job.s->terms - t0);
     fill_block(job, F, t0, kb, x);
+    if constexpr (F == Format::i4_column) {
+      const float* row = job.b->scale_row(job.s->k_first + t0 * job.s->k_step);
+      if (row != scale_row) deinterleave_scales(job, row, groups * 2 * hn::Lanes(d)), scale_row = row;
+    }
     if (kb == kStreamK) {
       block_all<F, kStreamK>(job, x, 0, groups, qtable);
     } else {
@@ -272,12 +301,6 @@ size_t stream_range_simd(const stream::Job& job) {
   const size_t lanes = hn::Lanes(DF()), groups = job.cols / (2 * lanes), done = groups * 2 * lanes;
   if (groups == 0) return 0;
   for (size_t r = 0; r < job.s->m; ++r) std::fill(job.acc + r * job.ld, job.acc + r * job.ld + done, 0.0f);
-  if (job.format == Format::i4_column) {  // de-interleaved like the accumulators
-    const float* scales = job.b->scales + job.j0;
-    for (size_t g = 0; g < done; g += 2 * lanes) {
-      for (size_t i = 0; i < lanes; ++i) job.scales[g + i] = scales[g + 2 * i], job.scales[g + lanes + i] = scales[g + 2 * i + 1];
-    }
-  }
   switch (job.format) {
     case Format::f32: stream_blocks<Format::f32>(job, groups); break;
     case Format::bf16: stream_blocks<Format::bf16>(job, groups); break;
@@ -340,8 +363,13 @@ void stream_range_scalar(const stream::Job& job, size_t j1) {
 }  // namespace
 
 bool stream_applies(const ContractionShape& shape, const BSource& b) {
-  // Group scales change along the rows of a column: they take the panel path (panel.cpp).
-  if (shape.m < 1 || shape.m > kStreamMaxRows || shape.n < 64 || b.ldn != 1 || b.group != 0) return false;
+  if (shape.m < 1 || shape.m > kStreamMaxRows || shape.n < 64 || b.ldn != 1) return false;
+  // Group scales: over K with every block of kStreamK terms inside one group (the file's head);
+  // over N, or groups that blocks would straddle, take the panel path (panel.cpp).
+  if (b.group != 0 && (!b.scale_per_column || shape.k_step != 1 || b.group % stream::kBlockTerms != 0 ||
+                       shape.k_first % stream::kBlockTerms != 0)) {
+    return false;
+  }
   switch (b.kind) {
     case BSource::Kind::f32:
     case BSource::Kind::bf16:
