@@ -90,8 +90,11 @@ void translate_gemm(Builder& builder) {
   Extent m = a.shape[trans_a ? 1 : 0], ka = a.shape[trans_a ? 0 : 1];
   Extent kb = b.shape[trans_b ? 1 : 0], n = b.shape[trans_b ? 0 : 1];
   if (!(ka == kb)) builder.fail("E1308") << "the contracted extents of A and B differ";
-  std::string expr = (trans_a ? "transpose(" + a.expr + ")" : operand(a)) + " @ " +
-                     (trans_b ? "transpose(" + b.expr + ")" : operand(b));
+  // A transposed operand is read in place by an einsum (one contraction, no transposed copy
+  // stored at a site of its own); the sums are the same, term for term.
+  std::string expr = !trans_a && !trans_b ? operand(a) + " @ " + operand(b)
+                                          : std::string("einsum(\"") + (trans_a ? "km" : "mk") + "," +
+                                                (trans_b ? "nk" : "kn") + "->mn\", " + a.expr + ", " + b.expr + ")";
   if (alpha != 1.0f) expr += " * " + operand(Value{ir::real_to_string(alpha), {}, Kind::R, nullptr});
   Shape shape = {m, n};
   if (builder.has_input(2) && beta != 0.0f) {
