@@ -30,7 +30,9 @@ ir::Function FunctionLowerer::lower() {
   function_.argument_types = info_.argument_types;
   function_.span = scope_.span(decl.loc);
   for (size_t i = 0; i < info_.argument_names.size(); ++i) {
-    locals_[info_.argument_names[i]] = Value{ir::ValueRef::argument(static_cast<uint32_t>(i)), info_.argument_types[i], true};
+    // An argument whose type did not evaluate (reported there) is not ok: what reads it reports nothing more.
+    const bool ok = i >= info_.argument_valid.size() || info_.argument_valid[i];
+    locals_[info_.argument_names[i]] = Value{ir::ValueRef::argument(static_cast<uint32_t>(i)), info_.argument_types[i], ok};
   }
   for (const LetStmt& let : decl.lets) {
     if (let.name == info_.tree_argument) {

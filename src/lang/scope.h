@@ -45,6 +45,7 @@ struct FunctionInfo {
   std::vector<std::string> argument_names;  // tensor arguments (the parameter tree excluded)
   std::vector<ir::Type> argument_types;
   std::vector<Loc> argument_locs;
+  std::vector<bool> argument_valid;   // its type evaluated (else the body does not report on it)
   ir::Type result_type;
   bool valid = false;                  // the signature evaluated without error
   const ModuleInfo* root = nullptr;    // entries: the module of the parameter-tree argument

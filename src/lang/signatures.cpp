@@ -70,6 +70,7 @@ void ProgramScope::resolve_signature(FunctionInfo& info) {
     info.argument_names.push_back(argument.name);
     info.argument_types.push_back(type.value_or(ir::Type{}));
     info.argument_locs.push_back(argument.loc);
+    info.argument_valid.push_back(type.has_value());
   }
   if (decl.result_type.kind != TypeExpr::Kind::Tensor) {
     report("E0329", decl.result_type.loc, "`" + decl.name + "` must return a tensor",
