@@ -305,12 +305,13 @@ inline typename M::V erf_impl(typename M::V x) {
   return M::select(M::is_nan(x), x, y);
 }
 
-// erf_grad in binary64: 2/√π · e^{−x²}, e^{−x²} as in erf_impl (0 beyond |x| = 27).
+// erf_grad in binary64: 2/√π · e^{−x²}, e^{−x²} as in erf_impl, but |x| clamped at 28, where
+// e^{−784} underflows to +0 (at 27, erf's clamp, e^{−729} is still a subnormal: ±∞ gave 2.8e−317).
 template <class M>
 inline typename M::V erf_grad_impl(typename M::V x) {
   using V = typename M::V;
   V ax = M::abs(x);
-  ax = M::select(M::lt(ax, M::set(27)), ax, M::set(27));
+  ax = M::select(M::lt(ax, M::set(28)), ax, M::set(28));
   V hi = M::mul(ax, ax);
   V lo = M::fma(ax, ax, M::sub(M::set(0), hi));
   V e = exp_impl<M>(M::sub(M::set(0), hi));
