@@ -149,31 +149,16 @@ void quant_pass(const Offer& offer, const QuantTerms& terms, const Budget& budge
   }
   solution.quant_estimate = quant_estimate(offer, terms, solution.assignment);
   if (solution.assignment == floats) return;
-  for (;;) {
-    solution.gap = measure_recorded(offer, solution.assignment, measurer, false, budget.absolute, solution);
-    solution.inside = solution.gap.absolute <= budget.absolute;
-    if (progress) {
-      progress(fmt::format("--quant measurement {}: gap {:.3e} against a budget of {:.3e}: {}", solution.measurements,
-                           solution.gap.absolute, budget.absolute, solution.inside ? "inside" : "outside"));
-    }
-    solution.quant_estimate = quant_estimate(offer, terms, solution.assignment);
-    const int v = solution.inside ? -1 : largest_integer(offer, terms, solution.assignment);
-    if (v < 0) return;
-    Move move;
-    move.kind = MoveKind::widen;
-    move.value = v;
-    move.from = solution.assignment[v];
-    move.to = move.from - 1;
-    while (move.to > floats[v] && !integer_step(offer, v, move.to)) --move.to;  // int4 → int8 → its float type
-    move.gap = solution.gap.absolute;
-    move.measurement = solution.measurements;
-    move.term = term_at(terms, v, move.from);
-    solution.moves.push_back(move);
-    solution.assignment[v] = move.to;
-    ++solution.rounds;
-    if (progress) progress(fmt::format("--quant widening: {} {} → {}", offer.values[v].key, offer.rung(v, move.from).name,
-                                       offer.rung(v, move.to).name));
-  }
+  const Widening integers{[&](const Assignment& a) { return largest_integer(offer, terms, a); },
+                          [&](int v, int from) {  // int4 → int8 → its float type
+                            int to = from - 1;
+                            while (to > floats[v] && !integer_step(offer, v, to)) --to;
+                            return to;
+                          },
+                          [&](const Assignment& a, int v) { return term_at(terms, v, a[v]); },
+                          "--quant "};
+  measure_and_widen(offer, integers, budget, measurer, solution, progress,
+                    [&] { solution.quant_estimate = quant_estimate(offer, terms, solution.assignment); });
 }
 
 }  // namespace presk::solve

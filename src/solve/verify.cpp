@@ -39,34 +39,45 @@ int largest_contributor(const Offer& offer, const Assignment& assignment, const 
 
 }  // namespace
 
-void verify_and_widen(const Offer& offer, const EstimateOptions& options, const Budget& budget,
-                      Measurer& measurer, Solution& solution, const Progress& progress) {
+void measure_and_widen(const Offer& offer, const Widening& widening, const Budget& budget, Measurer& measurer,
+                       Solution& solution, const Progress& progress, const std::function<void()>& after_measure) {
   for (;;) {
     solution.gap = measure_recorded(offer, solution.assignment, measurer, false, budget.absolute, solution);
     solution.inside = solution.gap.absolute <= budget.absolute;
     if (progress) {
-      progress(fmt::format("measurement {}: gap {:.3e} against a budget of {:.3e}: {}", solution.measurements,
-                           solution.gap.absolute, budget.absolute, solution.inside ? "inside" : "outside"));
+      progress(fmt::format("{}measurement {}: gap {:.3e} against a budget of {:.3e}: {}", widening.label,
+                           solution.measurements, solution.gap.absolute, budget.absolute,
+                           solution.inside ? "inside" : "outside"));
     }
+    if (after_measure) after_measure();
     if (solution.inside) return;
-    const int v = largest_contributor(offer, solution.assignment, options);
-    if (v < 0) return;  // every offered value is f64 and the gap is still outside
+    const int v = widening.choose(solution.assignment);
+    if (v < 0) return;  // nothing left to widen and the gap is still outside
     Move move;
     move.kind = MoveKind::widen;
     move.value = v;
     move.from = solution.assignment[v];
-    move.to = move.from - 1;
+    move.to = widening.to(v, move.from);
     move.gap = solution.gap.absolute;
     move.measurement = solution.measurements;
-    move.term = term(offer, solution.assignment, v, options);
+    move.term = widening.term(solution.assignment, v);
     solution.moves.push_back(move);
     solution.assignment[v] = move.to;
     ++solution.rounds;
     if (progress) {
-      progress(fmt::format("widening round {}: {} {} → {}", solution.rounds, offer.values[v].key,
+      progress(fmt::format("{}widening round {}: {} {} → {}", widening.label, solution.rounds, offer.values[v].key,
                            offer.rung(v, move.from).name, offer.rung(v, move.to).name));
     }
   }
+}
+
+void verify_and_widen(const Offer& offer, const EstimateOptions& options, const Budget& budget,
+                      Measurer& measurer, Solution& solution, const Progress& progress) {
+  const Widening by_terms{[&](const Assignment& a) { return largest_contributor(offer, a, options); },
+                          [](int, int from) { return from - 1; },
+                          [&](const Assignment& a, int v) { return term(offer, a, v, options); },
+                          ""};
+  measure_and_widen(offer, by_terms, budget, measurer, solution, progress);
 }
 
 }  // namespace presk::solve

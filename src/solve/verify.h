@@ -19,8 +19,24 @@ using Progress = std::function<void(const std::string&)>;
 precision::MeasuredGap measure_recorded(const Offer& offer, const Assignment& assignment, Measurer& measurer,
                                         bool held_out, double threshold, Solution& solution);
 
-// From solution.assignment: measure, widen, measure … until inside budget.absolute or every
-// offered value is f64. Sets solution.gap, inside, rounds.
+// What a widening loop widens: the value to widen next (−1: none left), the step it goes to,
+// and the term it had; `label` prefixes the progress lines ("" or "--quant ").
+struct Widening {
+  std::function<int(const Assignment&)> choose;
+  std::function<int(int value, int from)> to;
+  std::function<double(const Assignment&, int value)> term;
+  std::string label;
+};
+
+// From solution.assignment: measure, widen, measure … until inside budget.absolute or nothing is
+// left to widen. Sets solution.gap, inside, rounds; `after_measure` (may be empty) runs after each
+// measurement.
+void measure_and_widen(const Offer& offer, const Widening& widening, const Budget& budget, Measurer& measurer,
+                       Solution& solution, const Progress& progress,
+                       const std::function<void()>& after_measure = {});
+
+// measure_and_widen by the estimate's terms: the offered value not at f64 with the largest term
+// widens by one menu step, until every offered value is f64.
 void verify_and_widen(const Offer& offer, const EstimateOptions& options, const Budget& budget,
                       Measurer& measurer, Solution& solution, const Progress& progress);
 
