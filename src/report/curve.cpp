@@ -222,9 +222,13 @@ std::string quality_panel(const Curve& curve, const LogScale& x_of, double x0) {
   auto y_of = [&](double d) { return f.bottom - (d - lo) / (hi - lo) * (f.bottom - f.top); };
   out += fmt::format(R"(<rect x="{:.0f}" y="{:.1f}" width="{:.0f}" height="{:.1f}" class="spread"/>)", f.left, y_of(band_hi),
                      f.right - f.left, std::max(y_of(band_lo) - y_of(band_hi), 1.0));
-  for (int k = 0; k <= 4; ++k) {
-    const double d = lo + (hi - lo) * k / 4;
-    out += fmt::format(R"(<text class="tick" x="{:.1f}" y="{:.1f}" text-anchor="end">{:+.2g}</text>)", f.left - 4, y_of(d) + 4, d);
+  // Ticks at the multiples of a round step (1, 2 or 5 × 10ⁿ, about four in the range): 0 among them.
+  const double raw = (hi - lo) / 4, decade = std::pow(10.0, std::floor(std::log10(raw)));
+  const double step = decade * (raw <= decade ? 1 : raw <= 2 * decade ? 2 : raw <= 5 * decade ? 5 : 10);
+  for (double d = std::ceil(lo / step) * step; d <= hi; d += step) {
+    const double at = std::fabs(d) < step * 1e-9 ? 0.0 : d;
+    out += fmt::format(R"(<text class="tick" x="{:.1f}" y="{:.1f}" text-anchor="end">{}</text>)", f.left - 4, y_of(at) + 4,
+                       at == 0 ? std::string("0") : fmt::format("{:+.2g}", at));
   }
   out += fmt::format(R"(<line class="budget-line" x1="{0:.0f}" y1="{1:.1f}" x2="{2:.0f}" y2="{1:.1f}"/>)", f.left, y_of(0), f.right);
   for (const char* on : {"loss", "logits"}) {
