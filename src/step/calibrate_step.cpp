@@ -2,9 +2,11 @@
 #include "step/calibrate_step.h"
 
 #include "exec/native/realization.h"
+#include "ir/footprint.h"
 #include "ir/program_hash.h"
 #include "step/measure_step.h"
 #include "support/diagnostics.h"
+#include "support/memory.h"
 #include "support/sha256.h"
 #include "train/batch_gradient.h"
 #include "train/token_windows.h"
@@ -27,6 +29,21 @@ void check_options(const CalibrateStepOptions& o, int64_t steps) {
         << "--warmup " << o.warmup_steps << " with --steps " << steps << ": the measured step "
         << o.warmup_steps + 1 << " lies beyond the schedule";
   }
+}
+
+// E0017 before the warm-up when the exact step cannot fit: each window run at once holds every
+// let of the vjp program in MPFR at `bits` (the struct, its limbs, the allocator's header), and
+// every window's cotangents are kept until the mean.
+void check_exact_memory(const CalibrateStepOptions& o, const train::GradientProgram& gradient) {
+  const ir::Footprint size = ir::footprint(gradient.program, nullptr);
+  const uint64_t number = 48 + 8 * static_cast<uint64_t>((o.bits + 63) / 64);
+  const auto at_once = static_cast<uint64_t>(std::max<int64_t>(1, std::min<int64_t>(std::max(o.threads, 1), o.batch)));
+  const uint64_t needed =
+      saturating_sum(saturating_product(size.let_elements, saturating_product(number, at_once)),
+                     saturating_product(size.param_elements, saturating_sum(8 * 8, saturating_product(number, uint64_t(o.batch) + 3))));
+  check_memory(needed, "the exact step of `" + o.entry + "` at " + std::to_string(o.bits) + " bits (" +
+                           std::to_string(at_once) + " window" + (at_once == 1 ? "" : "s") + " at once)",
+               "use fewer --threads, fewer --bits, a smaller --batch, or smaller --dim/--const values");
 }
 
 // The entry's one argument: windows of W + 1 tokens.
@@ -75,6 +92,9 @@ std::vector<Tensor> rows_of(const train::TokenWindows& windows, const std::vecto
 StepEnvelope calibrate_step(const CalibrateStepOptions& o) {
   const int64_t steps = o.steps > 0 ? o.steps : o.warmup_steps + 1;
   check_options(o, steps);
+  const std::vector<train::ParameterState> layout = train::parameter_layout(o.program);
+  const train::GradientProgram recompute = train::make_gradient_program(o.program, o.entry, layout, false);
+  check_exact_memory(o, recompute);
   StepEnvelope e;
   e.state = warm_up(o, steps);
   internal_assert(e.state.step == o.warmup_steps);
@@ -103,8 +123,6 @@ StepEnvelope calibrate_step(const CalibrateStepOptions& o) {
   e.next_rows = train::batch_rows(o.seed, o.warmup_steps + 1, o.batch, data.count());
   e.windows = rows_of(data, e.rows);
   // The exact step.
-  const std::vector<train::ParameterState> layout = train::parameter_layout(o.program);
-  const train::GradientProgram recompute = train::make_gradient_program(o.program, o.entry, layout, false);
   const StepInput input{e.windows, o.seed, o.warmup_steps, e.learning_rate, o.adamw};
   ExactStep exact = exact_step(recompute, e.state, input, o.bits, o.threads, o.on_window);
   e.update = std::move(exact.update);
