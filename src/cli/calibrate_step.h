@@ -37,3 +37,13 @@ int run_calibrate_step(const RunInputOptions& input, const StepCommandOptions& o
                        const std::string& out, bool quiet, const GlobalOptions& global);
 
 }  // namespace presk::cli
+
+namespace presk::cli {
+
+struct SolveCommandOptions;
+
+// `presk solve PROGRAM --step STEP.json --budget ε --out R.json`: the step solved by function
+// (src/step/solve_step.h) against a step envelope. Exit 0 inside the budget, 4 outside.
+int run_solve_step(const SolveCommandOptions& options, const std::string& step_path, const GlobalOptions& global);
+
+}  // namespace presk::cli

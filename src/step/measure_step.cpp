@@ -140,21 +140,27 @@ void check_envelope_program(const StepEnvelope& envelope, const ir::Program& pro
 StepMeasures measure_step(const StepEnvelope& envelope, const ir::Program& program,
                           const std::string& realization_argument, int threads) {
   check_envelope_program(envelope, program);
+  const train::GradientProgram recompute =
+      train::make_gradient_program(program, envelope.entry, train::parameter_layout(program), false);
+  const exec::native::Realization realization = exec::native::load_realization(realization_argument, recompute.program);
+  return measure_step(envelope, program, realization, realization_argument, threads);
+}
+
+StepMeasures measure_step(const StepEnvelope& envelope, const ir::Program& program,
+                          const exec::native::Realization& realization, const std::string& name, int threads) {
+  check_envelope_program(envelope, program);
   const std::vector<train::ParameterState> layout = train::parameter_layout(program);
   check_layout(envelope, layout);
-  const train::GradientProgram recompute = train::make_gradient_program(program, envelope.entry, layout, false);
-  const exec::native::Realization realization = exec::native::load_realization(realization_argument, recompute.program);
   check_realization(realization);
   // As presk train's --remat auto: store under a uniform realization, else recompute (same bits).
   const bool store = realization.sites.empty();
-  const train::GradientProgram stored =
-      store ? train::make_gradient_program(program, envelope.entry, layout, true) : train::GradientProgram{};
+  const train::GradientProgram gradient = train::make_gradient_program(program, envelope.entry, layout, store);
   StepInput input{envelope.windows, envelope.seed, envelope.step - 1, envelope.learning_rate, envelope.adamw};
   const auto start = std::chrono::steady_clock::now();
-  const NativeStep native = native_step(store ? stored : recompute, realization, envelope.state, input, threads);
+  const NativeStep native = native_step(gradient, realization, envelope.state, input, threads);
   StepMeasures measures;
   measures.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  measures.realization = realization_argument;
+  measures.realization = name;
   measures.master = realization.default_type;
   measures.update_gap = update_gap(native.theta, envelope.state, envelope.update);
   measures.gradient_gap = relative_distance(native.gradient, envelope.gradient);

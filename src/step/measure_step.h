@@ -45,4 +45,9 @@ void check_envelope_program(const StepEnvelope& envelope, const ir::Program& pro
 StepMeasures measure_step(const StepEnvelope& envelope, const ir::Program& program,
                           const std::string& realization_argument, int threads);
 
+// The same with a realization already validated against the program with its vjps (the step
+// solver's), named `name` in the result.
+StepMeasures measure_step(const StepEnvelope& envelope, const ir::Program& program,
+                          const exec::native::Realization& realization, const std::string& name, int threads);
+
 }  // namespace presk::step

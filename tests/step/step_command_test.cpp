@@ -86,6 +86,26 @@ TEST_F(StepCommand, WarmUpIsPresksTrainsRun) {
   EXPECT_GT(compared, 30);
 }
 
+// solve --step writes a realization presk train runs, and presk explain explains.
+TEST_F(StepCommand, SolveStepTrainAndExplain) {
+  ASSERT_EQ(step(state_ + " --out s.json --quiet").status, 0);
+  auto solved = run(presk() + " solve " + program_ + " --step s.json --budget 1e-3 --out r.json --threads 2");
+  ASSERT_EQ(solved.status, 0) << solved.output;
+  for (const char* expected : {"presk solve --step: budget 0.001", "adamw.step", "SelfAttention.apply.vjp", ": inside",
+                               "solve --step: measure all-f64"}) {
+    EXPECT_NE(solved.output.find(expected), std::string::npos) << expected << " in\n" << solved.output;
+  }
+  auto trained = run(presk() + " train " + program_ + " --data data/train.safetensors --batch 2 --steps 2 "
+                     "--realize @r.json --init w.safetensors --out t.safetensors");
+  EXPECT_EQ(trained.status, 0) << trained.output;
+  auto explained = run(presk() + " explain r.json");
+  EXPECT_EQ(explained.status, 0) << explained.output;
+  EXPECT_NE(explained.output.find("a training step solved by function"), std::string::npos) << explained.output;
+  auto both = run(presk() + " solve " + program_ + " --step s.json --precision e.json --budget 1e-3 --out q.json");
+  EXPECT_EQ(both.status, 2) << both.output;
+  EXPECT_NE(both.output.find("E1258"), std::string::npos) << both.output;
+}
+
 TEST_F(StepCommand, CodedRefusals) {
   auto unweighted = step("--data data/train.safetensors --warmup 2");
   EXPECT_EQ(unweighted.status, 2) << unweighted.output;

@@ -8,13 +8,16 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "common/error_code.h"
 #include "lang/frontend.h"
 #include "step/calibrate_step.h"
 #include "step/exact_step.h"
 #include "step/measure_step.h"
+#include "step/solve_step.h"
 #include "support/atomic_file.h"
+#include "support/input_file.h"
 #include "support/temp_folder.h"
 #include "train/corpus.h"
 #include "train/token_windows.h"
@@ -210,6 +213,30 @@ TEST_F(TinyStep, CodedErrors) {
   EXPECT_EQ(error_code([&] { read_step_envelope(folder_->file("text.json")); }), "E1254");
   write_file_atomically(folder_->file("format.json"), R"({"format": 2})");
   EXPECT_EQ(error_code([&] { read_step_envelope(folder_->file("format.json")); }), "E1255");
+}
+
+// solve --step by function: inside its budget by measurement, the realization it returns measures
+// the same again (from its JSON too), something is narrowed, and a budget of 0 is refused.
+TEST_F(TinyStep, SolvedStepIsInsideItsBudget) {
+  const ir::Program program = tiny();
+  const StepSolution solution = solve_step(*envelope_, program, 1e-3, 2);
+  EXPECT_TRUE(solution.inside);
+  EXPECT_LE(solution.measured.update_gap, 1e-3);
+  EXPECT_GT(solution.measured.update_gap, solution.baseline);
+  EXPECT_FALSE(solution.realization.sites.empty());
+  bool optimizer = false;
+  for (const FunctionGaps& f : solution.functions) optimizer |= f.function == kOptimizerFunction;
+  EXPECT_TRUE(optimizer);
+  const StepMeasures again = measure_step(*envelope_, program, solution.realization, "again", 1);
+  EXPECT_EQ(again.update_gap, solution.measured.update_gap);
+  const std::string path = folder_->file("solved.json");
+  write_file_atomically(path, step_solution_json(solution, *envelope_, 1e-3, "step.json").dump(1));
+  EXPECT_EQ(measure_step(*envelope_, program, "@" + path, 1).update_gap, solution.measured.update_gap);
+  const std::vector<std::string> lines =
+      explain_step_solution(nlohmann::json::parse(read_input_file(path, {"test", "E0100", "", 1 << 24})), path);
+  EXPECT_EQ(lines.size(), solution.functions.size() + 1);
+  EXPECT_EQ(error_code([&] { solve_step(*envelope_, program, 0.0, 1); }), "E1258");
+  EXPECT_EQ(error_code([&] { explain_step_solution(nlohmann::json{{"solve", {{"mode", "step"}}}}, "x.json"); }), "E1259");
 }
 
 // One parameter w = 1 + 2⁻³⁰ and loss sum(w): g = 1; β₁ = ½, β₂ = ¾, ε = 0, λ = 0 and
