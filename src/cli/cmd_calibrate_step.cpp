@@ -161,6 +161,7 @@ int run_calibrate_step(const RunInputOptions& input, const StepCommandOptions& o
   for (const std::string& r : options.realize) inputs.push_back({"--realize", realization_file(r)});
   check_output_files({{"--out", out}}, inputs);
   ir::Program program = compile_training(input, options);
+  for (const std::string& realization : options.realize) step::load_step_realization(program, input.entry, realization);
   step::StepEnvelope envelope = options.envelope.empty()
                                     ? measure_exact(input, options, program, bits.value_or(128), quiet, global)
                                     : step::read_step_envelope(options.envelope);

@@ -140,10 +140,17 @@ void check_envelope_program(const StepEnvelope& envelope, const ir::Program& pro
 StepMeasures measure_step(const StepEnvelope& envelope, const ir::Program& program,
                           const std::string& realization_argument, int threads) {
   check_envelope_program(envelope, program);
-  const train::GradientProgram recompute =
-      train::make_gradient_program(program, envelope.entry, train::parameter_layout(program), false);
-  const exec::native::Realization realization = exec::native::load_realization(realization_argument, recompute.program);
+  const exec::native::Realization realization = load_step_realization(program, envelope.entry, realization_argument);
   return measure_step(envelope, program, realization, realization_argument, threads);
+}
+
+exec::native::Realization load_step_realization(const ir::Program& program, const std::string& entry,
+                                                const std::string& argument) {
+  const train::GradientProgram recompute =
+      train::make_gradient_program(program, entry, train::parameter_layout(program), false);
+  exec::native::Realization realization = exec::native::load_realization(argument, recompute.program);
+  check_realization(realization);
+  return realization;
 }
 
 StepMeasures measure_step(const StepEnvelope& envelope, const ir::Program& program,

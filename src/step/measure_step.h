@@ -39,6 +39,13 @@ struct StepMeasures {
 // its batch and dropout key, measured against its exact step; the reference does not run.
 // `program` is the entry compiled for training: E1251 when its hash is not the envelope's;
 // E1252 for a realization that types or quantizes parameters (the optimizer's state).
+// `argument` (a type name or @file.json) loaded against `program` (compiled for training) with
+// the vjps of `entry`, and checked as a step's realization: E0605 for sites of another program,
+// E1252 for one that types or quantizes parameters. Cheap: a command checks every --realize
+// before the exact step runs.
+exec::native::Realization load_step_realization(const ir::Program& program, const std::string& entry,
+                                                const std::string& argument);
+
 // E1251 when `program`'s hash is not the envelope's.
 void check_envelope_program(const StepEnvelope& envelope, const ir::Program& program);
 

@@ -116,6 +116,12 @@ TEST_F(StepCommand, CodedRefusals) {
   auto both = step(state_ + " --precision");
   EXPECT_EQ(both.status, 2) << both.output;
   EXPECT_NE(both.output.find("E1257"), std::string::npos) << both.output;
+  // A realization typing the optimizer's state is refused before the warm-up and the exact step.
+  write_file_atomically(folder_.file("typed.json"), R"({"format": 1, "default": "f32", "params": {"tok": "bf16"}})");
+  auto typed = step(state_ + " --realize f32 --realize @typed.json");
+  EXPECT_EQ(typed.status, 1) << typed.output;
+  EXPECT_NE(typed.output.find("E1252"), std::string::npos) << typed.output;
+  EXPECT_EQ(typed.output.find("warm-up step"), std::string::npos) << typed.output;
   auto samples = step(state_ + " --samples 2");
   EXPECT_NE(samples.output.find("E1257"), std::string::npos) << samples.output;
   ASSERT_EQ(step(state_ + " --out s.json --quiet").status, 0);
