@@ -239,6 +239,40 @@ TEST_F(TinyStep, SolvedStepIsInsideItsBudget) {
   EXPECT_EQ(error_code([&] { explain_step_solution(nlohmann::json{{"solve", {{"mode", "step"}}}}, "x.json"); }), "E1259");
 }
 
+// The step measure_step runs under a solved realization is the step presk train takes under it:
+// from the weights (m = v = 0), step 1 of train::run_training under @R.json gives native_step's θ̂′
+// bit for bit (the state's rounding to the master type, the batch, the dropout key, AdamW).
+TEST_F(TinyStep, TheMeasuredStepIsTheTrainingStep) {
+  const ir::Program program = tiny();
+  const StepSolution solution = solve_step(*envelope_, program, 1e-2, 2);
+  ASSERT_FALSE(solution.realization.sites.empty());
+  const std::string path = folder_->file("solved-1e-2.json");
+  write_file_atomically(path, step_solution_json(solution, *envelope_, 1e-2, "step.json").dump(1));
+  train::TrainOptions o;
+  o.program = program;
+  o.evaluation = program;
+  o.realization_argument = "@" + path;
+  o.data = folder_->file("train.safetensors");
+  o.steps = 10;
+  o.until = 1;
+  o.batch = 2;
+  o.schedule = train::Schedule{train::ScheduleKind::cosine, 1e-2, 1e-3, 2, 10};
+  o.seed = 3;
+  o.init = folder_->file("w.safetensors");
+  o.keep_state = true;
+  const train::TrainState trained = train::run_training(o).state;
+  const std::vector<train::ParameterState> layout = train::parameter_layout(program);
+  const train::TrainState start = train::read_initial_parameters(o.init, layout, RealType::f64, &program);
+  const train::TokenWindows data(o.data, 9, "--data");
+  std::vector<Tensor> rows;
+  for (int64_t row : train::batch_rows(3, 0, 2, data.count())) rows.push_back(data.row(row));
+  const StepInput input{rows, 3, 0, train::learning_rate(o.schedule, 0), o.adamw};
+  const train::GradientProgram gradient = train::make_gradient_program(program, "loss", layout, false);
+  const NativeStep native = native_step(gradient, solution.realization, start, input, 2);
+  ASSERT_EQ(native.theta.size(), trained.parameters.size());
+  for (size_t k = 0; k < native.theta.size(); ++k) EXPECT_EQ(native.theta[k], trained.parameters[k].theta) << layout[k].path;
+}
+
 // One parameter w = 1 + 2⁻³⁰ and loss sum(w): g = 1; β₁ = ½, β₂ = ¾, ε = 0, λ = 0 and
 // η = 3·2⁻¹⁰ make step 1 exact over the reals: m′ = ½, v′ = ¼, η/(1 − β₁) = 2η, √(1 − β₂) = ½,
 // so θ′ = θ − η = 1 − 3·2⁻¹⁰ + 2⁻³⁰ in [½, 1). In f64 it is exact (floor 0); f32 (ulp 2⁻²⁴)
