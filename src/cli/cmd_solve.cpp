@@ -158,12 +158,15 @@ int run_solve_command(const SolveCommandOptions& options, const std::string& ste
 Registration registration("solve", 36, [](CLI::App& app, GlobalOptions& global) {
   auto options = std::make_shared<SolveCommandOptions>();
   auto step = std::make_shared<std::string>();
+  auto grain = std::make_shared<std::string>("function");
   CLI::App* command = app.add_subcommand("solve", "A budget in, a realization out: the cheapest types the measurement accepts");
   add_solve_options(*command, *options, global);
   command->get_option("--precision")->required(false);
   command->add_option("--step", *step,
                       "Solve a training step instead: its step envelope (presk calibrate --step --out), one type per "
                       "function and adamw.step, the budget on the update gap (docs/step.md)");
+  command->add_option("--grain", *grain, "--step: the grain of the types, function (value: not yet, E1258)")
+      ->capture_default_str();
   command->add_option("--out", options->out, "The realization file to write (JSON, format 1, with its record)")->required();
   command->add_option("--report", options->report, "Also write the solve's HTML report here (as presk report R.json --out F.html)");
   command->footer(
@@ -171,7 +174,13 @@ Registration registration("solve", 36, [](CLI::App& app, GlobalOptions& global) 
       "first-order term, measures the proposal natively against the exact reference on the envelope's samples, and "
       "widens the largest contributor while the gap exceeds the budget; then measures on held-out samples. Exit 4 "
       "when even the widest assignment stays outside the budget. docs/precision.md, \"solve\".");
-  return [options, step, &global] { return run_solve_command(*options, *step, global); };
+  return [options, step, grain, &global] {
+    if (*grain != "function") {
+      usage_error("E1258").hint("--grain function (one type per function of the step and adamw.step)")
+          << "--grain " << *grain << ": the step is solved by function only (by stored value is to come)";
+    }
+    return run_solve_command(*options, *step, global);
+  };
 });
 
 }  // namespace

@@ -104,6 +104,9 @@ TEST_F(StepCommand, SolveStepTrainAndExplain) {
   auto both = run(presk() + " solve " + program_ + " --step s.json --precision e.json --budget 1e-3 --out q.json");
   EXPECT_EQ(both.status, 2) << both.output;
   EXPECT_NE(both.output.find("E1258"), std::string::npos) << both.output;
+  auto by_value = run(presk() + " solve " + program_ + " --step s.json --grain value --budget 1e-3 --out q.json");
+  EXPECT_EQ(by_value.status, 2) << by_value.output;
+  EXPECT_NE(by_value.output.find("E1258"), std::string::npos) << by_value.output;
 }
 
 TEST_F(StepCommand, CodedRefusals) {
