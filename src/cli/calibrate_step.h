@@ -44,6 +44,7 @@ struct SolveCommandOptions;
 
 // `presk solve PROGRAM --step STEP.json --budget ε --out R.json`: the step solved by function
 // (src/step/solve_step.h) against a step envelope. Exit 0 inside the budget, 4 outside.
-int run_solve_step(const SolveCommandOptions& options, const std::string& step_path, const GlobalOptions& global);
+int run_solve_step(const SolveCommandOptions& options, const std::string& step_path, const std::string& grain,
+                   const GlobalOptions& global);
 
 }  // namespace presk::cli

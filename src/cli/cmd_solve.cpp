@@ -129,8 +129,9 @@ void print_report(const SolveRun& run, const std::string& out) {
   std::cout << "written     " << out << " (presk explain " << out << " gives each decision its reason)\n";
 }
 
-int run_solve_command(const SolveCommandOptions& options, const std::string& step, GlobalOptions& global) {
-  if (!step.empty()) return run_solve_step(options, step, global);
+int run_solve_command(const SolveCommandOptions& options, const std::string& step, const std::string& grain,
+                      GlobalOptions& global) {
+  if (!step.empty()) return run_solve_step(options, step, grain, global);
   if (options.run.envelope.empty()) {
     usage_error("E1258").hint("presk solve PROGRAM --precision ENVELOPE.json --budget ε --out R.json, or --step STEP.json")
         << "presk solve needs --precision (an entry's envelope) or --step (a training step's envelope)";
@@ -165,7 +166,8 @@ Registration registration("solve", 36, [](CLI::App& app, GlobalOptions& global) 
   command->add_option("--step", *step,
                       "Solve a training step instead: its step envelope (presk calibrate --step --out), one type per "
                       "function and adamw.step, the budget on the update gap (docs/step.md)");
-  command->add_option("--grain", *grain, "--step: the grain of the types, function (value: not yet, E1258)")
+  command->add_option("--grain", *grain, "--step: one type per function (and adamw.step), or per stored value of more than one element")
+      ->check(CLI::IsMember({"function", "value"}))
       ->capture_default_str();
   command->add_option("--out", options->out, "The realization file to write (JSON, format 1, with its record)")->required();
   command->add_option("--report", options->report, "Also write the solve's HTML report here (as presk report R.json --out F.html)");
@@ -175,11 +177,7 @@ Registration registration("solve", 36, [](CLI::App& app, GlobalOptions& global) 
       "widens the largest contributor while the gap exceeds the budget; then measures on held-out samples. Exit 4 "
       "when even the widest assignment stays outside the budget. docs/precision.md, \"solve\".");
   return [options, step, grain, &global] {
-    if (*grain != "function") {
-      usage_error("E1258").hint("--grain function (one type per function of the step and adamw.step)")
-          << "--grain " << *grain << ": the step is solved by function only (by stored value is to come)";
-    }
-    return run_solve_command(*options, *step, global);
+    return run_solve_command(*options, *step, *grain, global);
   };
 });
 

@@ -43,10 +43,11 @@ ir::Program training_program(const SolveCommandOptions& options, const step::Ste
 }
 
 void print_solution(const step::StepSolution& s, double budget, const std::string& out) {
-  std::cout << fmt::format("presk solve --step: budget {:.3g} on the update gap; all-f64 {:.3e}\n", budget, s.baseline);
+  std::cout << fmt::format("presk solve --step: budget {:.3g} on the update gap, by {}; all-f64 {:.3e}\n", budget,
+                           s.grain == step::Grain::value ? "stored value" : "function", s.baseline);
   size_t width = 8;
   for (const step::FunctionGaps& f : s.functions) width = std::max(width, f.function.size());
-  std::cout << fmt::format("{:<{}}  {:>5}  {:>10}  {:>10}  {}\n", "function", width, "sites", "alone f32", "alone bf16", "type");
+  std::cout << fmt::format("{:<{}}  {:>5}  {:>10}  {:>10}  {}\n", s.grain == step::Grain::value ? "value" : "function", width, "sites", "alone f32", "alone bf16", "type");
   for (const step::FunctionGaps& f : s.functions) {
     std::cout << fmt::format("{:<{}}  {:>5}  {:>10.3e}  {:>10.3e}  {}\n", f.function, width, f.sites, f.f32, f.bf16,
                              f.offered ? exec::native::real_type_name(f.chosen) : "(no effect)");
@@ -61,7 +62,8 @@ void print_solution(const step::StepSolution& s, double budget, const std::strin
 
 }  // namespace
 
-int run_solve_step(const SolveCommandOptions& options, const std::string& step_path, const GlobalOptions& global) {
+int run_solve_step(const SolveCommandOptions& options, const std::string& step_path, const std::string& grain,
+                   const GlobalOptions& global) {
   if (!options.run.envelope.empty()) {
     usage_error("E1258").hint("solve an entry with --precision, or a training step with --step") << "--precision and --step both given";
   }
@@ -72,7 +74,8 @@ int run_solve_step(const SolveCommandOptions& options, const std::string& step_p
   step::check_envelope_program(envelope, program);
   std::function<void(const std::string&)> progress;
   if (!options.quiet) progress = [](const std::string& line) { std::cerr << "solve --step: " << line << "\n"; };
-  const step::StepSolution solution = step::solve_step(envelope, program, budget, global.threads, progress);
+  const step::StepSolution solution = step::solve_step(envelope, program, budget, global.threads, progress,
+                                                             grain == "value" ? step::Grain::value : step::Grain::function);
   const nlohmann::json file = step::step_solution_json(solution, envelope, budget, step_path);
   write_file_atomically(options.out, file.dump(1) + "\n");
   if (global.json) {

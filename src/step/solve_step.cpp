@@ -15,12 +15,15 @@ namespace {
 
 using Assignment = std::map<std::string, RealType>;  // function → type; absent: f64
 
-// The typable sites of each function of the training program with its vjps, by function.
-std::map<std::string, std::vector<std::string>> sites_by_function(const ir::Program& program) {
+// The typable sites of the training program with its vjps, by function, or one by one (those
+// of more than one element) at the value grain.
+std::map<std::string, std::vector<std::string>> units_of(const ir::Program& program, Grain grain) {
   std::map<std::string, std::vector<std::string>> out;
   for (const ir::Site& site : ir::site_table(program)) {
     const ir::Function* function = program.find_function(site.function);
-    if (function && exec::native::is_typable(function->lets[site.let_index])) out[site.function].push_back(site.name);
+    if (!function || !exec::native::is_typable(function->lets[site.let_index])) continue;
+    if (grain == Grain::function) out[site.function].push_back(site.name);
+    else if (site.element_count > 1) out[site.name].push_back(site.name);
   }
   return out;
 }
@@ -30,11 +33,11 @@ RealType wider(RealType type) { return type == RealType::bf16 ? RealType::f32 : 
 class Solver {
  public:
   Solver(const StepEnvelope& envelope, const ir::Program& program, int threads,
-         const std::function<void(const std::string&)>& progress)
+         const std::function<void(const std::string&)>& progress, Grain grain)
       : envelope_(envelope), program_(program), threads_(threads), progress_(progress) {
     const train::GradientProgram recompute =
         train::make_gradient_program(program, envelope.entry, train::parameter_layout(program), false);
-    sites_ = sites_by_function(recompute.program);
+    sites_ = units_of(recompute.program, grain);
   }
 
   exec::native::Realization realization(const Assignment& assignment) const {
@@ -120,12 +123,13 @@ Assignment assignment_of(const std::vector<FunctionGaps>& functions) {
 }  // namespace
 
 StepSolution solve_step(const StepEnvelope& envelope, const ir::Program& program, double budget, int threads,
-                        const std::function<void(const std::string&)>& progress) {
+                        const std::function<void(const std::string&)>& progress, Grain grain) {
   if (!(budget > 0) || !std::isfinite(budget)) {
     usage_error("E1258").hint("a number above 0, e.g. --budget 1e-3") << "the step's budget is " << budget << ", not above 0";
   }
-  Solver solver(envelope, program, threads, progress);
+  Solver solver(envelope, program, threads, progress, grain);
   StepSolution solution;
+  solution.grain = grain;
   solution.baseline = solver.measure({}, "all-f64");
   std::vector<std::string> names;
   for (const auto& [function, sites] : solver.sites()) names.push_back(function);
@@ -170,7 +174,7 @@ nlohmann::json step_solution_json(const StepSolution& s, const StepEnvelope& env
     functions.push_back({{"function", f.function}, {"sites", f.sites}, {"f32", f.f32}, {"bf16", f.bf16},
                          {"offered", f.offered}, {"type", exec::native::real_type_name(f.chosen)}});
   }
-  out["solve"] = {{"mode", "step"}, {"grain", "function"}, {"budget", budget}, {"envelope", envelope_path},
+  out["solve"] = {{"mode", "step"}, {"grain", s.grain == Grain::function ? "function" : "value"}, {"budget", budget}, {"envelope", envelope_path},
                   {"program_hash", envelope.program_hash}, {"step", envelope.step}, {"baseline", s.baseline},
                   {"estimate", s.estimate}, {"update_gap", s.measured.update_gap},
                   {"gradient_gap", s.measured.gradient_gap}, {"storage_floor", s.measured.storage_floor},
@@ -210,9 +214,10 @@ std::vector<std::string> explain_step_solution(const nlohmann::json& file, const
   if (!solve.contains("functions") || !solve["functions"].is_array()) malformed(origin, "solve.functions");
   if (!solve.contains("log") || !solve["log"].is_array()) malformed(origin, "solve.log");
   const double budget = solve["budget"].get<double>();
-  std::vector<std::string> lines = {fmt::format("{}: a training step solved by function at {:.3g} on the update gap; "
+  const std::string grain = solve.contains("grain") && solve["grain"] == "value" ? "stored value" : "function";
+  std::vector<std::string> lines = {fmt::format("{}: a training step solved by {} at {:.3g} on the update gap; "
                                                 "estimate {:.3e}, measured {:.3e}",
-                                                origin, budget, solve["estimate"].get<double>(),
+                                                origin, grain, budget, solve["estimate"].get<double>(),
                                                 solve["update_gap"].get<double>())};
   for (const nlohmann::json& f : solve["functions"]) {
     const bool fields = f.is_object() && f.contains("function") && f["function"].is_string() && f.contains("type") &&
