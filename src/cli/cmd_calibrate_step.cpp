@@ -160,12 +160,18 @@ int run_calibrate_step(const RunInputOptions& input, const StepCommandOptions& o
   inputs.push_back({"--envelope", options.envelope});
   for (const std::string& r : options.realize) inputs.push_back({"--realize", realization_file(r)});
   check_output_files({{"--out", out}}, inputs);
-  ir::Program program = compile_training(input, options);
+  std::optional<step::StepEnvelope> saved;
+  StepCommandOptions compiled = options;
+  if (!options.envelope.empty()) {
+    saved = step::read_step_envelope(options.envelope);
+    // The envelope's dropout rates unless --dropout says otherwise: its program hash includes them.
+    if (!options.dropout && saved->dropout != "program") compiled.dropout = std::stod(saved->dropout);
+  }
+  ir::Program program = compile_training(input, compiled);
+  if (saved) step::check_envelope_program(*saved, program);
   for (const std::string& realization : options.realize) step::load_step_realization(program, input.entry, realization);
-  step::StepEnvelope envelope = options.envelope.empty()
-                                    ? measure_exact(input, options, program, bits.value_or(128), quiet, global)
-                                    : step::read_step_envelope(options.envelope);
-  if (!options.envelope.empty()) step::check_envelope_program(envelope, program);
+  step::StepEnvelope envelope =
+      saved ? std::move(*saved) : measure_exact(input, options, program, bits.value_or(128), quiet, global);
   if (!out.empty()) step::write_step_envelope(envelope, out);
   std::vector<step::StepMeasures> measures;
   for (const std::string& realization : options.realize) {

@@ -64,6 +64,10 @@ TEST_F(StepCommand, TableProgressAndEnvelope) {
   EXPECT_EQ(measured["update_gap"].get<double>(), f32);
   EXPECT_EQ(measured["gradient_gap"], json["realizations"][1]["gradient_gap"]);
   EXPECT_EQ(measured["storage_floor"], json["realizations"][1]["storage_floor"]);
+  // --dropout is recorded: the envelope re-measures without repeating it (its hash includes the rates).
+  ASSERT_EQ(step(state_ + " --dropout 0.25 --out d.json --quiet").status, 0);
+  auto dropped = step("--envelope d.json --realize f32 --quiet");
+  EXPECT_EQ(dropped.status, 0) << dropped.output;
 }
 
 // The state is presk train's: --init W --realize f64, stopped after K steps.
