@@ -149,7 +149,7 @@ void add_step_options(CLI::App& command, StepCommandOptions& o) {
   command.add_option("--remat", o.remat, "--step: the warm-up's reverse mode (auto: store; the same bits)")
       ->check(CLI::IsMember({"auto", "recompute", "store"}))
       ->capture_default_str();
-  command.add_option("--realize", o.realize, "--step: a realization to measure (f64, f32, bf16, @file.json); repeatable");
+  command.add_option("--realize", o.realize, "--step: a realization to measure (f64, f32, bf16, @file.json, or recipe: every site bf16, the optimizer f32); repeatable");
   command.add_option("--envelope", o.envelope, "--step: measure --realize against this saved step envelope (no exact run)");
 }
 
@@ -158,7 +158,9 @@ int run_calibrate_step(const RunInputOptions& input, const StepCommandOptions& o
   check_step_mode(input, options);
   std::vector<CommandFile> inputs = run_input_files(input);
   inputs.push_back({"--envelope", options.envelope});
-  for (const std::string& r : options.realize) inputs.push_back({"--realize", realization_file(r)});
+  for (const std::string& r : options.realize) {
+    if (r != "recipe") inputs.push_back({"--realize", realization_file(r)});
+  }
   check_output_files({{"--out", out}}, inputs);
   std::optional<step::StepEnvelope> saved;
   StepCommandOptions compiled = options;

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "ir/program_hash.h"
+#include "ir/sites.h"
 #include "support/diagnostics.h"
 #include "support/number_format.h"
 
@@ -144,8 +145,21 @@ StepMeasures measure_step(const StepEnvelope& envelope, const ir::Program& progr
   return measure_step(envelope, program, realization, realization_argument, threads);
 }
 
+exec::native::Realization recipe_realization(const ir::Program& program, const std::string& entry) {
+  const train::GradientProgram recompute =
+      train::make_gradient_program(program, entry, train::parameter_layout(program), false);
+  exec::native::Realization recipe = exec::native::uniform_realization(RealType::f32);
+  recipe.origin = "recipe";
+  for (const ir::Site& site : ir::site_table(recompute.program)) {
+    const ir::Function* function = recompute.program.find_function(site.function);
+    if (function && exec::native::is_typable(function->lets[site.let_index])) recipe.sites[site.name] = RealType::bf16;
+  }
+  return recipe;
+}
+
 exec::native::Realization load_step_realization(const ir::Program& program, const std::string& entry,
                                                 const std::string& argument) {
+  if (argument == "recipe") return recipe_realization(program, entry);
   const train::GradientProgram recompute =
       train::make_gradient_program(program, entry, train::parameter_layout(program), false);
   exec::native::Realization realization = exec::native::load_realization(argument, recompute.program);

@@ -39,7 +39,11 @@ struct StepMeasures {
 // its batch and dropout key, measured against its exact step; the reference does not run.
 // `program` is the entry compiled for training: E1251 when its hash is not the envelope's;
 // E1252 for a realization that types or quantizes parameters (the optimizer's state).
-// `argument` (a type name or @file.json) loaded against `program` (compiled for training) with
+// The mixed-precision recipe of the spec's table: every typable site of the training program with
+// `entry`'s vjps in bf16, the default (master) type f32 — the optimizer in f32.
+exec::native::Realization recipe_realization(const ir::Program& program, const std::string& entry);
+
+// `argument` (a type name, "recipe", or @file.json) loaded against `program` (compiled for training) with
 // the vjps of `entry`, and checked as a step's realization: E0605 for sites of another program,
 // E1252 for one that types or quantizes parameters. Cheap: a command checks every --realize
 // before the exact step runs.

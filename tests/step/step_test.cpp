@@ -148,6 +148,13 @@ TEST_F(TinyStep, AllF64IsCloseAndAllF32Further) {
   EXPECT_GT(f32.update_gap, 100 * f64.update_gap);
   EXPECT_GT(f32.gradient_gap, f64.gradient_gap);
   EXPECT_GT(bf16.update_gap, f32.update_gap);
+  // The recipe (bf16 sites, the optimizer in f32): further than f32, nearer than all-bf16, whose
+  // master weights in bf16 the floor alone puts far off.
+  const StepMeasures recipe = measure_step(*envelope_, program, "recipe", 1);
+  EXPECT_EQ(recipe.master, RealType::f32);
+  EXPECT_GT(recipe.update_gap, f32.update_gap);
+  EXPECT_LT(recipe.update_gap, bf16.update_gap);
+  EXPECT_EQ(recipe.storage_floor, envelope_->floors.f32);
   EXPECT_EQ(f64.storage_floor, envelope_->floors.f64);
   EXPECT_EQ(f32.storage_floor, envelope_->floors.f32);
   EXPECT_LT(envelope_->floors.f64, envelope_->floors.f32);
