@@ -2,7 +2,8 @@
 // prepares the run as `presk run` does (cli/pipeline.h: bindings, --weights or synthesized
 // parameters, --data or synthesized samples from --offset), measures the magnitude envelope on
 // the exact reference (precision/calibrate.h), writes it atomically, and prints the sites with
-// the largest magnitudes. Progress goes to stderr. `--step` (a training step's budget) is to come.
+// the largest magnitudes. Progress goes to stderr. `--step` (a training step's budget) is the other
+// mode: cmd_calibrate_step.cpp.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cli/calibrate_step.h"
 #include "cli/command.h"
 #include "cli/pipeline.h"
 #include "exec/reference/interpreter.h"
@@ -25,23 +27,35 @@ namespace {
 
 struct CalibrateOptions {
   bool precision = false;  // the mode: the magnitude envelope
-  bool step = false;       // the mode to come: a training step's budget
+  bool step = false;       // the other mode: a training step's budget (cmd_calibrate_step.cpp)
   RunInputOptions input;
-  long bits = 256;
+  StepCommandOptions step_options;
+  std::optional<long> bits;  // required by --precision; --step: 128
   std::string out;
   int sites = 10;  // sites printed, largest magnitude first
   bool quiet = false;
 };
 
-// The mode flags: exactly --precision for now.
+// The mode flags: exactly one of --precision and --step; --precision's own required options.
 void check_mode(const CalibrateOptions& options) {
-  if (options.step) {
-    user_error("E0911").hint("use --precision (the magnitude envelope)")
-        << "`presk calibrate --step` (the budget of a training step) is not implemented yet";
+  if (options.step && options.precision) {
+    user_error("E1257").hint("run one mode at a time")
+        << "--precision and --step both given: presk calibrate measures one thing at a time";
   }
-  if (!options.precision) {
-    user_error("E0910").hint("add --precision: presk calibrate --precision PROGRAM --entry E ... (coming: --step)")
-        << "presk calibrate needs a mode: --precision (the magnitude envelope of an entry)";
+  if (!options.precision && !options.step) {
+    user_error("E0910").hint("add --precision: presk calibrate --precision PROGRAM --entry E ..., or --step (docs/step.md)")
+        << "presk calibrate needs a mode: --precision (the magnitude envelope of an entry) or --step (a training step)";
+  }
+  if (options.step) return;
+  const char* missing = options.input.samples == 0 ? "--samples" : !options.bits ? "--bits" : options.out.empty() ? "--out" : nullptr;
+  if (missing) {
+    user_error("E1257").hint("presk calibrate --precision PROGRAM --entry E --samples N --bits B --out ENVELOPE.json")
+        << "`presk calibrate --precision` needs " << missing;
+  }
+  const StepCommandOptions& s = options.step_options;
+  if (s.warmup || !s.realize.empty() || !s.envelope.empty()) {
+    user_error("E1257").hint("drop the --step options, or pass --step")
+        << "--warmup, --realize and --envelope are options of `presk calibrate --step`";
   }
 }
 
@@ -140,11 +154,14 @@ int run_calibrate(const CalibrateOptions& options, const GlobalOptions& global) 
     std::cerr << error.what() << std::endl;
     return 2;
   }
+  if (options.step) {
+    return run_calibrate_step(options.input, options.step_options, options.bits, options.out, options.quiet, global);
+  }
   check_output_files({{"--out", options.out}}, run_input_files(options.input));
   RunInputOptions input = options.input;
-  input.memory.reference_bytes = reference_bytes_per_element(options.bits, false);
+  input.memory.reference_bytes = reference_bytes_per_element(*options.bits, false);
   PreparedRun prepared = prepare_run(input, global);
-  precision::CalibrationOptions calibration{options.bits, global.threads, progress_printer(options.quiet)};
+  precision::CalibrationOptions calibration{*options.bits, global.threads, progress_printer(options.quiet)};
   auto start = std::chrono::steady_clock::now();
   precision::Envelope envelope = precision::calibrate(
       prepared.program, options.input.entry, prepared.parameters, prepared.count,
@@ -169,24 +186,27 @@ int run_calibrate(const CalibrateOptions& options, const GlobalOptions& global) 
 Registration registration("calibrate", 30, [](CLI::App& app, GlobalOptions& global) {
   auto options = std::make_shared<CalibrateOptions>();
   CLI::App* command = app.add_subcommand(
-      "calibrate", "Measure an entry on the exact reference: --precision, the magnitude envelope of every site");
+      "calibrate", "Measure on the exact reference: --precision, the magnitude envelope of every site of an entry; "
+                   "--step, one training step's update under realizations against the exact step");
   command->add_flag("--precision", options->precision,
                     "Mode: the magnitude envelope (per site max |v|, element counts, terms, rounding "
                     "error per type, sensitivity) over --samples samples");
-  command->add_flag("--step", options->step, "Mode (coming): the budget of a training step");
+  command->add_flag("--step", options->step,
+                    "Mode: one AdamW step from --weights after --warmup K native f64 steps, exact on the reference; "
+                    "each --realize's update gap, storage floor and gradient gap (docs/step.md)");
   command->footer(
       "Runs samples --offset … --offset + N − 1 and one reverse sweep (sensitivities, on the first sample) "
       "on the exact reference, in parallel over --threads (the envelope does not depend on it), and writes "
       "the envelope atomically; prints the sites of largest max |v|. Every field of the file: "
-      "docs/precision.md. Progress on stderr unless --quiet.");
+      "docs/precision.md. --step: the options marked --step, --bits (default 128) and --out (the step envelope, "
+      "optional); docs/step.md. Progress on stderr unless --quiet.");
   add_run_input_options(*command, options->input);
   command->get_option("--samples")
-      ->description("Samples to measure, from --offset on (of --data, or synthesized from --seed)")
-      ->required();
-  command->add_option("--bits", options->bits, "Working precision of the reference in bits (MPFR)")
-      ->check(CLI::Range(reference::kMinBits, reference::kMaxBits))
-      ->required();
-  command->add_option("--out", options->out, "The envelope file to write (JSON, format 1)")->required();
+      ->description("--precision: samples to measure, from --offset on (of --data, or synthesized from --seed)");
+  command->add_option("--bits", options->bits, "Working precision of the reference in bits (MPFR; --step: 128 by default)")
+      ->check(CLI::Range(reference::kMinBits, reference::kMaxBits));
+  command->add_option("--out", options->out, "The envelope file to write (JSON, format 1; --step: the step envelope)");
+  add_step_options(*command, options->step_options);
   command->add_option("--sites", options->sites, "Sites printed, largest magnitude first")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();

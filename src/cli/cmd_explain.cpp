@@ -13,6 +13,7 @@
 #include "support/atomic_file.h"
 #include "support/diagnostics.h"
 #include "support/input_file.h"
+#include "step/solve_step.h"
 #include "support/json_reader.h"
 
 namespace presk::cli {
@@ -72,6 +73,12 @@ int run_explain(ExplainOptions& options, GlobalOptions& global) {
     origin = "the solve of " + origin;
   } else {
     file = read_realization_file(origin);
+  }
+  if (file.is_object() && file.contains("solve") && file["solve"].is_object() && file["solve"].value("mode", "") == "step") {
+    const std::vector<std::string> lines = step::explain_step_solution(file, origin);  // a training step's solve
+    if (global.json) std::cout << nlohmann::json(lines).dump(2) << "\n";
+    else for (const std::string& line : lines) std::cout << line << "\n";
+    return 0;
   }
   for (const std::string& value : options.values) {
     bool known = false;

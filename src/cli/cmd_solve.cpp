@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 
+#include "cli/calibrate_step.h"
 #include "cli/command.h"
 #include "cli/solve_setup.h"
 #include "report/report.h"
@@ -128,7 +129,13 @@ void print_report(const SolveRun& run, const std::string& out) {
   std::cout << "written     " << out << " (presk explain " << out << " gives each decision its reason)\n";
 }
 
-int run_solve_command(const SolveCommandOptions& options, GlobalOptions& global) {
+int run_solve_command(const SolveCommandOptions& options, const std::string& step, const std::string& grain,
+                      GlobalOptions& global) {
+  if (!step.empty()) return run_solve_step(options, step, grain, global);
+  if (options.run.envelope.empty()) {
+    usage_error("E1258").hint("presk solve PROGRAM --precision ENVELOPE.json --budget ε --out R.json, or --step STEP.json")
+        << "presk solve needs --precision (an entry's envelope) or --step (a training step's envelope)";
+  }
   check_solve_outputs(options);
   if (!options.report.empty()) {
     check_output_files({{"--out", options.out}, {"--report", options.report}},
@@ -151,8 +158,17 @@ int run_solve_command(const SolveCommandOptions& options, GlobalOptions& global)
 
 Registration registration("solve", 36, [](CLI::App& app, GlobalOptions& global) {
   auto options = std::make_shared<SolveCommandOptions>();
+  auto step = std::make_shared<std::string>();
+  auto grain = std::make_shared<std::string>("function");
   CLI::App* command = app.add_subcommand("solve", "A budget in, a realization out: the cheapest types the measurement accepts");
   add_solve_options(*command, *options, global);
+  command->get_option("--precision")->required(false);
+  command->add_option("--step", *step,
+                      "Solve a training step instead: its step envelope (presk calibrate --step --out), one type per "
+                      "function and adamw.step, the budget on the update gap (docs/step.md)");
+  command->add_option("--grain", *grain, "--step: one type per function (and adamw.step), or per stored value of more than one element")
+      ->check(CLI::IsMember({"function", "value"}))
+      ->capture_default_str();
   command->add_option("--out", options->out, "The realization file to write (JSON, format 1, with its record)")->required();
   command->add_option("--report", options->report, "Also write the solve's HTML report here (as presk report R.json --out F.html)");
   command->footer(
@@ -160,7 +176,9 @@ Registration registration("solve", 36, [](CLI::App& app, GlobalOptions& global) 
       "first-order term, measures the proposal natively against the exact reference on the envelope's samples, and "
       "widens the largest contributor while the gap exceeds the budget; then measures on held-out samples. Exit 4 "
       "when even the widest assignment stays outside the budget. docs/precision.md, \"solve\".");
-  return [options, &global] { return run_solve_command(*options, global); };
+  return [options, step, grain, &global] {
+    return run_solve_command(*options, *step, *grain, global);
+  };
 });
 
 }  // namespace

@@ -44,7 +44,7 @@ void check_options(const TrainOptions& o, const exec::native::Realization& reali
   if (!o.init.empty() && !o.resume.empty())
     refuse("--init and --resume both given",
            "a resumed run takes its parameters from the checkpoint; drop --init");
-  if (o.out.empty()) refuse("no --out checkpoint", "pass --out FILE.safetensors");
+  if (o.out.empty() && !o.keep_state) refuse("no --out checkpoint", "pass --out FILE.safetensors");
   if (o.schedule.warmup > o.steps)
     refuse("--warmup " + std::to_string(o.schedule.warmup) + " exceeds --steps " +
                std::to_string(o.steps),
@@ -232,6 +232,7 @@ TrainResult Run::run() {
   }
   result_.last_step = state_.step;
   result_.seconds = seconds_since(start);
+  if (o_.keep_state) result_.state = std::move(state_);
   return std::move(result_);
 }
 
@@ -282,6 +283,7 @@ void Run::validate() {
 }
 
 void Run::checkpoint() {
+  if (o_.out.empty()) return;  // keep_state without a file
   write_checkpoint(o_.out, state_, master_, identity_, notes_);
   if (callbacks_.on_checkpoint) callbacks_.on_checkpoint(o_.out);
   if (!o_.weights_out.empty()) {

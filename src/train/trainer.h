@@ -14,6 +14,7 @@
 #include "exec/native/executor.h"
 #include "ir/ir.h"
 #include "train/adamw.h"
+#include "train/checkpoint.h"
 #include "train/schedule.h"
 
 namespace presk::train {
@@ -46,6 +47,9 @@ struct TrainOptions {
   int64_t until = 0;   // stop after this step (0: after `steps`); the schedule still spans `steps`
   int threads = 1;     // windows run at once; no result depends on it
   bool profile = false;  // time each op kind of the gradient's passes (TrainResult::profile)
+  // Hand the last state back in TrainResult::state (a library caller such as the exact step's
+  // warm-up, src/step); with it `out` may be empty, and then no checkpoint is written.
+  bool keep_state = false;
 };
 
 struct StepReport {
@@ -72,6 +76,7 @@ struct TrainResult {
   double seconds = 0;
   std::string program_hash;
   exec::native::OpProfile profile;  // TrainOptions::profile: summed over every window of every step
+  TrainState state;                 // TrainOptions::keep_state: θ, m, v after the last step
 };
 
 struct TrainCallbacks {

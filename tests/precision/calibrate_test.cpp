@@ -293,9 +293,14 @@ TEST(CalibrateCommand, TableAndModes) {
   testing::CommandResult none = testing::run_command(base);
   EXPECT_EQ(none.status, 2);
   EXPECT_NE(none.output.find("E0910"), std::string::npos) << none.output;
-  testing::CommandResult step = testing::run_command(base + " --step");
+  testing::CommandResult step = testing::run_command(base + " --step");  // --samples is --precision's
   EXPECT_EQ(step.status, 2);
-  EXPECT_NE(step.output.find("E0911"), std::string::npos) << step.output;
+  EXPECT_NE(step.output.find("E1257"), std::string::npos) << step.output;
+  testing::CommandResult unsampled = testing::run_command(testing::presk() + " calibrate --precision " + PRESK_SOURCE_DIR +
+                                                          "/examples/mse.psk --entry mse --dim N=4 --bits 64 --out " +
+                                                          folder.file("e.json"));
+  EXPECT_EQ(unsampled.status, 2);
+  EXPECT_NE(unsampled.output.find("--samples"), std::string::npos) << unsampled.output;
   testing::CommandResult help = testing::run_command(testing::presk() + " calibrate --help");
   EXPECT_NE(help.output.find("--precision"), std::string::npos);
   EXPECT_NE(help.output.find("--out"), std::string::npos);

@@ -1,0 +1,150 @@
+// The measurement of `presk calibrate --step` (calibrate_step.h).
+#include "step/calibrate_step.h"
+
+#include "exec/native/realization.h"
+#include "ir/footprint.h"
+#include "ir/program_hash.h"
+#include "step/measure_step.h"
+#include "support/diagnostics.h"
+#include "support/memory.h"
+#include "support/sha256.h"
+#include "train/batch_gradient.h"
+#include "train/token_windows.h"
+
+namespace presk::step {
+namespace {
+
+void check_options(const CalibrateStepOptions& o, int64_t steps) {
+  if (o.weights.empty() || o.data.empty()) {
+    usage_error("E1256").hint("presk calibrate --step PROGRAM --entry loss --weights W.safetensors --data train.safetensors --warmup K")
+        << "the step's state needs " << (o.weights.empty() ? "--weights (the parameters it starts from)" : "--data (the token windows)");
+  }
+  if (o.warmup_steps < 1) {
+    usage_error("E1250").hint("pass --warmup K with K ≥ 1, e.g. --warmup 100")
+        << "--warmup " << o.warmup_steps << ": the state needs at least one native step before the measured one "
+        << "(after none, AdamW's v is 0)";
+  }
+  if (o.warmup_steps >= steps) {
+    usage_error("E1250").hint("pass --steps N with N > K (the schedule's length), or leave it out (K + 1)")
+        << "--warmup " << o.warmup_steps << " with --steps " << steps << ": the measured step "
+        << o.warmup_steps + 1 << " lies beyond the schedule";
+  }
+}
+
+// E0017 before the warm-up when the exact step cannot fit: each window run at once holds every
+// let of the vjp program in MPFR at `bits` (the struct, its limbs, the allocator's header), and
+// every window's cotangents are kept until the mean.
+void check_exact_memory(const CalibrateStepOptions& o, const train::GradientProgram& gradient) {
+  const ir::Footprint size = ir::footprint(gradient.program, nullptr);
+  const uint64_t number = 48 + 8 * static_cast<uint64_t>((o.bits + 63) / 64);
+  const auto at_once = static_cast<uint64_t>(std::max<int64_t>(1, std::min<int64_t>(std::max(o.threads, 1), o.batch)));
+  const uint64_t needed =
+      saturating_sum(saturating_product(size.let_elements, saturating_product(number, at_once)),
+                     saturating_product(size.param_elements, saturating_sum(8 * 8, saturating_product(number, uint64_t(o.batch) + 3))));
+  check_memory(needed, "the exact step of `" + o.entry + "` at " + std::to_string(o.bits) + " bits (" +
+                           std::to_string(at_once) + " window" + (at_once == 1 ? "" : "s") + " at once)",
+               "use fewer --threads, fewer --bits, a smaller --batch, or smaller --dim/--const values");
+}
+
+// The entry's one argument: windows of W + 1 tokens.
+int64_t window_width(const ir::Program& program, const std::string& entry) {
+  const ir::Function* function = program.find_function(entry);
+  if (!function || function->argument_types.size() != 1 || function->argument_types[0].rank() != 1) {
+    user_error("E1003").hint("train an entry such as examples/gpt.psk's `loss(p : GPT, tokens : Z[T + 1]) -> R`")
+        << "`" << entry << "` cannot be trained on token windows: it must take one argument Z[W + 1]";
+  }
+  return function->argument_types[0].shape[0];
+}
+
+// K native f64 steps of presk train from the weights: the state after them.
+train::TrainState warm_up(const CalibrateStepOptions& o, int64_t steps) {
+  train::TrainOptions run;
+  run.program = o.program;
+  run.evaluation = o.program;  // no --val: not run
+  run.entry = o.entry;
+  run.realization_argument = "f64";
+  run.data = o.data;
+  run.steps = steps;
+  run.batch = o.batch;
+  run.schedule = o.schedule;
+  run.schedule.steps = steps;
+  run.adamw = o.adamw;
+  run.dropout = o.dropout;
+  run.seed = o.seed;
+  run.remat = o.remat;
+  run.init = o.weights;
+  run.until = o.warmup_steps;
+  run.threads = o.threads;
+  run.keep_state = true;
+  train::TrainCallbacks callbacks;
+  callbacks.on_step = o.on_warmup_step;
+  return train::run_training(run, callbacks).state;
+}
+
+std::vector<Tensor> rows_of(const train::TokenWindows& windows, const std::vector<int64_t>& rows) {
+  std::vector<Tensor> out;
+  for (int64_t row : rows) out.push_back(windows.row(row));
+  return out;
+}
+
+}  // namespace
+
+StepEnvelope calibrate_step(const CalibrateStepOptions& o) {
+  const int64_t steps = o.steps > 0 ? o.steps : o.warmup_steps + 1;
+  check_options(o, steps);
+  const std::vector<train::ParameterState> layout = train::parameter_layout(o.program);
+  const train::GradientProgram recompute = train::make_gradient_program(o.program, o.entry, layout, false);
+  check_exact_memory(o, recompute);
+  StepEnvelope e;
+  e.state = warm_up(o, steps);
+  internal_assert(e.state.step == o.warmup_steps);
+  const train::TokenWindows data(o.data, window_width(o.program, o.entry), "--data");
+  e.program = o.program_path;
+  e.program_hash = ir::program_hash(o.program);
+  e.entry = o.entry;
+  e.bindings = o.bindings;
+  e.bits = o.bits;
+  e.weights = o.weights;
+  e.weights_sha256 = sha256_file(o.weights);
+  e.data = o.data;
+  e.data_sha256 = sha256_file(o.data);
+  e.warmup_steps = o.warmup_steps;
+  e.batch = o.batch;
+  e.steps = steps;
+  e.seed = o.seed;
+  e.schedule = o.schedule;
+  e.schedule.steps = steps;
+  e.adamw = o.adamw;
+  e.dropout = o.dropout;
+  e.remat = o.remat == ad::Remat::Store ? "store" : "recompute";
+  e.step = o.warmup_steps + 1;
+  e.learning_rate = train::learning_rate(e.schedule, o.warmup_steps);
+  e.rows = train::batch_rows(o.seed, o.warmup_steps, o.batch, data.count());
+  e.next_rows = train::batch_rows(o.seed, o.warmup_steps + 1, o.batch, data.count());
+  e.windows = rows_of(data, e.rows);
+  // The exact step.
+  const StepInput input{e.windows, o.seed, o.warmup_steps, e.learning_rate, o.adamw};
+  ExactStep exact = exact_step(recompute, e.state, input, o.bits, o.threads, o.on_window);
+  e.update = std::move(exact.update);
+  e.gradient = std::move(exact.gradient);
+  e.theta_norm = exact.theta_norm;
+  e.update_norm = exact.update_norm;
+  e.gradient_norm = exact.gradient_norm;
+  e.floors = exact.floors;
+  e.exact_seconds = exact.seconds;
+  // The sampling noise: native f64 gradients of this batch and the next step's, from the state.
+  const exec::native::Realization f64 = exec::native::uniform_realization(RealType::f64);
+  const exec::native::PreparedParameters prepared = train::prepare(recompute.program, f64, e.state);
+  auto gradient_of = [&](const std::vector<int64_t>& rows, int64_t step) {
+    train::BatchGradient g = train::batch_gradient(recompute, f64, prepared, rows_of(data, rows), o.seed, step,
+                                                   RealType::f64, o.threads);
+    for (size_t k = 0; k < g.gradients.size(); ++k) {
+      if (g.gradients[k].empty()) g.gradients[k].assign(e.state.parameters[k].theta.size(), 0.0);
+    }
+    return g.gradients;
+  };
+  e.sampling_noise = relative_distance(gradient_of(e.next_rows, o.warmup_steps + 1), gradient_of(e.rows, o.warmup_steps));
+  return e;
+}
+
+}  // namespace presk::step

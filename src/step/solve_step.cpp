@@ -1,0 +1,235 @@
+// The step solved by function (solve_step.h).
+#include "step/solve_step.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "ir/sites.h"
+#include "support/diagnostics.h"
+
+namespace presk::step {
+namespace {
+
+using Assignment = std::map<std::string, RealType>;  // function → type; absent: f64
+
+// The typable sites of the training program with its vjps, by function, or one by one (those
+// of more than one element) at the value grain.
+std::map<std::string, std::vector<std::string>> units_of(const ir::Program& program, Grain grain) {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const ir::Site& site : ir::site_table(program)) {
+    const ir::Function* function = program.find_function(site.function);
+    if (!function || !exec::native::is_typable(function->lets[site.let_index])) continue;
+    if (grain == Grain::function) out[site.function].push_back(site.name);
+    else if (site.element_count > 1) out[site.name].push_back(site.name);
+  }
+  return out;
+}
+
+RealType wider(RealType type) { return type == RealType::bf16 ? RealType::f32 : RealType::f64; }
+
+class Solver {
+ public:
+  Solver(const StepEnvelope& envelope, const ir::Program& program, int threads,
+         const std::function<void(const std::string&)>& progress, Grain grain)
+      : envelope_(envelope), program_(program), threads_(threads), progress_(progress) {
+    const train::GradientProgram recompute =
+        train::make_gradient_program(program, envelope.entry, train::parameter_layout(program), false);
+    sites_ = units_of(recompute.program, grain);
+  }
+
+  exec::native::Realization realization(const Assignment& assignment) const {
+    auto optimizer = assignment.find(kOptimizerFunction);
+    const RealType master = optimizer == assignment.end() ? RealType::f64 : optimizer->second;
+    exec::native::Realization r = exec::native::uniform_realization(master);
+    r.origin = "solve --step";
+    for (const auto& [function, sites] : sites_) {
+      auto found = assignment.find(function);
+      const RealType type = found == assignment.end() ? RealType::f64 : found->second;
+      if (type == master) continue;
+      for (const std::string& site : sites) r.sites[site] = type;
+    }
+    return r;
+  }
+
+  double measure(const Assignment& assignment, const std::string& what, StepMeasures* out = nullptr) {
+    StepMeasures m = measure_step(envelope_, program_, realization(assignment), what, threads_);
+    ++measurements_;
+    note(fmt::format("measure {}: update gap {:.3e}", what, m.update_gap));
+    if (out) *out = m;
+    return m.update_gap;
+  }
+
+  void note(const std::string& line) {
+    log_.push_back(line);
+    if (progress_) progress_(line);
+  }
+
+  const std::map<std::string, std::vector<std::string>>& sites() const { return sites_; }
+  int measurements() const { return measurements_; }
+  std::vector<std::string> take_log() { return std::move(log_); }
+
+ private:
+  const StepEnvelope& envelope_;
+  const ir::Program& program_;
+  int threads_;
+  std::function<void(const std::string&)> progress_;
+  std::map<std::string, std::vector<std::string>> sites_;
+  int measurements_ = 0;
+  std::vector<std::string> log_;
+};
+
+double root_sum_square(const std::vector<FunctionGaps>& functions) {
+  double sum = 0;
+  for (const FunctionGaps& f : functions) {
+    if (f.chosen == RealType::f32) sum += f.f32 * f.f32;
+    if (f.chosen == RealType::bf16) sum += f.bf16 * f.bf16;
+  }
+  return std::sqrt(sum);
+}
+
+double isolated(const FunctionGaps& f, RealType type) { return type == RealType::bf16 ? f.bf16 : type == RealType::f32 ? f.f32 : 0; }
+
+// From all-f64: each function's narrowest type whose isolated gap fits, smallest gaps first,
+// while the root-sum-square stays inside the budget.
+void propose(std::vector<FunctionGaps>& functions, double budget) {
+  std::vector<FunctionGaps*> order;
+  for (FunctionGaps& f : functions) {
+    if (f.offered) order.push_back(&f);
+  }
+  auto best = [budget](const FunctionGaps& f) { return f.bf16 <= budget ? RealType::bf16 : f.f32 <= budget ? RealType::f32 : RealType::f64; };
+  std::stable_sort(order.begin(), order.end(), [&](const FunctionGaps* a, const FunctionGaps* b) {
+    return isolated(*a, best(*a)) < isolated(*b, best(*b));
+  });
+  for (FunctionGaps* f : order) {
+    for (RealType type = best(*f); type != RealType::f64; type = wider(type)) {
+      f->chosen = type;
+      if (root_sum_square(functions) <= budget) break;
+      f->chosen = RealType::f64;
+    }
+  }
+}
+
+Assignment assignment_of(const std::vector<FunctionGaps>& functions) {
+  Assignment out;
+  for (const FunctionGaps& f : functions) {
+    if (f.chosen != RealType::f64) out[f.function] = f.chosen;
+  }
+  return out;
+}
+
+}  // namespace
+
+StepSolution solve_step(const StepEnvelope& envelope, const ir::Program& program, double budget, int threads,
+                        const std::function<void(const std::string&)>& progress, Grain grain) {
+  if (!(budget > 0) || !std::isfinite(budget)) {
+    usage_error("E1258").hint("a number above 0, e.g. --budget 1e-3") << "the step's budget is " << budget << ", not above 0";
+  }
+  Solver solver(envelope, program, threads, progress, grain);
+  StepSolution solution;
+  solution.grain = grain;
+  solution.baseline = solver.measure({}, "all-f64");
+  std::vector<std::string> names;
+  for (const auto& [function, sites] : solver.sites()) names.push_back(function);
+  names.push_back(kOptimizerFunction);
+  for (const std::string& name : names) {
+    FunctionGaps f;
+    f.function = name;
+    auto found = solver.sites().find(name);
+    f.sites = found == solver.sites().end() ? 0 : static_cast<int>(found->second.size());
+    f.f32 = solver.measure({{name, RealType::f32}}, name + " f32");
+    f.bf16 = solver.measure({{name, RealType::bf16}}, name + " bf16");
+    f.offered = !(f.f32 == solution.baseline && f.bf16 == solution.baseline);
+    solution.functions.push_back(f);
+  }
+  propose(solution.functions, budget);
+  solution.estimate = root_sum_square(solution.functions);
+  solver.note(fmt::format("proposal: estimate {:.3e}", solution.estimate));
+  // Measure; while outside, widen the narrowed function of the largest isolated gap one type.
+  for (;;) {
+    const double gap = solver.measure(assignment_of(solution.functions), "proposal", &solution.measured);
+    if (gap <= budget) break;
+    FunctionGaps* widest = nullptr;
+    for (FunctionGaps& f : solution.functions) {
+      if (f.chosen != RealType::f64 && (!widest || isolated(f, f.chosen) > isolated(*widest, widest->chosen))) widest = &f;
+    }
+    if (!widest) break;  // all-f64 and still outside
+    widest->chosen = wider(widest->chosen);
+    solver.note(fmt::format("widen {} to {}", widest->function, exec::native::real_type_name(widest->chosen)));
+  }
+  solution.realization = solver.realization(assignment_of(solution.functions));
+  solution.inside = solution.measured.update_gap <= budget;
+  solution.measurements = solver.measurements();
+  solution.log = solver.take_log();
+  return solution;
+}
+
+nlohmann::json step_solution_json(const StepSolution& s, const StepEnvelope& envelope, double budget,
+                                  const std::string& envelope_path) {
+  nlohmann::json out = exec::native::realization_to_json(s.realization);
+  nlohmann::json functions = nlohmann::json::array();
+  for (const FunctionGaps& f : s.functions) {
+    functions.push_back({{"function", f.function}, {"sites", f.sites}, {"f32", f.f32}, {"bf16", f.bf16},
+                         {"offered", f.offered}, {"type", exec::native::real_type_name(f.chosen)}});
+  }
+  out["solve"] = {{"mode", "step"}, {"grain", s.grain == Grain::function ? "function" : "value"}, {"budget", budget}, {"envelope", envelope_path},
+                  {"program_hash", envelope.program_hash}, {"step", envelope.step}, {"baseline", s.baseline},
+                  {"estimate", s.estimate}, {"update_gap", s.measured.update_gap},
+                  {"gradient_gap", s.measured.gradient_gap}, {"storage_floor", s.measured.storage_floor},
+                  {"inside", s.inside}, {"measurements", s.measurements}, {"functions", functions}, {"log", s.log}};
+  return out;
+}
+
+namespace {
+
+[[noreturn]] void malformed(const std::string& origin, const std::string& field) {
+  user_error("E1259").hint("solve the step again: presk solve PROGRAM --step STEP.json --budget ε --out R.json")
+      << origin << ": the step solve record's field `" << field << "` is missing or of the wrong kind";
+}
+
+std::string reason(const nlohmann::json& f, double budget, bool widened) {
+  const std::string type = f["type"].get<std::string>();
+  const double f32 = f["f32"].get<double>(), bf16 = f["bf16"].get<double>();
+  if (!f["offered"].get<bool>()) return "f64 (not offered: narrowing it alone moves no bit of the update)";
+  if (type == "bf16") return fmt::format("bf16: alone in bf16 the update gap is {:.3e} ≤ {:.3g}", bf16, budget);
+  if (type == "f32") {
+    if (widened) return fmt::format("f32: widened from bf16, the measured step exceeding {:.3g}", budget);
+    if (bf16 > budget) return fmt::format("f32: alone in bf16 {:.3e} > {:.3g}; alone in f32 {:.3e}", bf16, budget, f32);
+    return fmt::format("f32: bf16 ({:.3e} alone) would take the root-sum-square estimate past {:.3g}", bf16, budget);
+  }
+  if (widened) return fmt::format("f64: widened, the measured step exceeding {:.3g}", budget);
+  if (f32 > budget) return fmt::format("f64: alone in f32 {:.3e} > {:.3g}", f32, budget);
+  return fmt::format("f64: f32 ({:.3e} alone) would take the root-sum-square estimate past {:.3g}", f32, budget);
+}
+
+}  // namespace
+
+std::vector<std::string> explain_step_solution(const nlohmann::json& file, const std::string& origin) {
+  const nlohmann::json& solve = file["solve"];
+  for (const char* field : {"budget", "update_gap", "estimate"}) {
+    if (!solve.contains(field) || !solve[field].is_number()) malformed(origin, std::string("solve.") + field);
+  }
+  if (!solve.contains("functions") || !solve["functions"].is_array()) malformed(origin, "solve.functions");
+  if (!solve.contains("log") || !solve["log"].is_array()) malformed(origin, "solve.log");
+  const double budget = solve["budget"].get<double>();
+  const std::string grain = solve.contains("grain") && solve["grain"] == "value" ? "stored value" : "function";
+  std::vector<std::string> lines = {fmt::format("{}: a training step solved by {} at {:.3g} on the update gap; "
+                                                "estimate {:.3e}, measured {:.3e}",
+                                                origin, grain, budget, solve["estimate"].get<double>(),
+                                                solve["update_gap"].get<double>())};
+  for (const nlohmann::json& f : solve["functions"]) {
+    const bool fields = f.is_object() && f.contains("function") && f["function"].is_string() && f.contains("type") &&
+                        f["type"].is_string() && f.contains("f32") && f["f32"].is_number() && f.contains("bf16") &&
+                        f["bf16"].is_number() && f.contains("offered") && f["offered"].is_boolean();
+    if (!fields) malformed(origin, "solve.functions[]");
+    const std::string name = f["function"].get<std::string>();
+    bool widened = false;
+    for (const nlohmann::json& line : solve["log"]) widened |= line.is_string() && line.get<std::string>().rfind("widen " + name + " to ", 0) == 0;
+    lines.push_back(fmt::format("  {}: {}", name, reason(f, budget, widened)));
+  }
+  return lines;
+}
+
+}  // namespace presk::step

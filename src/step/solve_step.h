@@ -1,0 +1,59 @@
+// The step solved by function or by stored value (docs/step.md, "presk solve --step"): one type per function of the
+// training program (its forward functions and their `.vjp`s) and "adamw.step" (the master
+// type), each measured alone in f32 and bf16 on the update gap against a step envelope's exact
+// step, combined greedily by isolated gap under the root-sum-square, then measured and widened
+// until the measured update gap is inside the budget.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "exec/native/realization.h"
+#include "step/measure_step.h"
+
+namespace presk::step {
+
+inline constexpr const char* kOptimizerFunction = "adamw.step";
+
+// What one type covers: every typable site of a function, or (value) one typable site of more
+// than one element; and "adamw.step", the master type, at either grain.
+enum class Grain : uint8_t { function, value };
+
+struct FunctionGaps {
+  std::string function;  // "Linear.apply.vjp" (a site name at the value grain), or kOptimizerFunction
+  int sites = 0;         // typable sites it types (0 for the optimizer)
+  double f32 = 0, bf16 = 0;  // the update gap with this function alone in the type, the rest f64
+  bool offered = true;       // false: narrowing it moves no bit of the update (the loss value)
+  RealType chosen = RealType::f64;
+};
+
+struct StepSolution {
+  Grain grain = Grain::function;
+  exec::native::Realization realization;  // sites per function; default the optimizer's type
+  std::vector<FunctionGaps> functions;
+  double baseline = 0;   // all-f64's update gap
+  double estimate = 0;   // √Σ isolated gap² of the narrowed functions
+  StepMeasures measured;  // the final realization's
+  std::vector<std::string> log;  // each proposal, measurement and widening, in order
+  int measurements = 0;
+  bool inside = false;
+};
+
+// E1258 for a budget that is not above 0. `progress` (may be empty) gets each log line.
+StepSolution solve_step(const StepEnvelope& envelope, const ir::Program& program, double budget, int threads,
+                        const std::function<void(const std::string&)>& progress = {}, Grain grain = Grain::function);
+
+// The realization's JSON (realization_to_json) with a `solve` record of mode "step".
+nlohmann::json step_solution_json(const StepSolution& solution, const StepEnvelope& envelope, double budget,
+                                  const std::string& envelope_path);
+
+}  // namespace presk::step
+
+namespace presk::step {
+
+// `presk explain R.json` of a step solution: one line per function, its type and the reason
+// (from the record's isolated gaps, budget and widenings). E1259 for a malformed record.
+std::vector<std::string> explain_step_solution(const nlohmann::json& file, const std::string& origin);
+
+}  // namespace presk::step
