@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
+#include <optional>
 
 #include "ir/sites.h"
+#include "step/step_price.h"
 #include "support/diagnostics.h"
 
 namespace presk::step {
@@ -33,12 +36,19 @@ RealType wider(RealType type) { return type == RealType::bf16 ? RealType::f32 : 
 class Solver {
  public:
   Solver(const StepEnvelope& envelope, const ir::Program& program, int threads,
-         const std::function<void(const std::string&)>& progress, Grain grain)
-      : envelope_(envelope), program_(program), threads_(threads), progress_(progress) {
-    const train::GradientProgram recompute =
-        train::make_gradient_program(program, envelope.entry, train::parameter_layout(program), false);
-    sites_ = units_of(recompute.program, grain);
+         const std::function<void(const std::string&)>& progress, Grain grain, const profile::Profile* profile)
+      : envelope_(envelope), program_(program), threads_(threads), progress_(progress),
+        recompute_(train::make_gradient_program(program, envelope.entry, train::parameter_layout(program), false)) {
+    sites_ = units_of(recompute_.program, grain);
+    if (profile) {
+      pricer_.emplace(recompute_.program, std::vector<std::string>{recompute_.vjp}, *profile,
+                      static_cast<double>(envelope.windows.size()));
+    }
   }
+
+  // The predicted seconds of a step under `assignment`, all on the recomputing program (the
+  // greedy's comparisons); needs a profile.
+  double seconds(const Assignment& assignment) const { return pricer_->price(realization(assignment)).seconds; }
 
   exec::native::Realization realization(const Assignment& assignment) const {
     auto optimizer = assignment.find(kOptimizerFunction);
@@ -76,6 +86,8 @@ class Solver {
   const ir::Program& program_;
   int threads_;
   std::function<void(const std::string&)> progress_;
+  train::GradientProgram recompute_;
+  std::optional<StepPricer> pricer_;
   std::map<std::string, std::vector<std::string>> sites_;
   int measurements_ = 0;
   std::vector<std::string> log_;
@@ -120,14 +132,65 @@ Assignment assignment_of(const std::vector<FunctionGaps>& functions) {
   return out;
 }
 
+double saved(const FunctionGaps& f, RealType type) { return type == RealType::bf16 ? f.saved_bf16 : type == RealType::f32 ? f.saved_f32 : 0; }
+
+// With a profile: each function's type of the larger predicted saving among those whose isolated
+// gap fits (bf16 only where it is predicted faster than f32; none predicted slower than f64).
+RealType fastest(const FunctionGaps& f, double budget) {
+  const bool f32 = f.f32 <= budget && f.saved_f32 > 0;
+  const bool bf16 = f.bf16 <= budget && f.saved_bf16 > 0 && f.saved_bf16 > f.saved_f32;
+  return bf16 ? RealType::bf16 : f32 ? RealType::f32 : RealType::f64;
+}
+
+// From all-f64, by predicted seconds saved per unit of isolated gap (a gap of 0 first), each
+// function at its fastest fitting type, else f32 where that is predicted faster than f64, while
+// the root-sum-square stays inside the budget; then, until nothing changes, widens one type any
+// narrowing the profile predicts slower where it now stands (its neighbours' types changed).
+void propose_by_time(std::vector<FunctionGaps>& functions, double budget,
+                     const std::function<double(const Assignment&)>& seconds) {
+  std::vector<FunctionGaps*> order;
+  for (FunctionGaps& f : functions) {
+    if (f.offered && fastest(f, budget) != RealType::f64) order.push_back(&f);
+  }
+  auto rate = [budget](const FunctionGaps* f) {
+    const RealType type = fastest(*f, budget);
+    const double gap = isolated(*f, type);
+    return gap > 0 ? saved(*f, type) / gap : std::numeric_limits<double>::infinity();
+  };
+  std::stable_sort(order.begin(), order.end(), [&](const FunctionGaps* a, const FunctionGaps* b) { return rate(a) > rate(b); });
+  for (FunctionGaps* f : order) {
+    for (RealType type = fastest(*f, budget); type != RealType::f64; type = wider(type)) {
+      if (saved(*f, type) <= 0) continue;
+      f->chosen = type;
+      if (root_sum_square(functions) <= budget) break;
+      f->chosen = RealType::f64;
+    }
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (FunctionGaps& f : functions) {
+      if (f.chosen == RealType::f64) continue;
+      const double now = seconds(assignment_of(functions));
+      const RealType narrow = f.chosen;
+      f.chosen = wider(narrow);
+      if (seconds(assignment_of(functions)) < now) {
+        changed = true;
+      } else {
+        f.chosen = narrow;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 StepSolution solve_step(const StepEnvelope& envelope, const ir::Program& program, double budget, int threads,
-                        const std::function<void(const std::string&)>& progress, Grain grain) {
+                        const std::function<void(const std::string&)>& progress, Grain grain,
+                        const profile::Profile* profile) {
   if (!(budget > 0) || !std::isfinite(budget)) {
     usage_error("E1258").hint("a number above 0, e.g. --budget 1e-3") << "the step's budget is " << budget << ", not above 0";
   }
-  Solver solver(envelope, program, threads, progress, grain);
+  Solver solver(envelope, program, threads, progress, grain, profile);
   StepSolution solution;
   solution.grain = grain;
   solution.baseline = solver.measure({}, "all-f64");
@@ -142,9 +205,18 @@ StepSolution solve_step(const StepEnvelope& envelope, const ir::Program& program
     f.f32 = solver.measure({{name, RealType::f32}}, name + " f32");
     f.bf16 = solver.measure({{name, RealType::bf16}}, name + " bf16");
     f.offered = !(f.f32 == solution.baseline && f.bf16 == solution.baseline);
+    if (profile) {
+      const double all_f64 = solver.seconds({});
+      f.saved_f32 = all_f64 - solver.seconds({{name, RealType::f32}});
+      f.saved_bf16 = all_f64 - solver.seconds({{name, RealType::bf16}});
+    }
     solution.functions.push_back(f);
   }
-  propose(solution.functions, budget);
+  if (profile) {
+    propose_by_time(solution.functions, budget, [&solver](const Assignment& a) { return solver.seconds(a); });
+  } else {
+    propose(solution.functions, budget);
+  }
   solution.estimate = root_sum_square(solution.functions);
   solver.note(fmt::format("proposal: estimate {:.3e}", solution.estimate));
   // Measure; while outside, widen the narrowed function of the largest isolated gap one type.
@@ -163,6 +235,13 @@ StepSolution solve_step(const StepEnvelope& envelope, const ir::Program& program
   solution.inside = solution.measured.update_gap <= budget;
   solution.measurements = solver.measurements();
   solution.log = solver.take_log();
+  if (profile) {
+    solution.priced = true;
+    const double windows = static_cast<double>(envelope.windows.size());
+    solution.times.all_f64 = predict_step(program, envelope.entry, exec::native::uniform_realization(RealType::f64), *profile, windows).seconds;
+    solution.times.all_f32 = predict_step(program, envelope.entry, exec::native::uniform_realization(RealType::f32), *profile, windows).seconds;
+    solution.times.realization = predict_step(program, envelope.entry, solution.realization, *profile, windows).seconds;
+  }
   return solution;
 }
 
@@ -173,12 +252,20 @@ nlohmann::json step_solution_json(const StepSolution& s, const StepEnvelope& env
   for (const FunctionGaps& f : s.functions) {
     functions.push_back({{"function", f.function}, {"sites", f.sites}, {"f32", f.f32}, {"bf16", f.bf16},
                          {"offered", f.offered}, {"type", exec::native::real_type_name(f.chosen)}});
+    if (s.priced) {
+      functions.back()["saved_f32"] = f.saved_f32;
+      functions.back()["saved_bf16"] = f.saved_bf16;
+    }
   }
   out["solve"] = {{"mode", "step"}, {"grain", s.grain == Grain::function ? "function" : "value"}, {"budget", budget}, {"envelope", envelope_path},
                   {"program_hash", envelope.program_hash}, {"step", envelope.step}, {"baseline", s.baseline},
                   {"estimate", s.estimate}, {"update_gap", s.measured.update_gap},
                   {"gradient_gap", s.measured.gradient_gap}, {"storage_floor", s.measured.storage_floor},
                   {"inside", s.inside}, {"measurements", s.measurements}, {"functions", functions}, {"log", s.log}};
+  if (s.priced) {
+    out["solve"]["predicted_seconds"] = {{"all_f64", s.times.all_f64}, {"all_f32", s.times.all_f32},
+                                         {"realization", s.times.realization}};
+  }
   return out;
 }
 
