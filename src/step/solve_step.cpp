@@ -41,14 +41,21 @@ class Solver {
         recompute_(train::make_gradient_program(program, envelope.entry, train::parameter_layout(program), false)) {
     sites_ = units_of(recompute_.program, grain);
     if (profile) {
-      pricer_.emplace(recompute_.program, std::vector<std::string>{recompute_.vjp}, *profile,
-                      static_cast<double>(envelope.windows.size()));
+      const double windows = static_cast<double>(envelope.windows.size());
+      pricer_.emplace(recompute_.program, std::vector<std::string>{recompute_.vjp}, *profile, windows);
+      store_ = train::make_gradient_program(program, envelope.entry, train::parameter_layout(program), true);
+      store_pricer_.emplace(store_.program, std::vector<std::string>{store_.fwd, store_.bwd}, *profile, windows);
     }
   }
 
-  // The predicted seconds of a step under `assignment`, all on the recomputing program (the
-  // greedy's comparisons); needs a profile.
+  // The predicted seconds of a step under `assignment` on the recomputing program (the greedy's
+  // comparisons); needs a profile.
   double seconds(const Assignment& assignment) const { return pricer_->price(realization(assignment)).seconds; }
+  // The same as measure_step runs it: storing under a uniform realization (step_price.h).
+  double seconds_as_run(const Assignment& assignment) const {
+    const exec::native::Realization r = realization(assignment);
+    return (r.sites.empty() ? *store_pricer_ : *pricer_).price(r).seconds;
+  }
 
   exec::native::Realization realization(const Assignment& assignment) const {
     auto optimizer = assignment.find(kOptimizerFunction);
@@ -88,6 +95,8 @@ class Solver {
   std::function<void(const std::string&)> progress_;
   train::GradientProgram recompute_;
   std::optional<StepPricer> pricer_;
+  train::GradientProgram store_;
+  std::optional<StepPricer> store_pricer_;
   std::map<std::string, std::vector<std::string>> sites_;
   int measurements_ = 0;
   std::vector<std::string> log_;
@@ -182,6 +191,27 @@ void propose_by_time(std::vector<FunctionGaps>& functions, double budget,
   }
 }
 
+// The greedy's proposal against the uniform realizations inside the estimate (all-f64, all-f32,
+// all-bf16: the optimizer's master type too), as measure_step runs each: a uniform one stores, a mixed one
+// recomputes the forward pass in the reverse one; keeps the one predicted fastest.
+void keep_fastest(std::vector<FunctionGaps>& functions, double budget, Solver& solver) {
+  const std::vector<FunctionGaps> proposal = functions;
+  std::vector<FunctionGaps> best = proposal;
+  double fastest_seconds = solver.seconds_as_run(assignment_of(proposal));
+  for (RealType type : {RealType::f64, RealType::f32, RealType::bf16}) {
+    std::vector<FunctionGaps> uniform = proposal;
+    for (FunctionGaps& f : uniform) f.chosen = type;  // every function, those that move no bit too: uniform
+    const double seconds = solver.seconds_as_run(assignment_of(uniform));
+    if (root_sum_square(uniform) <= budget && seconds < fastest_seconds) {
+      best = uniform;
+      fastest_seconds = seconds;
+      solver.note(fmt::format("all-{} predicted faster than the greedy's proposal as run ({:.4g} s < {:.4g} s)",
+                              exec::native::real_type_name(type), seconds, solver.seconds_as_run(assignment_of(proposal))));
+    }
+  }
+  functions = best;
+}
+
 }  // namespace
 
 StepSolution solve_step(const StepEnvelope& envelope, const ir::Program& program, double budget, int threads,
@@ -214,6 +244,7 @@ StepSolution solve_step(const StepEnvelope& envelope, const ir::Program& program
   }
   if (profile) {
     propose_by_time(solution.functions, budget, [&solver](const Assignment& a) { return solver.seconds(a); });
+    keep_fastest(solution.functions, budget, solver);
   } else {
     propose(solution.functions, budget);
   }
