@@ -43,7 +43,7 @@ ir::Program training_program(const SolveCommandOptions& options, const step::Ste
   return program;
 }
 
-void print_solution(const step::StepSolution& s, double budget, const std::string& out) {
+void print_solution(const step::StepSolution& s, double budget, const std::string& out, const profile::Profile* machine) {
   std::cout << fmt::format("presk solve --step: budget {:.3g} on the update gap, by {}; all-f64 {:.3e}\n", budget,
                            s.grain == step::Grain::value ? "stored value" : "function", s.baseline);
   size_t width = 8;
@@ -58,9 +58,11 @@ void print_solution(const step::StepSolution& s, double budget, const std::strin
   if (s.priced) {
     const step::StepTimes& t = s.times;
     std::cout << fmt::format("predicted   {:.4g} s per step all-f64, {:.4g} s this realization ({:.3f}×), {:.4g} s all-f32 ({:.3f}×); "
-                             "saved: seconds per step alone against all-f64 (the profile's; not measured)\n",
+                             "saved: seconds per step alone against all-f64 (profile of {}, {} thread{}; a prediction, not a "
+                             "measurement)\n",
                              t.all_f64, t.realization, t.realization > 0 ? t.all_f64 / t.realization : 0, t.all_f32,
-                             t.all_f32 > 0 ? t.all_f64 / t.all_f32 : 0);
+                             t.all_f32 > 0 ? t.all_f64 / t.all_f32 : 0, machine->cpu, machine->threads,
+                             machine->threads == 1 ? "" : "s");
   }
   std::cout << fmt::format("estimate    {:.3e} (root-sum-square of the isolated gaps)\n", s.estimate);
   std::cout << fmt::format("measured    update gap {:.3e}, gradient gap {:.3e}, storage floor {:.3e}: {}\n",
@@ -97,7 +99,7 @@ int run_solve_step(const SolveCommandOptions& options, const std::string& step_p
     out["out"] = options.out;
     std::cout << out.dump(2) << "\n";
   } else {
-    print_solution(solution, budget, options.out);
+    print_solution(solution, budget, options.out, machine ? &*machine : nullptr);
   }
   return solution.inside ? 0 : 4;
 }
