@@ -307,10 +307,33 @@ namespace {
       << origin << ": the step solve record's field `" << field << "` is missing or of the wrong kind";
 }
 
-std::string reason(const nlohmann::json& f, double budget, bool widened) {
+// With a profile (the record's saved_f32 and saved_bf16): the reasons time gives, or "".
+std::string time_reason(const nlohmann::json& f, double budget, const std::string& uniform) {
+  if (!f.contains("saved_f32") || !f["saved_f32"].is_number() || !f.contains("saved_bf16") || !f["saved_bf16"].is_number()) return "";
+  const std::string type = f["type"].get<std::string>();
+  const double f32 = f["f32"].get<double>(), bf16 = f["bf16"].get<double>();
+  const double saved_f32 = f["saved_f32"].get<double>(), saved_bf16 = f["saved_bf16"].get<double>();
+  if (!uniform.empty() && uniform == type) {
+    return fmt::format("{}: all-{} is predicted faster, as it runs, than the greedy's proposal", type, type);
+  }
+  if (type == "f64" && f32 <= budget && saved_f32 <= 0) {
+    return fmt::format("f64: f32 fits ({:.3e} alone) but is predicted slower ({:+.3g} s per step saved)", f32, saved_f32);
+  }
+  if (type != "bf16" && bf16 <= budget && saved_bf16 <= std::max(saved_f32, 0.0)) {
+    return fmt::format("{}: bf16 fits ({:.3e} alone) but is predicted slower than {} ({:+.3g} s against {:+.3g} s saved)", type, bf16,
+                       saved_f32 > 0 ? "f32" : "f64", saved_bf16, std::max(saved_f32, 0.0));
+  }
+  return "";
+}
+
+std::string reason(const nlohmann::json& f, double budget, bool widened, const std::string& uniform) {
   const std::string type = f["type"].get<std::string>();
   const double f32 = f["f32"].get<double>(), bf16 = f["bf16"].get<double>();
   if (!f["offered"].get<bool>()) return "f64 (not offered: narrowing it alone moves no bit of the update)";
+  if (!widened) {
+    const std::string by_time = time_reason(f, budget, uniform);
+    if (!by_time.empty()) return by_time;
+  }
   if (type == "bf16") return fmt::format("bf16: alone in bf16 the update gap is {:.3e} ≤ {:.3g}", bf16, budget);
   if (type == "f32") {
     if (widened) return fmt::format("f32: widened from bf16, the measured step exceeding {:.3g}", budget);
@@ -337,6 +360,13 @@ std::vector<std::string> explain_step_solution(const nlohmann::json& file, const
                                                 "estimate {:.3e}, measured {:.3e}",
                                                 origin, grain, budget, solve["estimate"].get<double>(),
                                                 solve["update_gap"].get<double>())};
+  std::string uniform;  // with a profile: the uniform type kept over the greedy's proposal, if one was
+  for (const nlohmann::json& line : solve["log"]) {
+    const std::string text = line.is_string() ? line.get<std::string>() : "";
+    if (text.rfind("all-", 0) == 0 && text.find(" predicted faster than the greedy's proposal") != std::string::npos) {
+      uniform = text.substr(4, text.find(' ') - 4);
+    }
+  }
   for (const nlohmann::json& f : solve["functions"]) {
     const bool fields = f.is_object() && f.contains("function") && f["function"].is_string() && f.contains("type") &&
                         f["type"].is_string() && f.contains("f32") && f["f32"].is_number() && f.contains("bf16") &&
@@ -345,7 +375,7 @@ std::vector<std::string> explain_step_solution(const nlohmann::json& file, const
     const std::string name = f["function"].get<std::string>();
     bool widened = false;
     for (const nlohmann::json& line : solve["log"]) widened |= line.is_string() && line.get<std::string>().rfind("widen " + name + " to ", 0) == 0;
-    lines.push_back(fmt::format("  {}: {}", name, reason(f, budget, widened)));
+    lines.push_back(fmt::format("  {}: {}", name, reason(f, budget, widened, uniform)));
   }
   return lines;
 }

@@ -289,6 +289,12 @@ TEST_F(TinyStep, AProfileWithSlowBf16ChoosesNoBf16) {
   const nlohmann::json record = step_solution_json(solution, *envelope_, 1e-2, "step.json");
   EXPECT_EQ(record["solve"]["predicted_seconds"]["all_f64"].get<double>(), solution.times.all_f64);
   EXPECT_TRUE(record["solve"]["functions"][0].contains("saved_f32"));
+  // explain gives time's reasons: no line claims bf16 was refused by the estimate where the profile refused it.
+  bool by_time = false;
+  for (const std::string& line : explain_step_solution(record, "r.json")) {
+    by_time |= line.find("predicted slower") != std::string::npos || line.find("predicted faster") != std::string::npos;
+  }
+  EXPECT_TRUE(by_time);
 }
 
 // With a profile where bf16 is the fastest (4× f32's operations, 4× its bytes per second) and
