@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 
 #include "precision/calibrate.h"
 #include "support/diagnostics.h"
@@ -52,10 +53,7 @@ std::map<std::string, double> step_runs(const ir::Program& program, const std::s
 
 StepPricer::StepPricer(const ir::Program& gradient_program, std::vector<std::string> entries,
                        const profile::Profile& profile, double windows)
-    : program_(gradient_program), profile_(profile) {
-  for (const std::string& entry : entries) {
-    for (const auto& [name, runs] : step_runs(program_, entry, windows)) runs_[name] += runs;
-  }
+    : program_(gradient_program), profile_(profile), entries_(std::move(entries)), windows_(windows) {
   for (const ir::Param& param : program_.params) {
     if (param.type.kind != ir::ElemKind::Real) continue;
     parameter_elements_ += static_cast<double>(param.type.element_count());
@@ -63,43 +61,102 @@ StepPricer::StepPricer(const ir::Program& gradient_program, std::vector<std::str
   }
 }
 
-StepPrice StepPricer::price(const exec::native::Realization& realization) const {
-  const RealType master = realization.default_type;
-  const std::string master_name = exec::native::real_type_name(master);
-  StepPrice out;
-  for (const auto& [name, runs] : runs_) {
-    const ir::Function& function = *program_.find_function(name);
-    std::vector<RealType> types(function.lets.size(), master);
+namespace {
+
+using Types = std::vector<std::optional<RealType>>;  // a value's type; none: unknown, priced at its reader's
+
+// The lets of every function the step reaches, once per call site and context (a fold's callee
+// once with its runs multiplied), with the types each call hands its callee: an argument is the
+// caller's operand, a call's result the callee's result value.
+class PriceWalk {
+ public:
+  PriceWalk(const ir::Program& program, const profile::Profile& profile, const exec::native::Realization& realization,
+            StepPrice& out)
+      : program_(program), profile_(profile), realization_(realization), master_(realization.default_type), out_(out) {}
+
+  Types walk(const ir::Function& function, const std::string& path, size_t depth, double runs, const Types& arguments) {
+    Types lets(function.lets.size());
+    std::map<uint32_t, Types> tuples;  // a call's several results
+    auto type_of = [&](const ir::ValueRef& v) -> std::optional<RealType> {
+      if (v.kind == ir::ValueRef::Kind::Argument) return v.index < arguments.size() ? arguments[v.index] : std::nullopt;
+      return lets[v.index];
+    };
     for (uint32_t i = 0; i < function.lets.size(); ++i) {
       const ir::Let& let = function.lets[i];
-      if (!exec::native::is_typable(let)) continue;
-      const RealType own = types[i] = realization.site_type(function.site_name(i));
-      const double elements = static_cast<double>(let.type.element_count());
-      double bytes = elements * bytes_per_element(own), conversions = 0;
-      for (const ir::ValueRef& operand : let.operands) {
-        const ir::Type& type = function.type_of(operand);
-        if (type.kind != ir::ElemKind::Real || type.is_tuple()) continue;
-        const double n = static_cast<double>(type.element_count());
-        RealType from = own;  // an argument or a handed-on value: at the reader's type
-        if (operand.kind == ir::ValueRef::Kind::Let) {
-          const ir::Let& source = function.lets[operand.index];
-          if (exec::native::is_typable(source)) {
-            from = types[operand.index];
-            conversions += n * profile_.edge_cost(from, own);
-          } else if (source.op == ir::Op::param) {
-            from = master;
-            if (master != own) conversions += n * profile_.load_cost(master_name, own);
-          }
-        }
-        bytes += n * bytes_per_element(from);
+      if (ir::is_calling(let.op)) {
+        const ir::Function* callee = program_.find_function(let.attrs.callee);
+        internal_assert(callee != nullptr);
+        const std::string inner = ir::join_path(path, let.attrs.path);
+        Types handed;
+        for (const ir::ValueRef& operand : let.operands) handed.push_back(type_of(operand));
+        const bool folding = let.op != ir::Op::call;
+        const double n = folding ? runs * stack_extent(program_, inner, depth) : runs;
+        Types results = walk(*callee, inner, folding ? depth + 1 : depth, n, handed);
+        if (results.size() == 1 && !let.type.is_tuple()) lets[i] = results[0];
+        else if (let.op == ir::Op::call) tuples[i] = std::move(results);
+        continue;
       }
-      const profile::Roofline& roofline =
-          profile_.roofline(profile::op_class(let.op), exec::native::real_type_name(own));
-      out.lets += runs * roofline.predict(elements * precision::arithmetic_weight(function, let), bytes);
-      out.conversions += runs * conversions;
+      if (let.op == ir::Op::get) {
+        const ir::ValueRef source = let.operands.at(0);
+        auto found = source.kind == ir::ValueRef::Kind::Let ? tuples.find(source.index) : tuples.end();
+        const size_t k = let.attrs.axes.empty() ? 0 : static_cast<size_t>(let.attrs.axes[0]);
+        if (found != tuples.end() && k < found->second.size()) lets[i] = found->second[k];
+        continue;
+      }
+      if (let.op == ir::Op::param) {
+        lets[i] = master_;
+        continue;
+      }
+      if (!exec::native::is_typable(let)) continue;
+      const RealType own = realization_.site_type(function.site_name(i));
+      lets[i] = own;
+      price_let(function, let, own, runs, [&](const ir::ValueRef& v) { return type_of(v); });
     }
+    Types results;
+    for (const ir::ValueRef& result : function.results) results.push_back(type_of(result));
+    return results;
   }
-  const profile::Roofline& adamw = profile_.roofline(profile::OpClass::elementwise, master_name);
+
+ private:
+  template <typename TypeOf>
+  void price_let(const ir::Function& function, const ir::Let& let, RealType own, double runs, const TypeOf& type_of) {
+    const double elements = static_cast<double>(let.type.element_count());
+    double bytes = elements * bytes_per_element(own), conversions = 0;
+    for (const ir::ValueRef& operand : let.operands) {
+      const ir::Type& type = function.type_of(operand);
+      if (type.kind != ir::ElemKind::Real || type.is_tuple()) continue;
+      const double n = static_cast<double>(type.element_count());
+      const RealType from = type_of(operand).value_or(own);
+      const bool parameter = operand.kind == ir::ValueRef::Kind::Let && function.lets[operand.index].op == ir::Op::param;
+      if (from != own) {
+        conversions += n * (parameter ? profile_.load_cost(exec::native::real_type_name(from), own) : profile_.edge_cost(from, own));
+      }
+      bytes += n * bytes_per_element(from);
+    }
+    const profile::Roofline& roofline = profile_.roofline(profile::op_class(let.op), exec::native::real_type_name(own));
+    out_.lets += runs * roofline.predict(elements * precision::arithmetic_weight(function, let), bytes);
+    out_.conversions += runs * conversions;
+  }
+
+  const ir::Program& program_;
+  const profile::Profile& profile_;
+  const exec::native::Realization& realization_;
+  RealType master_;
+  StepPrice& out_;
+};
+
+}  // namespace
+
+StepPrice StepPricer::price(const exec::native::Realization& realization) const {
+  const RealType master = realization.default_type;
+  StepPrice out;
+  PriceWalk walk(program_, profile_, realization, out);
+  for (const std::string& entry : entries_) {
+    const ir::Function* function = program_.find_function(entry);
+    internal_assert(function != nullptr);
+    walk.walk(*function, "", 0, windows_, {});
+  }
+  const profile::Roofline& adamw = profile_.roofline(profile::OpClass::elementwise, exec::native::real_type_name(master));
   out.optimizer = parameter_tensors_ * adamw.latency +
                   std::max(kAdamWFlops * parameter_elements_ / adamw.rate,
                            kAdamWAccesses * parameter_elements_ * bytes_per_element(master) / adamw.bandwidth);

@@ -7,15 +7,17 @@
 // costs its class's roofline at its site's type, T̂ = λ + max(W/π, Q/β) — W its elements times
 // its primitive's weight (precision::arithmetic_weight), Q the bytes it writes and its operands'
 // bytes — plus each operand edge between types (elements × the profile's edge cost a → b; a
-// parameter, at the master type, read by a site of another type: its load cost). AdamW adds
-// kAdamWFlops operations and kAdamWAccesses accesses per parameter element at the master type.
-// Not priced: dropout masks' bits, the walk between ops, the windows' gradient sum, the values a
-// call hands in or back (arguments and results, priced at the reader's type: no conversion at a
-// function's boundary), the threads.
+// parameter, at the master type, read by a site of another type: its load cost), across calls
+// too (an argument is the caller's operand, a call's result its callee's result value). AdamW
+// adds kAdamWFlops operations and kAdamWAccesses accesses per parameter element at the master
+// type. Not priced: dropout masks' bits, the walk between ops, the windows' gradient sum, the
+// layers a fold stacks (fold_trace's stacks, read by fold_vjp's callee at the reader's type),
+// the threads.
 #pragma once
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "exec/native/realization.h"
 #include "ir/ir.h"
@@ -56,9 +58,10 @@ class StepPricer {
   StepPrice price(const exec::native::Realization& realization) const;
 
  private:
-  const ir::Program& program_;
-  const profile::Profile& profile_;
-  std::map<std::string, double> runs_;
+  const ir::Program& program_;  // the caller's: it outlives the pricer
+  profile::Profile profile_;    // a copy
+  std::vector<std::string> entries_;
+  double windows_ = 1;
   double parameter_elements_ = 0, parameter_tensors_ = 0;
 };
 

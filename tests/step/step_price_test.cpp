@@ -74,6 +74,46 @@ TEST(StepPrice, StaticRunsOfACallAndAFoldCountedByHand) {
   EXPECT_EQ(runs, expected);
 }
 
+// With a latency of 1 s and rates too high to count, the lets' price is their count times their
+// function's runs: the pricing walk runs each function as often as step_runs counts.
+TEST(StepPrice, ThePriceWalkRunsEachFunctionAsOftenAsStepRunsCounts) {
+  for (const ir::Program& program : {compile_text(kCallAndFold, 0), tiny()}) {
+    const train::GradientProgram gradient =
+        train::make_gradient_program(program, "loss", train::parameter_layout(program), false);
+    double expected = 0;
+    for (const auto& [name, runs] : step_runs(gradient.program, gradient.vjp, 3)) {
+      const ir::Function& function = *gradient.program.find_function(name);
+      for (const ir::Let& let : function.lets) expected += exec::native::is_typable(let) ? runs : 0;
+    }
+    Speeds speeds;
+    speeds.f64 = speeds.f32 = speeds.bf16 = speeds.bandwidth = speeds.bf16_bandwidth = 1e300;
+    speeds.latency = 1;
+    const StepPricer pricer(gradient.program, {gradient.vjp}, synthetic_profile(speeds), 3);
+    EXPECT_EQ(pricer.price(exec::native::uniform_realization(RealType::f64)).lets, expected);
+    EXPECT_GT(expected, 0);
+  }
+}
+
+// A function in f32 between f64 callers pays the conversions of what it is handed and hands back:
+// at the grain of functions the edges are at the calls.
+TEST(StepPrice, ConversionsAtACallsBoundary) {
+  const ir::Program program = compile_text(kCallAndFold, 0);
+  const train::GradientProgram gradient =
+      train::make_gradient_program(program, "loss", train::parameter_layout(program), false);
+  Speeds speeds;
+  speeds.conversion = 1;
+  const StepPricer pricer(gradient.program, {gradient.vjp}, synthetic_profile(speeds), 1);
+  exec::native::Realization sq = exec::native::uniform_realization(RealType::f64);
+  const ir::Function& apply = *gradient.program.find_function("Sq.apply");
+  for (uint32_t i = 0; i < apply.lets.size(); ++i) {
+    if (exec::native::is_typable(apply.lets[i])) sq.sites[apply.site_name(i)] = RealType::f32;
+  }
+  // Sq.apply's x * x reads its f64 argument twice (2 elements each) in f32, on each of its 9 runs
+  // (one window); the f32 result, read by f64 sites after the call, converts back as well.
+  const StepPrice priced = pricer.price(sq);
+  EXPECT_GE(priced.conversions, 9 * 2 * 2);
+}
+
 // Doubling every rate doubles every term but the latencies; the pieces add up.
 TEST(StepPrice, PiecesAddUpAndScaleWithTheRates) {
   const ir::Program program = compile_text(kCallAndFold, 0);
