@@ -27,6 +27,7 @@ struct StepCommandOptions {
   std::string remat = "auto";
   std::vector<std::string> realize;  // --realize, repeatable
   std::string envelope;              // --envelope STEP.json: re-measure without the exact run
+  std::string profile;               // --profile PROFILE.json: each realization's predicted time
 };
 
 void add_step_options(CLI::App& command, StepCommandOptions& options);

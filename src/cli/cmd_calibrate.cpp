@@ -53,9 +53,9 @@ void check_mode(const CalibrateOptions& options) {
         << "`presk calibrate --precision` needs " << missing;
   }
   const StepCommandOptions& s = options.step_options;
-  if (s.warmup || !s.realize.empty() || !s.envelope.empty()) {
+  if (s.warmup || !s.realize.empty() || !s.envelope.empty() || !s.profile.empty()) {
     user_error("E1257").hint("drop the --step options, or pass --step")
-        << "--warmup, --realize and --envelope are options of `presk calibrate --step`";
+        << "--warmup, --realize, --envelope and --profile are options of `presk calibrate --step`";
   }
 }
 

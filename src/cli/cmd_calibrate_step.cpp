@@ -10,6 +10,7 @@
 #include "cli/calibrate_step.h"
 #include "step/calibrate_step.h"
 #include "step/measure_step.h"
+#include "step/step_price.h"
 #include "support/diagnostics.h"
 #include "train/trainer.h"
 
@@ -84,7 +85,32 @@ step::StepEnvelope measure_exact(const RunInputOptions& input, const StepCommand
 
 std::string gap_text(double value) { return fmt::format("{:.2e}", value); }
 
-void print_table(const step::StepEnvelope& e, const std::vector<step::StepMeasures>& measures, const std::string& out) {
+// --profile: each realization's predicted seconds per step, and all-f64's (src/step/step_price.h).
+struct Predicted {
+  std::vector<double> seconds;  // by realization; empty without --profile
+  double all_f64 = 0;
+};
+
+Predicted predict(const ir::Program& program, const std::string& entry, const StepCommandOptions& options,
+                  double windows) {
+  Predicted out;
+  if (options.profile.empty()) return out;
+  const profile::Profile machine = profile::read_profile(options.profile);
+  out.all_f64 = step::predict_step(program, entry, exec::native::uniform_realization(exec::native::RealType::f64), machine, windows).seconds;
+  for (const std::string& realization : options.realize) {
+    out.seconds.push_back(
+        step::predict_step(program, entry, step::load_step_realization(program, entry, realization), machine, windows).seconds);
+  }
+  return out;
+}
+
+std::string predicted_text(const Predicted& p, size_t k) {
+  if (p.seconds.empty()) return "";
+  return fmt::format("  {:>9.3e}  {:>7.3f}", p.seconds[k], p.seconds[k] > 0 ? p.all_f64 / p.seconds[k] : 0);
+}
+
+void print_table(const step::StepEnvelope& e, const std::vector<step::StepMeasures>& measures, const Predicted& predicted,
+                 const std::string& out) {
   std::cout << fmt::format("presk calibrate --step: step {} of {} of `{}` (lr {:.4g}), {} window{}, exact at {} bits\n",
                            e.step, e.steps, e.entry, e.learning_rate, e.batch, e.batch == 1 ? "" : "s", e.bits);
   std::cout << fmt::format("# state: {} then {} native f64 warm-up step{} on {}; seed {}\n", e.weights, e.warmup_steps,
@@ -96,21 +122,32 @@ void print_table(const step::StepEnvelope& e, const std::vector<step::StepMeasur
   if (measures.empty()) return;
   size_t width = 11;
   for (const step::StepMeasures& m : measures) width = std::max(width, m.realization.size());
-  std::cout << fmt::format("{:<{}}  {:<6}  {:>10}  {:>13}  {:>12}\n", "realization", width, "master", "update gap",
-                           "storage floor", "gradient gap");
-  for (const step::StepMeasures& m : measures) {
-    std::cout << fmt::format("{:<{}}  {:<6}  {:>10}  {:>13}  {:>12}\n", m.realization, width,
+  std::cout << fmt::format("{:<{}}  {:<6}  {:>10}  {:>13}  {:>12}{}\n", "realization", width, "master", "update gap",
+                           "storage floor", "gradient gap", predicted.seconds.empty() ? "" : "  predicted  vs f64");
+  for (size_t k = 0; k < measures.size(); ++k) {
+    const step::StepMeasures& m = measures[k];
+    std::cout << fmt::format("{:<{}}  {:<6}  {:>10}  {:>13}  {:>12}{}\n", m.realization, width,
                              exec::native::real_type_name(m.master), gap_text(m.update_gap), gap_text(m.storage_floor),
-                             gap_text(m.gradient_gap));
+                             gap_text(m.gradient_gap), predicted_text(predicted, k));
+  }
+  if (!predicted.seconds.empty()) {
+    std::cout << fmt::format("# predicted: seconds per step by the profile (all-f64 {:.3e} s), and all-f64's over it\n",
+                             predicted.all_f64);
   }
 }
 
-void print_json(const step::StepEnvelope& e, const std::vector<step::StepMeasures>& measures, const std::string& out) {
+void print_json(const step::StepEnvelope& e, const std::vector<step::StepMeasures>& measures, const Predicted& predicted,
+                const std::string& out) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (const step::StepMeasures& m : measures) {
+  for (size_t k = 0; k < measures.size(); ++k) {
+    const step::StepMeasures& m = measures[k];
     rows.push_back({{"realization", m.realization}, {"master", exec::native::real_type_name(m.master)},
                     {"update_gap", m.update_gap}, {"storage_floor", m.storage_floor}, {"gradient_gap", m.gradient_gap},
                     {"seconds", m.seconds}});
+    if (!predicted.seconds.empty()) {
+      rows.back()["predicted_seconds"] = predicted.seconds[k];
+      rows.back()["predicted_speedup"] = predicted.seconds[k] > 0 ? predicted.all_f64 / predicted.seconds[k] : 0;
+    }
   }
   nlohmann::ordered_json json = {
       {"program_hash", e.program_hash}, {"entry", e.entry}, {"step", e.step}, {"steps", e.steps},
@@ -119,6 +156,7 @@ void print_json(const step::StepEnvelope& e, const std::vector<step::StepMeasure
       {"gradient_norm", e.gradient_norm}, {"sampling_noise", e.sampling_noise},
       {"storage_floors", {{"f64", e.floors.f64}, {"f32", e.floors.f32}, {"bf16", e.floors.bf16}}},
       {"exact_seconds", e.exact_seconds}, {"out", out}, {"realizations", rows}};
+  if (!predicted.seconds.empty()) json["predicted_all_f64_seconds"] = predicted.all_f64;
   std::cout << json.dump(2) << "\n";
 }
 
@@ -151,6 +189,7 @@ void add_step_options(CLI::App& command, StepCommandOptions& o) {
       ->capture_default_str();
   command.add_option("--realize", o.realize, "--step: a realization to measure (f64, f32, bf16, @file.json, or recipe: every site bf16, the optimizer f32); repeatable");
   command.add_option("--envelope", o.envelope, "--step: measure --realize against this saved step envelope (no exact run)");
+  command.add_option("--profile", o.profile, "--step: a profile (presk bench --calibrate): each realization's predicted seconds per step");
 }
 
 int run_calibrate_step(const RunInputOptions& input, const StepCommandOptions& options, std::optional<long> bits,
@@ -158,6 +197,7 @@ int run_calibrate_step(const RunInputOptions& input, const StepCommandOptions& o
   check_step_mode(input, options);
   std::vector<CommandFile> inputs = run_input_files(input);
   inputs.push_back({"--envelope", options.envelope});
+  inputs.push_back({"--profile", options.profile});
   for (const std::string& r : options.realize) {
     if (r != "recipe") inputs.push_back({"--realize", realization_file(r)});
   }
@@ -172,6 +212,7 @@ int run_calibrate_step(const RunInputOptions& input, const StepCommandOptions& o
   ir::Program program = compile_training(input, compiled);
   if (saved) step::check_envelope_program(*saved, program);
   for (const std::string& realization : options.realize) step::load_step_realization(program, input.entry, realization);
+  if (!options.profile.empty()) profile::read_profile(options.profile);  // before the exact step runs
   step::StepEnvelope envelope =
       saved ? std::move(*saved) : measure_exact(input, options, program, bits.value_or(128), quiet, global);
   if (!out.empty()) step::write_step_envelope(envelope, out);
@@ -180,8 +221,9 @@ int run_calibrate_step(const RunInputOptions& input, const StepCommandOptions& o
     measures.push_back(step::measure_step(envelope, program, realization, global.threads));
     if (!quiet) std::cerr << fmt::format("native step under {}: {:.2f} s\n", realization, measures.back().seconds);
   }
-  if (global.json) print_json(envelope, measures, out);
-  else print_table(envelope, measures, out);
+  const Predicted predicted = predict(program, input.entry, options, static_cast<double>(envelope.windows.size()));
+  if (global.json) print_json(envelope, measures, predicted, out);
+  else print_table(envelope, measures, predicted, out);
   return 0;
 }
 

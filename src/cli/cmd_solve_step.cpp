@@ -8,6 +8,7 @@
 
 #include "cli/calibrate_step.h"
 #include "cli/solve_setup.h"
+#include "profile/profile.h"
 #include "step/solve_step.h"
 #include "support/atomic_file.h"
 #include "support/diagnostics.h"
@@ -42,15 +43,26 @@ ir::Program training_program(const SolveCommandOptions& options, const step::Ste
   return program;
 }
 
-void print_solution(const step::StepSolution& s, double budget, const std::string& out) {
+void print_solution(const step::StepSolution& s, double budget, const std::string& out, const profile::Profile* machine) {
   std::cout << fmt::format("presk solve --step: budget {:.3g} on the update gap, by {}; all-f64 {:.3e}\n", budget,
                            s.grain == step::Grain::value ? "stored value" : "function", s.baseline);
   size_t width = 8;
   for (const step::FunctionGaps& f : s.functions) width = std::max(width, f.function.size());
-  std::cout << fmt::format("{:<{}}  {:>5}  {:>10}  {:>10}  {}\n", s.grain == step::Grain::value ? "value" : "function", width, "sites", "alone f32", "alone bf16", "type");
+  std::cout << fmt::format("{:<{}}  {:>5}  {:>10}  {:>10}  {}{}\n", s.grain == step::Grain::value ? "value" : "function", width, "sites",
+                           "alone f32", "alone bf16", s.priced ? "saved f32   saved bf16  " : "", "type");
   for (const step::FunctionGaps& f : s.functions) {
-    std::cout << fmt::format("{:<{}}  {:>5}  {:>10.3e}  {:>10.3e}  {}\n", f.function, width, f.sites, f.f32, f.bf16,
+    const std::string saved = s.priced ? fmt::format("{:>+10.3e}  {:>+10.3e}  ", f.saved_f32, f.saved_bf16) : "";
+    std::cout << fmt::format("{:<{}}  {:>5}  {:>10.3e}  {:>10.3e}  {}{}\n", f.function, width, f.sites, f.f32, f.bf16, saved,
                              f.offered ? exec::native::real_type_name(f.chosen) : "(no effect)");
+  }
+  if (s.priced) {
+    const step::StepTimes& t = s.times;
+    std::cout << fmt::format("predicted   {:.4g} s per step all-f64, {:.4g} s this realization ({:.3f}×), {:.4g} s all-f32 ({:.3f}×); "
+                             "saved: seconds per step alone against all-f64 (profile of {}, {} thread{}; a prediction, not a "
+                             "measurement)\n",
+                             t.all_f64, t.realization, t.realization > 0 ? t.all_f64 / t.realization : 0, t.all_f32,
+                             t.all_f32 > 0 ? t.all_f64 / t.all_f32 : 0, machine->cpu, machine->threads,
+                             machine->threads == 1 ? "" : "s");
   }
   std::cout << fmt::format("estimate    {:.3e} (root-sum-square of the isolated gaps)\n", s.estimate);
   std::cout << fmt::format("measured    update gap {:.3e}, gradient gap {:.3e}, storage floor {:.3e}: {}\n",
@@ -68,14 +80,18 @@ int run_solve_step(const SolveCommandOptions& options, const std::string& step_p
     usage_error("E1258").hint("solve an entry with --precision, or a training step with --step") << "--precision and --step both given";
   }
   const double budget = budget_of(options);
-  check_output_files({{"--out", options.out}}, {{"the program", options.run.program}, {"--step", step_path}});
+  check_output_files({{"--out", options.out}},
+                     {{"the program", options.run.program}, {"--step", step_path}, {"--profile", options.profile}});
   const step::StepEnvelope envelope = step::read_step_envelope(step_path);
+  std::optional<profile::Profile> machine;
+  if (!options.profile.empty()) machine = profile::read_profile(options.profile);
   const ir::Program program = training_program(options, envelope);
   step::check_envelope_program(envelope, program);
   std::function<void(const std::string&)> progress;
   if (!options.quiet) progress = [](const std::string& line) { std::cerr << "solve --step: " << line << "\n"; };
   const step::StepSolution solution = step::solve_step(envelope, program, budget, global.threads, progress,
-                                                             grain == "value" ? step::Grain::value : step::Grain::function);
+                                                       grain == "value" ? step::Grain::value : step::Grain::function,
+                                                       machine ? &*machine : nullptr);
   const nlohmann::json file = step::step_solution_json(solution, envelope, budget, step_path);
   write_file_atomically(options.out, file.dump(1) + "\n");
   if (global.json) {
@@ -83,7 +99,7 @@ int run_solve_step(const SolveCommandOptions& options, const std::string& step_p
     out["out"] = options.out;
     std::cout << out.dump(2) << "\n";
   } else {
-    print_solution(solution, budget, options.out);
+    print_solution(solution, budget, options.out, machine ? &*machine : nullptr);
   }
   return solution.inside ? 0 : 4;
 }

@@ -158,7 +158,8 @@ void add_solve_options(CLI::App& command, SolveCommandOptions& options, GlobalOp
   command.add_option("--scheme", options.scheme, "--quant's scales: absmax, or pow2 (powers of two)")
       ->check(CLI::IsMember({"absmax", "pow2"}))->capture_default_str();
   command.add_option("--profile", options.profile,
-                     "Price by predicted time on this machine (a profile from presk bench --calibrate), not by bytes");
+                     "Price by predicted time on this machine (a profile from presk bench --calibrate), not by bytes; "
+                     "--step: rank the narrowings by predicted seconds saved per unit of isolated gap, none predicted slower");
   command.add_flag("--quiet", options.quiet, "No progress on stderr");
   add_threads_option(command, global);
   add_json_option(command, global);

@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
+#include <optional>
 
 #include "ir/sites.h"
+#include "step/step_price.h"
 #include "support/diagnostics.h"
 
 namespace presk::step {
@@ -33,11 +36,25 @@ RealType wider(RealType type) { return type == RealType::bf16 ? RealType::f32 : 
 class Solver {
  public:
   Solver(const StepEnvelope& envelope, const ir::Program& program, int threads,
-         const std::function<void(const std::string&)>& progress, Grain grain)
-      : envelope_(envelope), program_(program), threads_(threads), progress_(progress) {
-    const train::GradientProgram recompute =
-        train::make_gradient_program(program, envelope.entry, train::parameter_layout(program), false);
-    sites_ = units_of(recompute.program, grain);
+         const std::function<void(const std::string&)>& progress, Grain grain, const profile::Profile* profile)
+      : envelope_(envelope), program_(program), threads_(threads), progress_(progress),
+        recompute_(train::make_gradient_program(program, envelope.entry, train::parameter_layout(program), false)) {
+    sites_ = units_of(recompute_.program, grain);
+    if (profile) {
+      const double windows = static_cast<double>(envelope.windows.size());
+      pricer_.emplace(recompute_.program, std::vector<std::string>{recompute_.vjp}, *profile, windows);
+      store_ = train::make_gradient_program(program, envelope.entry, train::parameter_layout(program), true);
+      store_pricer_.emplace(store_.program, std::vector<std::string>{store_.fwd, store_.bwd}, *profile, windows);
+    }
+  }
+
+  // The predicted seconds of a step under `assignment` on the recomputing program (the greedy's
+  // comparisons); needs a profile.
+  double seconds(const Assignment& assignment) const { return pricer_->price(realization(assignment)).seconds; }
+  // The same as measure_step runs it: storing under a uniform realization (step_price.h).
+  double seconds_as_run(const Assignment& assignment) const {
+    const exec::native::Realization r = realization(assignment);
+    return (r.sites.empty() ? *store_pricer_ : *pricer_).price(r).seconds;
   }
 
   exec::native::Realization realization(const Assignment& assignment) const {
@@ -76,6 +93,10 @@ class Solver {
   const ir::Program& program_;
   int threads_;
   std::function<void(const std::string&)> progress_;
+  train::GradientProgram recompute_;
+  std::optional<StepPricer> pricer_;
+  train::GradientProgram store_;
+  std::optional<StepPricer> store_pricer_;
   std::map<std::string, std::vector<std::string>> sites_;
   int measurements_ = 0;
   std::vector<std::string> log_;
@@ -120,14 +141,86 @@ Assignment assignment_of(const std::vector<FunctionGaps>& functions) {
   return out;
 }
 
+double saved(const FunctionGaps& f, RealType type) { return type == RealType::bf16 ? f.saved_bf16 : type == RealType::f32 ? f.saved_f32 : 0; }
+
+// With a profile: each function's type of the larger predicted saving among those whose isolated
+// gap fits (bf16 only where it is predicted faster than f32; none predicted slower than f64).
+RealType fastest(const FunctionGaps& f, double budget) {
+  const bool f32 = f.f32 <= budget && f.saved_f32 > 0;
+  const bool bf16 = f.bf16 <= budget && f.saved_bf16 > 0 && f.saved_bf16 > f.saved_f32;
+  return bf16 ? RealType::bf16 : f32 ? RealType::f32 : RealType::f64;
+}
+
+// From all-f64, by predicted seconds saved per unit of isolated gap (a gap of 0 first), each
+// function at its fastest fitting type, else f32 where that is predicted faster than f64, while
+// the root-sum-square stays inside the budget; then, until nothing changes, widens one type any
+// narrowing the profile predicts slower where it now stands (its neighbours' types changed).
+void propose_by_time(std::vector<FunctionGaps>& functions, double budget,
+                     const std::function<double(const Assignment&)>& seconds) {
+  std::vector<FunctionGaps*> order;
+  for (FunctionGaps& f : functions) {
+    if (f.offered && fastest(f, budget) != RealType::f64) order.push_back(&f);
+  }
+  auto rate = [budget](const FunctionGaps* f) {
+    const RealType type = fastest(*f, budget);
+    const double gap = isolated(*f, type);
+    return gap > 0 ? saved(*f, type) / gap : std::numeric_limits<double>::infinity();
+  };
+  std::stable_sort(order.begin(), order.end(), [&](const FunctionGaps* a, const FunctionGaps* b) { return rate(a) > rate(b); });
+  for (FunctionGaps* f : order) {
+    for (RealType type = fastest(*f, budget); type != RealType::f64; type = wider(type)) {
+      if (saved(*f, type) <= 0) continue;
+      f->chosen = type;
+      if (root_sum_square(functions) <= budget) break;
+      f->chosen = RealType::f64;
+    }
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (FunctionGaps& f : functions) {
+      if (f.chosen == RealType::f64) continue;
+      const double now = seconds(assignment_of(functions));
+      const RealType narrow = f.chosen;
+      f.chosen = wider(narrow);
+      if (seconds(assignment_of(functions)) < now) {
+        changed = true;
+      } else {
+        f.chosen = narrow;
+      }
+    }
+  }
+}
+
+// The greedy's proposal against the uniform realizations inside the estimate (all-f64, all-f32,
+// all-bf16: the optimizer's master type too), as measure_step runs each: a uniform one stores, a mixed one
+// recomputes the forward pass in the reverse one; keeps the one predicted fastest.
+void keep_fastest(std::vector<FunctionGaps>& functions, double budget, Solver& solver) {
+  const std::vector<FunctionGaps> proposal = functions;
+  std::vector<FunctionGaps> best = proposal;
+  double fastest_seconds = solver.seconds_as_run(assignment_of(proposal));
+  for (RealType type : {RealType::f64, RealType::f32, RealType::bf16}) {
+    std::vector<FunctionGaps> uniform = proposal;
+    for (FunctionGaps& f : uniform) f.chosen = type;  // every function, those that move no bit too: uniform
+    const double seconds = solver.seconds_as_run(assignment_of(uniform));
+    if (root_sum_square(uniform) <= budget && seconds < fastest_seconds) {
+      best = uniform;
+      fastest_seconds = seconds;
+      solver.note(fmt::format("all-{} predicted faster than the greedy's proposal as run ({:.4g} s < {:.4g} s)",
+                              exec::native::real_type_name(type), seconds, solver.seconds_as_run(assignment_of(proposal))));
+    }
+  }
+  functions = best;
+}
+
 }  // namespace
 
 StepSolution solve_step(const StepEnvelope& envelope, const ir::Program& program, double budget, int threads,
-                        const std::function<void(const std::string&)>& progress, Grain grain) {
+                        const std::function<void(const std::string&)>& progress, Grain grain,
+                        const profile::Profile* profile) {
   if (!(budget > 0) || !std::isfinite(budget)) {
     usage_error("E1258").hint("a number above 0, e.g. --budget 1e-3") << "the step's budget is " << budget << ", not above 0";
   }
-  Solver solver(envelope, program, threads, progress, grain);
+  Solver solver(envelope, program, threads, progress, grain, profile);
   StepSolution solution;
   solution.grain = grain;
   solution.baseline = solver.measure({}, "all-f64");
@@ -142,9 +235,19 @@ StepSolution solve_step(const StepEnvelope& envelope, const ir::Program& program
     f.f32 = solver.measure({{name, RealType::f32}}, name + " f32");
     f.bf16 = solver.measure({{name, RealType::bf16}}, name + " bf16");
     f.offered = !(f.f32 == solution.baseline && f.bf16 == solution.baseline);
+    if (profile) {
+      const double all_f64 = solver.seconds({});
+      f.saved_f32 = all_f64 - solver.seconds({{name, RealType::f32}});
+      f.saved_bf16 = all_f64 - solver.seconds({{name, RealType::bf16}});
+    }
     solution.functions.push_back(f);
   }
-  propose(solution.functions, budget);
+  if (profile) {
+    propose_by_time(solution.functions, budget, [&solver](const Assignment& a) { return solver.seconds(a); });
+    keep_fastest(solution.functions, budget, solver);
+  } else {
+    propose(solution.functions, budget);
+  }
   solution.estimate = root_sum_square(solution.functions);
   solver.note(fmt::format("proposal: estimate {:.3e}", solution.estimate));
   // Measure; while outside, widen the narrowed function of the largest isolated gap one type.
@@ -163,6 +266,13 @@ StepSolution solve_step(const StepEnvelope& envelope, const ir::Program& program
   solution.inside = solution.measured.update_gap <= budget;
   solution.measurements = solver.measurements();
   solution.log = solver.take_log();
+  if (profile) {
+    solution.priced = true;
+    const double windows = static_cast<double>(envelope.windows.size());
+    solution.times.all_f64 = predict_step(program, envelope.entry, exec::native::uniform_realization(RealType::f64), *profile, windows).seconds;
+    solution.times.all_f32 = predict_step(program, envelope.entry, exec::native::uniform_realization(RealType::f32), *profile, windows).seconds;
+    solution.times.realization = predict_step(program, envelope.entry, solution.realization, *profile, windows).seconds;
+  }
   return solution;
 }
 
@@ -173,12 +283,20 @@ nlohmann::json step_solution_json(const StepSolution& s, const StepEnvelope& env
   for (const FunctionGaps& f : s.functions) {
     functions.push_back({{"function", f.function}, {"sites", f.sites}, {"f32", f.f32}, {"bf16", f.bf16},
                          {"offered", f.offered}, {"type", exec::native::real_type_name(f.chosen)}});
+    if (s.priced) {
+      functions.back()["saved_f32"] = f.saved_f32;
+      functions.back()["saved_bf16"] = f.saved_bf16;
+    }
   }
   out["solve"] = {{"mode", "step"}, {"grain", s.grain == Grain::function ? "function" : "value"}, {"budget", budget}, {"envelope", envelope_path},
                   {"program_hash", envelope.program_hash}, {"step", envelope.step}, {"baseline", s.baseline},
                   {"estimate", s.estimate}, {"update_gap", s.measured.update_gap},
                   {"gradient_gap", s.measured.gradient_gap}, {"storage_floor", s.measured.storage_floor},
                   {"inside", s.inside}, {"measurements", s.measurements}, {"functions", functions}, {"log", s.log}};
+  if (s.priced) {
+    out["solve"]["predicted_seconds"] = {{"all_f64", s.times.all_f64}, {"all_f32", s.times.all_f32},
+                                         {"realization", s.times.realization}};
+  }
   return out;
 }
 
@@ -189,10 +307,33 @@ namespace {
       << origin << ": the step solve record's field `" << field << "` is missing or of the wrong kind";
 }
 
-std::string reason(const nlohmann::json& f, double budget, bool widened) {
+// With a profile (the record's saved_f32 and saved_bf16): the reasons time gives, or "".
+std::string time_reason(const nlohmann::json& f, double budget, const std::string& uniform) {
+  if (!f.contains("saved_f32") || !f["saved_f32"].is_number() || !f.contains("saved_bf16") || !f["saved_bf16"].is_number()) return "";
+  const std::string type = f["type"].get<std::string>();
+  const double f32 = f["f32"].get<double>(), bf16 = f["bf16"].get<double>();
+  const double saved_f32 = f["saved_f32"].get<double>(), saved_bf16 = f["saved_bf16"].get<double>();
+  if (!uniform.empty() && uniform == type) {
+    return fmt::format("{}: all-{} is predicted faster, as it runs, than the greedy's proposal", type, type);
+  }
+  if (type == "f64" && f32 <= budget && saved_f32 <= 0) {
+    return fmt::format("f64: f32 fits ({:.3e} alone) but is predicted slower ({:+.3g} s per step saved)", f32, saved_f32);
+  }
+  if (type != "bf16" && bf16 <= budget && saved_bf16 <= std::max(saved_f32, 0.0)) {
+    return fmt::format("{}: bf16 fits ({:.3e} alone) but is predicted slower than {} ({:+.3g} s against {:+.3g} s saved)", type, bf16,
+                       saved_f32 > 0 ? "f32" : "f64", saved_bf16, std::max(saved_f32, 0.0));
+  }
+  return "";
+}
+
+std::string reason(const nlohmann::json& f, double budget, bool widened, const std::string& uniform) {
   const std::string type = f["type"].get<std::string>();
   const double f32 = f["f32"].get<double>(), bf16 = f["bf16"].get<double>();
   if (!f["offered"].get<bool>()) return "f64 (not offered: narrowing it alone moves no bit of the update)";
+  if (!widened) {
+    const std::string by_time = time_reason(f, budget, uniform);
+    if (!by_time.empty()) return by_time;
+  }
   if (type == "bf16") return fmt::format("bf16: alone in bf16 the update gap is {:.3e} ≤ {:.3g}", bf16, budget);
   if (type == "f32") {
     if (widened) return fmt::format("f32: widened from bf16, the measured step exceeding {:.3g}", budget);
@@ -219,6 +360,13 @@ std::vector<std::string> explain_step_solution(const nlohmann::json& file, const
                                                 "estimate {:.3e}, measured {:.3e}",
                                                 origin, grain, budget, solve["estimate"].get<double>(),
                                                 solve["update_gap"].get<double>())};
+  std::string uniform;  // with a profile: the uniform type kept over the greedy's proposal, if one was
+  for (const nlohmann::json& line : solve["log"]) {
+    const std::string text = line.is_string() ? line.get<std::string>() : "";
+    if (text.rfind("all-", 0) == 0 && text.find(" predicted faster than the greedy's proposal") != std::string::npos) {
+      uniform = text.substr(4, text.find(' ') - 4);
+    }
+  }
   for (const nlohmann::json& f : solve["functions"]) {
     const bool fields = f.is_object() && f.contains("function") && f["function"].is_string() && f.contains("type") &&
                         f["type"].is_string() && f.contains("f32") && f["f32"].is_number() && f.contains("bf16") &&
@@ -227,7 +375,7 @@ std::vector<std::string> explain_step_solution(const nlohmann::json& file, const
     const std::string name = f["function"].get<std::string>();
     bool widened = false;
     for (const nlohmann::json& line : solve["log"]) widened |= line.is_string() && line.get<std::string>().rfind("widen " + name + " to ", 0) == 0;
-    lines.push_back(fmt::format("  {}: {}", name, reason(f, budget, widened)));
+    lines.push_back(fmt::format("  {}: {}", name, reason(f, budget, widened, uniform)));
   }
   return lines;
 }

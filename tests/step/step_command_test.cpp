@@ -5,7 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/run_command.h"
+#include "step/synthetic_profile.h"
 #include "support/atomic_file.h"
+#include "support/input_file.h"
 #include "support/safetensors.h"
 #include "support/temp_folder.h"
 
@@ -114,6 +116,46 @@ TEST_F(StepCommand, SolveStepTrainAndExplain) {
   EXPECT_NE(by_value.output.find("SelfAttention.apply.vjp/%"), std::string::npos) << by_value.output;
   EXPECT_EQ(run(presk() + " train " + program_ + " --data data/train.safetensors --batch 2 --steps 1 --realize @v.json "
                 "--init w.safetensors --out tv.safetensors").status, 0);
+}
+
+// --profile: calibrate --step's predicted column, solve --step's savings and predicted times;
+// a profile with a missing class refused (E1202) before anything is measured.
+TEST_F(StepCommand, Profile) {
+  ASSERT_EQ(step(state_ + " --out s.json --quiet").status, 0);
+  price_testing::Speeds speeds;
+  speeds.bf16 = 0.5e9;
+  speeds.bf16_bandwidth = 1e9;
+  nlohmann::json profile = profile::profile_to_json(price_testing::synthetic_profile(speeds));
+  write_file_atomically(folder_.file("p.json"), profile.dump());
+  auto table = step("--envelope s.json --realize f64 --realize f32 --realize recipe --profile p.json --quiet");
+  ASSERT_EQ(table.status, 0) << table.output;
+  for (const char* expected : {"predicted  vs f64", "\nf64          f64 ", "  1.000\n", "# predicted: seconds per step"}) {
+    EXPECT_NE(table.output.find(expected), std::string::npos) << expected << " in\n" << table.output;
+  }
+  auto json_text = step("--envelope s.json --realize f64 --realize f32 --profile p.json --json --quiet", false);
+  ASSERT_EQ(json_text.status, 0) << json_text.output;
+  const nlohmann::json json = nlohmann::json::parse(json_text.output);
+  EXPECT_EQ(json["realizations"][0]["predicted_seconds"], json["predicted_all_f64_seconds"]);
+  EXPECT_GT(json["realizations"][1]["predicted_speedup"].get<double>(), 1);
+  auto solved = run(presk() + " solve " + program_ + " --step s.json --budget 1e-2 --out r.json --profile p.json --quiet");
+  ASSERT_EQ(solved.status, 0) << solved.output;
+  for (const char* expected : {"saved f32   saved bf16", "predicted   ", "s per step all-f64"}) {
+    EXPECT_NE(solved.output.find(expected), std::string::npos) << expected << " in\n" << solved.output;
+  }
+  EXPECT_EQ(solved.output.find("  bf16\n"), std::string::npos) << solved.output;
+  const nlohmann::json record = nlohmann::json::parse(read_input_file(folder_.file("r.json"), {"test", "E0100", "", 1 << 24}));
+  EXPECT_TRUE(record["solve"].contains("predicted_seconds"));
+  profile["rooflines"].erase("reduction");
+  write_file_atomically(folder_.file("bad.json"), profile.dump());
+  auto bad = run(presk() + " solve " + program_ + " --step s.json --budget 1e-2 --out q.json --profile bad.json");
+  EXPECT_EQ(bad.status, 1) << bad.output;
+  EXPECT_NE(bad.output.find("E1202"), std::string::npos) << bad.output;
+  EXPECT_EQ(bad.output.find("measure all-f64"), std::string::npos) << bad.output;
+  auto bad_calibrate = step("--envelope s.json --realize f32 --profile bad.json");
+  EXPECT_NE(bad_calibrate.output.find("E1202"), std::string::npos) << bad_calibrate.output;
+  EXPECT_EQ(bad_calibrate.output.find("native step under"), std::string::npos) << bad_calibrate.output;
+  auto other_mode = run(presk() + " calibrate --precision " + program_ + " --entry loss --samples 1 --bits 64 --out e.json --profile p.json");
+  EXPECT_NE(other_mode.output.find("E1257"), std::string::npos) << other_mode.output;
 }
 
 TEST_F(StepCommand, CodedRefusals) {

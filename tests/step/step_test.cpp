@@ -6,6 +6,7 @@
 #include <mpfr.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,8 @@
 #include "step/exact_step.h"
 #include "step/measure_step.h"
 #include "step/solve_step.h"
+#include "step/step_price.h"
+#include "step/synthetic_profile.h"
 #include "support/atomic_file.h"
 #include "support/input_file.h"
 #include "support/temp_folder.h"
@@ -242,8 +245,81 @@ TEST_F(TinyStep, SolvedStepIsInsideItsBudget) {
   const std::vector<std::string> lines =
       explain_step_solution(nlohmann::json::parse(read_input_file(path, {"test", "E0100", "", 1 << 24})), path);
   EXPECT_EQ(lines.size(), solution.functions.size() + 1);
+  // Without a profile the solve is the one by isolated gap alone: its record, byte for byte, is
+  // the one this test wrote before --profile existed (PRESK_UPDATE_GOLDEN=1 rewrites it).
+  EXPECT_FALSE(solution.priced);
+  const std::string record = step_solution_json(solution, *envelope_, 1e-3, "step.json").dump(1) + "\n";
+  const std::string golden = std::string(PRESK_SOURCE_DIR) + "/tests/step/data/tiny-solved-1e-3.json";
+  if (std::getenv("PRESK_UPDATE_GOLDEN")) write_file_atomically(golden, record);
+  EXPECT_EQ(record, read_input_file(golden, {"test", "E0100", "", 1 << 24}));
   EXPECT_EQ(error_code([&] { solve_step(*envelope_, program, 0.0, 1); }), "E1258");
   EXPECT_EQ(error_code([&] { explain_step_solution(nlohmann::json{{"solve", {{"mode", "step"}}}}, "x.json"); }), "E1259");
+}
+
+// With a profile where bf16 is slower than f32 (and f64) in operations and bytes, as on this CPU:
+// no function in bf16, though the solve by isolated gap alone puts some there at the same budget;
+// each function's predicted savings are recorded; all-f32 is predicted below all-f64, and the
+// solution no slower than either, as each runs (a uniform realization stores, a mixed one recomputes).
+TEST_F(TinyStep, AProfileWithSlowBf16ChoosesNoBf16) {
+  const ir::Program program = tiny();
+  price_testing::Speeds speeds;
+  speeds.bf16 = 0.5e9;
+  speeds.bf16_bandwidth = 1e9;
+  const profile::Profile machine = price_testing::synthetic_profile(speeds);
+  const StepSolution by_gap = solve_step(*envelope_, program, 1e-2, 2);
+  int bf16 = 0;
+  for (const FunctionGaps& f : by_gap.functions) bf16 += f.chosen == RealType::bf16;
+  ASSERT_GT(bf16, 0);
+  const StepSolution solution = solve_step(*envelope_, program, 1e-2, 2, {}, Grain::function, &machine);
+  EXPECT_TRUE(solution.priced);
+  EXPECT_TRUE(solution.inside);
+  int narrowed = 0;
+  for (const FunctionGaps& f : solution.functions) {
+    EXPECT_NE(f.chosen, RealType::bf16) << f.function;
+    if (f.saved_f32 != 0) {  // 0: not reached by the step (the entry `loss` itself)
+      EXPECT_LT(f.saved_bf16, f.saved_f32) << f.function;
+    }
+    narrowed += f.chosen == RealType::f32;
+  }
+  EXPECT_GT(narrowed, 0);
+  for (const auto& [site, type] : solution.realization.sites) EXPECT_NE(type, RealType::bf16) << site;
+  EXPECT_LT(solution.times.all_f32, solution.times.all_f64);
+  EXPECT_LE(solution.times.realization, solution.times.all_f32);
+  EXPECT_EQ(predict_step(program, "loss", solution.realization, machine, 2).seconds, solution.times.realization);
+  const nlohmann::json record = step_solution_json(solution, *envelope_, 1e-2, "step.json");
+  EXPECT_EQ(record["solve"]["predicted_seconds"]["all_f64"].get<double>(), solution.times.all_f64);
+  EXPECT_TRUE(record["solve"]["functions"][0].contains("saved_f32"));
+  // explain gives time's reasons: no line claims bf16 was refused by the estimate where the profile refused it.
+  bool by_time = false;
+  for (const std::string& line : explain_step_solution(record, "r.json")) {
+    by_time |= line.find("predicted slower") != std::string::npos || line.find("predicted faster") != std::string::npos;
+  }
+  EXPECT_TRUE(by_time);
+}
+
+// With a profile where bf16 is the fastest (4× f32's operations, 4× its bytes per second) and
+// conversions and latencies free: bf16 where the budget allows.
+TEST_F(TinyStep, AProfileWithFastBf16ChoosesBf16) {
+  const ir::Program program = tiny();
+  price_testing::Speeds speeds;
+  speeds.bf16 = 8e9;
+  speeds.bf16_bandwidth = 16e9;
+  speeds.conversion = 0;
+  speeds.latency = 0;
+  const profile::Profile machine = price_testing::synthetic_profile(speeds);
+  const StepSolution solution = solve_step(*envelope_, program, 1e-2, 2, {}, Grain::function, &machine);
+  EXPECT_TRUE(solution.inside);
+  int bf16 = 0;
+  for (const FunctionGaps& f : solution.functions) {
+    bf16 += f.chosen == RealType::bf16;
+    if (f.chosen == RealType::bf16) {
+      EXPECT_LE(f.bf16, 1e-2) << f.function;
+    }
+    if (f.offered) {
+      EXPECT_GT(f.saved_bf16, f.saved_f32) << f.function;
+    }
+  }
+  EXPECT_GT(bf16, 0);
 }
 
 // The step measure_step runs under a solved realization is the step presk train takes under it:
