@@ -109,9 +109,10 @@ int run_train(TrainCommandOptions& options, const GlobalOptions& global) {
   run.schedule.kind = *train::schedule_from_name(options.schedule);
   run.schedule.steps = run.steps;
   run.schedule.floor = options.min_lr ? *options.min_lr : run.schedule.peak / 10;
-  // auto: store (no forward op recomputed) where the realization cannot type sites (a uniform
-  // one), else recompute (E1002); both give the same bits.
-  const bool uniform = run.realization_argument.empty() || run.realization_argument[0] != '@';
+  // auto: store (no forward op recomputed) where the realization types no sites (a type name,
+  // or a file with only a default and an order), else recompute (E1002); both give the same bits.
+  const bool uniform = run.realization_argument.empty() ||
+                       exec::native::read_realization(run.realization_argument).sites.empty();
   run.remat = ad::parse_remat(options.remat == "auto" ? (uniform ? "store" : "recompute") : options.remat);
   run.program = compile_for(options, true);
   run.evaluation = compile_for(options, false);
@@ -187,7 +188,7 @@ Registration registration("train", 80, [](CLI::App& app, GlobalOptions& global) 
   train
       ->add_option("--remat", options->remat,
                    "Reverse mode: recompute (E.vjp), store (E.fwd, E.bwd; same bits, faster, more memory), "
-                   "or auto: store under f64/f32/bf16, recompute under a @file realization")
+                   "or auto: store unless the realization types sites (then recompute)")
       ->check(CLI::IsMember({"auto", "recompute", "store"}))
       ->capture_default_str();
   CLI::Option* init = train->add_option("--init", run.init,

@@ -77,6 +77,18 @@ TEST_F(TrainCommand, JsonAndResumeAndDropout) {
   ASSERT_EQ(recompute.status, 0) << recompute.output;
   EXPECT_EQ(nlohmann::json::parse(recompute.output)["remat"], "recompute");
   EXPECT_EQ(file_bytes(folder_.file("whole.safetensors")), file_bytes(folder_.file("recompute.safetensors")));
+  // A file that types no sites (what solve --step writes when every function takes the master
+  // type) stores too; one that types a site recomputes.
+  {
+    std::ofstream(folder_.file("uniform.json")) << R"({"format": 1, "default": "f32"})";
+    auto uniform = train("--steps 2 --json --realize @uniform.json --out u.safetensors", false);
+    ASSERT_EQ(uniform.status, 0) << uniform.output;
+    EXPECT_EQ(nlohmann::json::parse(uniform.output)["remat"], "store");
+    std::ofstream(folder_.file("typed.json")) << R"({"format": 1, "default": "f32", "sites": {"FeedForward.apply/%1": "f64"}})";
+    auto typed = train("--steps 2 --json --realize @typed.json --out t.safetensors", false);
+    ASSERT_EQ(typed.status, 0) << typed.output;
+    EXPECT_EQ(nlohmann::json::parse(typed.output)["remat"], "recompute");
+  }
   ASSERT_EQ(train("--steps 4 --until 2 --out part.safetensors").status, 0);
   ASSERT_EQ(train("--steps 4 --resume part.safetensors --out part.safetensors").status, 0);
   EXPECT_EQ(file_bytes(folder_.file("whole.safetensors")),

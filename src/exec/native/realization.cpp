@@ -319,16 +319,18 @@ Realization parse_realization_text(std::string_view text, const std::string& ori
                            origin);
 }
 
-Realization load_realization(const std::string& argument, const ir::Program& program) {
-  Realization realization;
+Realization read_realization(const std::string& argument) {
   if (!argument.empty() && argument[0] == '@') {
-    realization = parse_realization_text(read_realization_file(argument.substr(1)), argument.substr(1));
-  } else if (auto type = real_type_from_name(argument)) {
-    realization = uniform_realization(*type);
-  } else {
-    user_error("E0611").hint(std::string("a type (") + kMenu + ") or @file.json")
-        << "`--realize " << argument << "` is neither a type on the menu nor @file.json";
+    return parse_realization_text(read_realization_file(argument.substr(1)), argument.substr(1));
   }
+  if (auto type = real_type_from_name(argument)) return uniform_realization(*type);
+  user_error("E0611").hint(std::string("a type (") + kMenu + ") or @file.json")
+      << "`--realize " << argument << "` is neither a type on the menu nor @file.json";
+  return {};  // not reached: the error throws
+}
+
+Realization load_realization(const std::string& argument, const ir::Program& program) {
+  Realization realization = read_realization(argument);
   validate_realization(realization, program);
   return realization;
 }

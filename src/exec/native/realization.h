@@ -72,7 +72,9 @@ void validate_realization(const Realization& realization, const ir::Program& pro
 // and control lets — call, fold, get — hand on a value typed elsewhere).
 bool is_typable(const ir::Let& let);
 
-// `--realize` argument: a type name ("f64", "f32", "bf16") or "@path.json"; validated.
+// `--realize` argument: a type name ("f64", "f32", "bf16") or "@path.json", read but not yet
+// validated against a program; load_realization also validates it.
+Realization read_realization(const std::string& argument);
 Realization load_realization(const std::string& argument, const ir::Program& program);
 
 // The JSON form of a realization (format 1), for dumps and tests.
