@@ -14,6 +14,15 @@ def _command(args):
     return code, (json.loads(out) if out.strip() else None)
 
 
+def _copy_to(current, path):
+    """Copies the file at `current` to `path` atomically (nothing when they are one file); the new path."""
+    path = os.fspath(path)
+    if os.path.abspath(path) != os.path.abspath(current):
+        with open(current) as stream:
+            _files.write_atomically(path, stream.read())
+    return path
+
+
 class Envelope:
     """The magnitude envelope of an entry (presk calibrate --precision): `data` is the file's
     JSON (every field: docs/precision.md), `report` what calibrate printed (--json), `path` the
@@ -32,12 +41,8 @@ class Envelope:
 
     def save(self, path):
         """Writes the envelope to `path`, atomically; the envelope then lives there."""
-        path = os.fspath(path)
-        if os.path.abspath(path) != os.path.abspath(self.path):
-            with open(self.path) as stream:
-                _files.write_atomically(path, stream.read())
-            self.path = path
-        return path
+        self.path = _copy_to(self.path, path)
+        return self.path
 
     @property
     def sites(self):
@@ -62,12 +67,8 @@ class Solution:
 
     def save(self, path):
         """Writes the realization to `path`, atomically; the solution then lives there."""
-        path = os.fspath(path)
-        if os.path.abspath(path) != os.path.abspath(self.path):
-            with open(self.path) as stream:
-                _files.write_atomically(path, stream.read())
-            self.path = path
-        return path
+        self.path = _copy_to(self.path, path)
+        return self.path
 
     def summary(self):
         """One row per value of the solve (its record): {"kind" (site or parameter), "key", "op",
