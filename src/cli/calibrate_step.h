@@ -28,6 +28,7 @@ struct StepCommandOptions {
   std::vector<std::string> realize;  // --realize, repeatable
   std::string envelope;              // --envelope STEP.json: re-measure without the exact run
   std::string profile;               // --profile PROFILE.json: each realization's predicted time
+  std::string yardstick = "exact";   // --yardstick exact|f64: what the gaps are measured against
 };
 
 void add_step_options(CLI::App& command, StepCommandOptions& options);

@@ -26,6 +26,10 @@ void check_step_mode(const RunInputOptions& input, const StepCommandOptions& opt
                               std::string(foreign))
         << "`presk calibrate --step` takes no " << foreign << " (an option of --precision)";
   }
+  if (!options.envelope.empty() && options.yardstick != "exact") {
+    usage_error("E1260").hint("leave out --yardstick: a saved envelope keeps the yardstick it was calibrated with")
+        << "`--yardstick " << options.yardstick << "` with --envelope: the yardstick is chosen when the step is calibrated";
+  }
   if (options.envelope.empty() && !options.warmup) {
     usage_error("E1250").hint("pass --warmup K (K ≥ 1 native f64 steps before the measured one), or --envelope STEP.json")
         << "`presk calibrate --step` needs --warmup K";
@@ -70,12 +74,14 @@ step::StepEnvelope measure_exact(const RunInputOptions& input, const StepCommand
   if (options.dropout) o.dropout = ir::real_to_string(*options.dropout);
   o.remat = options.remat == "recompute" ? ad::Remat::Recompute : ad::Remat::Store;  // auto: store under f64
   o.bits = bits;
+  o.yardstick = options.yardstick == "f64" ? step::Yardstick::native_f64 : step::Yardstick::exact;
   o.seed = global.seed;
   o.threads = global.threads;
   if (!quiet) {
     o.on_warmup_step = [](const train::StepReport& r) {
       std::cerr << fmt::format("warm-up step {}  loss {:.4f}  lr {:.3g}  (f64)\n", r.step, r.loss, r.learning_rate);
     };
+    if (o.yardstick == step::Yardstick::native_f64) std::cerr << "yardstick: the native f64 step (no exact step)\n";
     o.on_window = [bits](int64_t done, int64_t count) {
       std::cerr << fmt::format("exact step: window {}/{} at {} bits\n", done, count, bits);
     };
@@ -111,13 +117,16 @@ std::string predicted_text(const Predicted& p, size_t k) {
 
 void print_table(const step::StepEnvelope& e, const std::vector<step::StepMeasures>& measures, const Predicted& predicted,
                  const std::string& out) {
-  std::cout << fmt::format("presk calibrate --step: step {} of {} of `{}` (lr {:.4g}), {} window{}, exact at {} bits\n",
-                           e.step, e.steps, e.entry, e.learning_rate, e.batch, e.batch == 1 ? "" : "s", e.bits);
+  const bool exact = e.yardstick == step::Yardstick::exact;
+  std::cout << fmt::format("presk calibrate --step: step {} of {} of `{}` (lr {:.4g}), {} window{}, {}\n", e.step, e.steps,
+                           e.entry, e.learning_rate, e.batch, e.batch == 1 ? "" : "s",
+                           exact ? fmt::format("exact at {} bits", e.bits)
+                                 : std::string("against the native f64 step (an estimate: not the exact step)"));
   std::cout << fmt::format("# state: {} then {} native f64 warm-up step{} on {}; seed {}\n", e.weights, e.warmup_steps,
                            e.warmup_steps == 1 ? "" : "s", e.data, e.seed);
   std::cout << fmt::format("# ‖θ‖ / ‖θ′ − θ‖ = {:.4g}; sampling noise ‖g_B − g_B′‖ / ‖g_B‖ = {:.3g} (native f64 gradients); "
-                           "exact step {:.1f} s\n",
-                           e.theta_norm / e.update_norm, e.sampling_noise, e.exact_seconds);
+                           "{} step {:.1f} s\n",
+                           e.theta_norm / e.update_norm, e.sampling_noise, exact ? "exact" : "yardstick", e.exact_seconds);
   if (!out.empty()) std::cout << "# step envelope " << out << " (+ " << e.companion << ")\n";
   if (measures.empty()) return;
   size_t width = 11;
@@ -152,6 +161,7 @@ void print_json(const step::StepEnvelope& e, const std::vector<step::StepMeasure
   nlohmann::ordered_json json = {
       {"program_hash", e.program_hash}, {"entry", e.entry}, {"step", e.step}, {"steps", e.steps},
       {"warmup_steps", e.warmup_steps}, {"batch", e.batch}, {"rows", e.rows}, {"bits", e.bits},
+      {"yardstick", step::yardstick_name(e.yardstick)},
       {"learning_rate", e.learning_rate}, {"theta_norm", e.theta_norm}, {"update_norm", e.update_norm},
       {"gradient_norm", e.gradient_norm}, {"sampling_noise", e.sampling_noise},
       {"storage_floors", {{"f64", e.floors.f64}, {"f32", e.floors.f32}, {"bf16", e.floors.bf16}}},
@@ -189,6 +199,11 @@ void add_step_options(CLI::App& command, StepCommandOptions& o) {
       ->capture_default_str();
   command.add_option("--realize", o.realize, "--step: a realization to measure (f64, f32, bf16, @file.json, or recipe: every site bf16, the optimizer f32); repeatable");
   command.add_option("--envelope", o.envelope, "--step: measure --realize against this saved step envelope (no exact run)");
+  command.add_option("--yardstick", o.yardstick,
+                     "--step: what θ′ the gaps are measured against: exact (the reference at --bits) or f64 (the native "
+                     "all-f64 step from the same state, an estimate for models too large for the exact step)")
+      ->check(CLI::IsMember({"exact", "f64"}))
+      ->capture_default_str();
   command.add_option("--profile", o.profile, "--step: a profile (presk bench --calibrate): each realization's predicted seconds per step");
 }
 

@@ -83,6 +83,11 @@ int run_solve_step(const SolveCommandOptions& options, const std::string& step_p
   check_output_files({{"--out", options.out}},
                      {{"the program", options.run.program}, {"--step", step_path}, {"--profile", options.profile}});
   const step::StepEnvelope envelope = step::read_step_envelope(step_path);
+  if (envelope.yardstick != step::Yardstick::exact) {
+    user_error("E1261").hint("calibrate the step without --yardstick f64 (at a size the exact step fits), and solve against that")
+        << "the step envelope `" << step_path << "` measures against the native f64 step, not the exact one: "
+        << "a solve binds the update gap to the exact step";
+  }
   std::optional<profile::Profile> machine;
   if (!options.profile.empty()) machine = profile::read_profile(options.profile);
   const ir::Program program = training_program(options, envelope);

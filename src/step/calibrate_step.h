@@ -29,6 +29,9 @@ struct CalibrateStepOptions {
   std::string dropout = "program";
   ad::Remat remat = ad::Remat::Store;  // of the warm-up (the same bits either way)
   long bits = 128;
+  // exact: the reference's step; native_f64: the native all-f64 step (no reference run, no
+  // memory beyond a training step's; every gap an estimate against f64).
+  Yardstick yardstick = Yardstick::exact;
   uint64_t seed = 0;
   int threads = 1;
   std::function<void(const train::StepReport&)> on_warmup_step;

@@ -32,6 +32,11 @@ class SquareSum {
     mpfr_sqr(term_, term_, MPFR_RNDN);
     mpfr_add(sum_, sum_, term_, MPFR_RNDN);
   }
+  // √this, rounded once to binary64.
+  double root() {
+    mpfr_sqrt(term_, sum_, MPFR_RNDN);
+    return mpfr_get_d(term_, MPFR_RNDN);
+  }
   // √(this / other), rounded once to binary64; 0 when both are 0.
   double ratio_root(const SquareSum& other) {
     if (mpfr_zero_p(sum_)) return 0;
@@ -112,6 +117,26 @@ double relative_distance(const std::vector<std::vector<double>>& a, const std::v
     }
   }
   return distance.ratio_root(norm);
+}
+
+double norm_of(const std::vector<std::vector<double>>& a) {
+  SquareSum sum;
+  for (const std::vector<double>& values : a) {
+    for (double x : values) sum.add(x);
+  }
+  return sum.root();
+}
+
+StorageFloors binary64_floors(const std::vector<std::vector<double>>& theta_next, double update_norm) {
+  SquareSum f32, bf16;
+  for (const std::vector<double>& values : theta_next) {
+    for (double x : values) {
+      f32.add(round_to(x, ElementType::f32), x);
+      bf16.add(round_to(x, ElementType::bf16), x);
+    }
+  }
+  if (update_norm == 0) return {};
+  return {0.0, f32.root() / update_norm, bf16.root() / update_norm};
 }
 
 double update_gap(const std::vector<std::vector<double>>& theta_next, const train::TrainState& state,

@@ -23,6 +23,11 @@ NativeStep native_step(const train::GradientProgram& gradient, const exec::nativ
 
 // ‖a − b‖₂ / ‖b‖₂ over every parameter's elements, in MPFR (0 when both are 0).
 double relative_distance(const std::vector<std::vector<double>>& a, const std::vector<std::vector<double>>& b);
+// ‖a‖₂ over every parameter's elements, in MPFR, rounded once.
+double norm_of(const std::vector<std::vector<double>>& a);
+// The storage floors of a binary64 θ′ with update norm ‖Δ‖₂ (the native f64 yardstick's):
+// ‖round_T(θ′) − θ′‖₂ / ‖Δ‖₂ for f32 and bf16; f64's is 0.
+StorageFloors binary64_floors(const std::vector<std::vector<double>>& theta_next, double update_norm);
 // ‖(θ̂′ − θ) − Δ‖₂ / ‖Δ‖₂ with θ̂′ − θ in MPFR (exact), Δ the exact update in binary64.
 double update_gap(const std::vector<std::vector<double>>& theta_next, const train::TrainState& state,
                   const std::vector<std::vector<double>>& update);

@@ -82,7 +82,7 @@ ordered envelope_json(const StepEnvelope& e, const std::string& companion_sha256
                    {"weight_decay", e.adamw.weight_decay}, {"dropout", e.dropout}, {"remat", e.remat}};
   return {{"format", kStepEnvelopeFormat}, {"kind", kStepEnvelopeKind}, {"program", e.program},
           {"program_hash", e.program_hash}, {"entry", e.entry}, {"bindings", e.bindings}, {"bits", e.bits},
-          {"state", state}, {"step", e.step}, {"learning_rate", json_number<ordered>(e.learning_rate)},
+          {"yardstick", yardstick_name(e.yardstick)}, {"state", state}, {"step", e.step}, {"learning_rate", json_number<ordered>(e.learning_rate)},
           {"rows", e.rows}, {"next_rows", e.next_rows},
           {"norms", {{"theta", json_number<ordered>(e.theta_norm)}, {"update", json_number<ordered>(e.update_norm)},
                      {"gradient", json_number<ordered>(e.gradient_norm)}}},
@@ -176,6 +176,11 @@ void read_json_fields(const Fields& f, StepEnvelope& e) {
     e.bindings[name] = value.get<std::string>();
   }
   e.bits = static_cast<long>(f.integer(r, "bits", 53));
+  if (r.contains("yardstick")) {  // absent: an envelope of before the native f64 yardstick, exact
+    const std::string yardstick = f.text(r, "yardstick");
+    if (yardstick != "exact" && yardstick != "native f64") f.fail("yardstick", "is neither \"exact\" nor \"native f64\"");
+    e.yardstick = yardstick == "exact" ? Yardstick::exact : Yardstick::native_f64;
+  }
   read_state_options(f, f.at(r, "state", json::value_t::object, ""), e);
   e.step = f.integer(r, "step", 2);
   e.learning_rate = f.number(r, "learning_rate");
@@ -236,6 +241,8 @@ void read_companion(const std::string& path, const std::string& sha256, StepEnve
 }
 
 }  // namespace
+
+const char* yardstick_name(Yardstick y) { return y == Yardstick::exact ? "exact" : "native f64"; }
 
 void write_step_envelope(StepEnvelope& envelope, const std::string& path) {
   envelope.companion = companion_name(path);

@@ -20,12 +20,19 @@ namespace presk::step {
 inline constexpr int kStepEnvelopeFormat = 1;
 inline constexpr const char* kStepEnvelopeKind = "presk step envelope";
 
+// What the step's θ′ is: the exact step on the reference (MPFR at `bits`), or, where that cannot
+// run (a course-scale model), the native all-f64 step from the same state, an estimate labelled
+// so: a gap against it is a gap against f64, not against the reals.
+enum class Yardstick { exact, native_f64 };
+const char* yardstick_name(Yardstick y);  // "exact", "native f64"
+
 struct StepEnvelope {
   std::string program;  // the path it was calibrated on (for messages)
   std::string program_hash;  // ir::program_hash of the entry compiled for training
   std::string entry = "loss";
   std::map<std::string, std::string> bindings;  // --const/--dim as given
-  long bits = 128;
+  long bits = 128;  // the exact step's; 53 under the native f64 yardstick
+  Yardstick yardstick = Yardstick::exact;
   // The state: --weights, then `warmup_steps` native f64 steps of `presk train` on --data.
   std::string weights, weights_sha256, data, data_sha256;
   int64_t warmup_steps = 0, batch = 1, steps = 1;

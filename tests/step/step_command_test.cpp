@@ -158,6 +158,40 @@ TEST_F(StepCommand, Profile) {
   EXPECT_NE(other_mode.output.find("E1257"), std::string::npos) << other_mode.output;
 }
 
+// --yardstick f64: the native all-f64 step as θ′ (for models the exact step cannot hold), labelled;
+// its gaps agree with the exact step's to the f64 step's own distance from it, and solve refuses it.
+TEST_F(StepCommand, NativeF64Yardstick) {
+  auto exact_text = step(state_ + " --realize f32 --json --quiet", false);
+  ASSERT_EQ(exact_text.status, 0) << exact_text.output;
+  const nlohmann::json exact = nlohmann::json::parse(exact_text.output);
+  auto table = step(state_ + " --yardstick f64 --realize f64 --realize f32 --out y.json");
+  ASSERT_EQ(table.status, 0) << table.output;
+  for (const char* expected : {"against the native f64 step (an estimate: not the exact step)", "yardstick: the native f64 step"}) {
+    EXPECT_NE(table.output.find(expected), std::string::npos) << expected << " in\n" << table.output;
+  }
+  EXPECT_EQ(table.output.find("exact step: window"), std::string::npos) << table.output;
+  auto json_text = step("--envelope y.json --realize f64 --realize f32 --json --quiet", false);
+  ASSERT_EQ(json_text.status, 0) << json_text.output;
+  const nlohmann::json json = nlohmann::json::parse(json_text.output);
+  EXPECT_EQ(json["yardstick"], "native f64");
+  EXPECT_EQ(json["bits"], 53);
+  EXPECT_LE(json["realizations"][0]["update_gap"].get<double>(), 1e-15);
+  EXPECT_EQ(json["storage_floors"]["f64"].get<double>(), 0.0);
+  const double f32 = json["realizations"][1]["update_gap"], f32_exact = exact["realizations"][0]["update_gap"];
+  EXPECT_GT(f32, 1e-9);
+  EXPECT_NEAR(f32, f32_exact, 1e-6 * f32_exact);
+  EXPECT_NEAR(json["storage_floors"]["f32"].get<double>(), exact["storage_floors"]["f32"].get<double>(),
+              1e-6 * exact["storage_floors"]["f32"].get<double>());
+  EXPECT_NEAR(json["realizations"][1]["gradient_gap"].get<double>(), exact["realizations"][0]["gradient_gap"].get<double>(),
+              1e-6 * exact["realizations"][0]["gradient_gap"].get<double>());
+  auto solved = run(presk() + " solve " + program_ + " --step y.json --budget 1e-3 --out r.json");
+  EXPECT_EQ(solved.status, 1) << solved.output;
+  EXPECT_NE(solved.output.find("E1261"), std::string::npos) << solved.output;
+  auto again = step("--envelope y.json --yardstick f64 --realize f32");
+  EXPECT_EQ(again.status, 2) << again.output;
+  EXPECT_NE(again.output.find("E1260"), std::string::npos) << again.output;
+}
+
 TEST_F(StepCommand, CodedRefusals) {
   auto unweighted = step("--data data/train.safetensors --warmup 2");
   EXPECT_EQ(unweighted.status, 2) << unweighted.output;
