@@ -223,6 +223,14 @@ TEST_F(TinyStep, CodedErrors) {
   EXPECT_EQ(error_code([&] { read_step_envelope(folder_->file("text.json")); }), "E1254");
   write_file_atomically(folder_->file("format.json"), R"({"format": 2})");
   EXPECT_EQ(error_code([&] { read_step_envelope(folder_->file("format.json")); }), "E1255");
+  // A yardstick of neither kind (the companion intact: the field is what is refused).
+  write_step_envelope(saved, path);
+  std::string text = read_input_file(path, {"test", "E0100", "", 1 << 24});
+  const std::string field = "\"yardstick\": \"exact\"";
+  ASSERT_NE(text.find(field), std::string::npos) << text;
+  text.replace(text.find(field), field.size(), "\"yardstick\": \"bf16!\"");
+  write_file_atomically(path, text);
+  EXPECT_EQ(error_code([&] { read_step_envelope(path); }), "E1255");
 }
 
 // solve --step by function: inside its budget by measurement, the realization it returns measures
