@@ -20,6 +20,7 @@
 #include "precision/calibrate.h"
 #include "precision/envelope.h"
 #include "support/diagnostics.h"
+#include "support/hf_checkpoint.h"
 #include "support/sha256.h"
 
 namespace presk::cli {
@@ -175,7 +176,7 @@ int run_calibrate(const CalibrateOptions& options, const GlobalOptions& global) 
   envelope.token_range = prepared.data ? 0 : prepared.token_range;
   envelope.offset = prepared.first;
   envelope.weights = options.input.weights;
-  if (!envelope.weights.empty()) envelope.weights_sha256 = sha256_file(envelope.weights);
+  if (!envelope.weights.empty()) envelope.weights_sha256 = weights_sha256(envelope.weights);
   if (!envelope.data.empty()) envelope.data_sha256 = sha256_file(envelope.data);
   precision::write_envelope(envelope, options.out);
   if (global.json) print_json(envelope, options, seconds);

@@ -6,6 +6,7 @@
 
 #include "ir/program_hash.h"
 #include "support/diagnostics.h"
+#include "support/hf_checkpoint.h"
 #include "support/sha256.h"
 
 namespace presk::cli {
@@ -70,7 +71,7 @@ std::string checked_file(const std::string& given, const std::string& recorded, 
                          const char* what, const char* code, const std::string& envelope) {
   const std::string path = given.empty() ? recorded_path(recorded, envelope) : given;
   if (path.empty() || sha256.empty()) return path;
-  const std::string actual = sha256_file(path);
+  const std::string actual = weights_sha256(path);  // a checkpoint folder, or a file's bytes
   if (actual != sha256) {
     user_error(code).hint(std::string("pass the ") + what + " file the envelope was calibrated with (" + recorded +
                           "), or calibrate again on this one")

@@ -555,26 +555,23 @@ const char* safetensors_dtype(ElementType type) {
 namespace {
 
 // The header entry of one tensor at `offset`; adds its i4 and axes notes to `notes`.
-nlohmann::ordered_json entry_json(const NamedTensor& item, uint64_t offset,
-                                  nlohmann::ordered_json& notes) {
-  const Tensor& tensor = item.tensor;
-  nlohmann::ordered_json shape = tensor.shape();
-  if (tensor.type() == ElementType::i4) {
+nlohmann::ordered_json entry_json(const SafetensorsLayout& item, uint64_t offset, nlohmann::ordered_json& notes) {
+  nlohmann::ordered_json shape = item.shape;
+  if (item.type == ElementType::i4) {
     notes[std::string(kI4NotePrefix) + item.name] = shape.dump();
-    shape = nlohmann::ordered_json::array({tensor.byte_size()});
+    shape = nlohmann::ordered_json::array({item.byte_size});
   }
-  if (!tensor.axis_names().empty()) {
-    notes[std::string(kAxesNotePrefix) + item.name] =
-        nlohmann::ordered_json(tensor.axis_names()).dump();
+  if (!item.axis_names.empty()) {
+    notes[std::string(kAxesNotePrefix) + item.name] = nlohmann::ordered_json(item.axis_names).dump();
   }
-  return {{"dtype", safetensors_dtype(tensor.type())},
+  return {{"dtype", safetensors_dtype(item.type)},
           {"shape", shape},
-          {"data_offsets", {offset, offset + tensor.byte_size()}}};
+          {"data_offsets", {offset, offset + item.byte_size}}};
 }
 
 // The padded header: __metadata__ (user entries, then presk's notes) and one entry per
 // tensor with consecutive data offsets in the given order.
-std::string build_header(const std::vector<NamedTensor>& tensors,
+std::string build_header(const std::vector<SafetensorsLayout>& tensors,
                          const std::map<std::string, std::string>& metadata) {
   nlohmann::ordered_json notes = nlohmann::ordered_json::object();
   for (const auto& [key, text] : metadata) {
@@ -583,14 +580,14 @@ std::string build_header(const std::vector<NamedTensor>& tensors,
   std::set<std::string> names;
   uint64_t offset = 0;
   nlohmann::ordered_json entries = nlohmann::ordered_json::object();
-  for (const NamedTensor& item : tensors) {
+  for (const SafetensorsLayout& item : tensors) {
     if (item.name.empty() || item.name == "__metadata__" || !names.insert(item.name).second) {
       user_error("E0134").hint("tensor names are distinct, non-empty and not __metadata__")
           << "cannot write tensor " << printable(item.name)
           << ": the name is empty, reserved or used twice";
     }
     entries[item.name] = entry_json(item, offset, notes);
-    offset += item.tensor.byte_size();
+    offset += item.byte_size;
   }
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   if (!notes.empty()) header["__metadata__"] = notes;
@@ -606,6 +603,14 @@ std::string build_header(const std::vector<NamedTensor>& tensors,
   return text;
 }
 
+std::vector<SafetensorsLayout> layouts_of(const std::vector<NamedTensor>& tensors) {
+  std::vector<SafetensorsLayout> layouts;
+  for (const NamedTensor& item : tensors) {
+    layouts.push_back({item.name, item.tensor.type(), item.tensor.shape(), item.tensor.axis_names(), item.tensor.byte_size()});
+  }
+  return layouts;
+}
+
 std::string length_prefix(uint64_t length) {
   std::string bytes(8, '\0');
   std::memcpy(bytes.data(), &length, 8);  // little-endian host
@@ -614,9 +619,15 @@ std::string length_prefix(uint64_t length) {
 
 }  // namespace
 
+std::string safetensors_prefix(const std::vector<SafetensorsLayout>& tensors,
+                               const std::map<std::string, std::string>& metadata) {
+  std::string header = build_header(tensors, metadata);
+  return length_prefix(header.size()) + header;
+}
+
 std::string serialize_safetensors(const std::vector<NamedTensor>& tensors,
                                   const std::map<std::string, std::string>& metadata) {
-  std::string header = build_header(tensors, metadata);
+  std::string header = build_header(layouts_of(tensors), metadata);
   std::string bytes = length_prefix(header.size()) + header;
   for (const NamedTensor& item : tensors) {
     bytes.append(reinterpret_cast<const char*>(item.tensor.data()), item.tensor.byte_size());
@@ -626,7 +637,7 @@ std::string serialize_safetensors(const std::vector<NamedTensor>& tensors,
 
 void write_safetensors(const std::string& path, const std::vector<NamedTensor>& tensors,
                        const std::map<std::string, std::string>& metadata) {
-  std::string header = build_header(tensors, metadata);
+  std::string header = build_header(layouts_of(tensors), metadata);
   AtomicFileWriter writer(path);
   writer.write(length_prefix(header.size()));
   writer.write(header);

@@ -106,6 +106,20 @@ std::string serialize_safetensors(const std::vector<NamedTensor>& tensors,
 void write_safetensors(const std::string& path, const std::vector<NamedTensor>& tensors,
                        const std::map<std::string, std::string>& metadata = {});
 
+// A tensor's place in a file to be written, without its values (a file streamed by its
+// writer: the header first, then each tensor's bytes in order).
+struct SafetensorsLayout {
+  std::string name;
+  ElementType type = ElementType::f32;
+  std::vector<int64_t> shape;
+  std::vector<std::string> axis_names;  // empty or one per axis
+  uint64_t byte_size = 0;               // storage_bytes of the type and element count
+};
+// The first bytes of a file holding `tensors` in the given order: the length and the padded
+// header, as serialize_safetensors writes them (E0134 as there). The data follows unpadded.
+std::string safetensors_prefix(const std::vector<SafetensorsLayout>& tensors,
+                               const std::map<std::string, std::string>& metadata = {});
+
 // The safetensors dtype a type is stored as ("F32"; i4 -> "U8").
 const char* safetensors_dtype(ElementType type);
 

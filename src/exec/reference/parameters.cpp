@@ -21,30 +21,25 @@ const std::vector<double>* ParameterStore::find(const std::string& path) const {
   return found == values_.end() ? nullptr : &found->second;
 }
 
+double synthesize_element(const ir::Param& param, uint64_t seed, uint64_t index) {
+  const ir::Initializer& init = param.init;
+  switch (init.kind) {
+    case ir::Initializer::Kind::Zeros: return 0.0;
+    case ir::Initializer::Kind::Ones: return 1.0;
+    case ir::Initializer::Kind::Normal: return random::normal(seed, random::stream_of(param.path), index, init.a);
+    case ir::Initializer::Kind::Uniform: return random::uniform(seed, random::stream_of(param.path), index, init.a, init.b);
+  }
+  internal_assert(false);
+  return 0.0;
+}
+
 namespace {
 
 std::vector<double> synthesize_one(const ir::Param& param, uint64_t seed) {
   auto count = static_cast<size_t>(param.type.element_count());
-  uint64_t stream = random::stream_of(param.path);
-  const ir::Initializer& init = param.init;
-  switch (init.kind) {
-    case ir::Initializer::Kind::Zeros: return std::vector<double>(count, 0.0);
-    case ir::Initializer::Kind::Ones: return std::vector<double>(count, 1.0);
-    case ir::Initializer::Kind::Normal: {
-      std::vector<double> values(count);
-      tbb::parallel_for(size_t{0}, count, [&](size_t i) {
-        values[i] = random::normal(seed, stream, i, init.a);
-      });
-      return values;
-    }
-    case ir::Initializer::Kind::Uniform: {
-      std::vector<double> values(count);
-      for (size_t i = 0; i < count; ++i) values[i] = random::uniform(seed, stream, i, init.a, init.b);
-      return values;
-    }
-  }
-  internal_assert(false);
-  return {};
+  std::vector<double> values(count);
+  tbb::parallel_for(size_t{0}, count, [&](size_t i) { values[i] = synthesize_element(param, seed, i); });
+  return values;
 }
 
 }  // namespace

@@ -28,6 +28,8 @@ class ParameterStore {
 // named by the parameter's path drawn by random::normal / random::uniform under `seed`.
 // Elements are independent, so `threads` does not change a bit.
 ParameterStore synthesize_parameters(const ir::Program& program, uint64_t seed, int threads);
+// Element `index` (row-major over the full type) of `param` as synthesize_parameters draws it.
+double synthesize_element(const ir::Param& param, uint64_t seed, uint64_t index);
 
 // The range [0, V) of synthesized integer inputs: V is the leading extent of the smallest
 // table any `embed` of the program reads (so every token is a valid row); without an embed,

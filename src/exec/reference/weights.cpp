@@ -6,8 +6,10 @@
 #include <set>
 #include <sstream>
 
+#include "exec/reference/checkpoint.h"
 #include "ir/extent_fit.h"
 #include "support/diagnostics.h"
+#include "support/hf_checkpoint.h"
 #include "support/safetensors.h"
 
 namespace presk::reference {
@@ -37,6 +39,7 @@ bool check_tensor(const ir::Program& program, const ir::Param& param, const Safe
 }  // namespace
 
 ParameterStore load_weights(const ir::Program& program, const std::string& path) {
+  if (is_checkpoint_folder(path)) return load_checkpoint_weights(program, path);
   SafetensorsFile file = SafetensorsFile::open(path);
   DiagnosticSink sink;
   ParameterStore store;

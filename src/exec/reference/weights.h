@@ -13,8 +13,10 @@
 namespace presk::reference {
 
 // E0510 missing tensor, E0511 extra tensor, E0512 shape differs, E0513 not a float dtype
-// (plus the file's own codes, E01xx, from support/safetensors.h).
+// (plus the file's own codes, E01xx, from support/safetensors.h). A folder is a Hugging Face
+// checkpoint, read by load_checkpoint_weights (checkpoint.h).
 ParameterStore load_weights(const ir::Program& program, const std::string& path);
+
 
 // The data arguments of `entry` from a safetensors file (`--data`) holding one tensor per
 // argument, named by the argument, of its type's shape (one sample) or with one more leading
