@@ -17,9 +17,12 @@ constexpr int64_t kMaxFolded = int64_t{1} << 22;  // elements of an import-time 
 
 using Extents = std::vector<int64_t>;
 
+// The element count, INT64_MAX when it overflows (callers refuse counts past kMaxFolded).
 int64_t count_of(const Extents& shape) {
   int64_t count = 1;
-  for (int64_t extent : shape) count *= extent;
+  for (int64_t extent : shape) {
+    if (extent < 0 || __builtin_mul_overflow(count, extent, &count)) return INT64_MAX;
+  }
   return count;
 }
 
@@ -251,14 +254,18 @@ bool fold_slice(Builder& builder, const Constant& data) {
   Extents first(rank, 0), step(rank, 1), shape = data.shape;
   for (size_t i = 0; i < starts.size(); ++i) {
     int64_t axis = builder.normalize_axis(axes[i], rank, "axis"), extent = data.shape[axis];
-    if (steps[i] == 0) builder.fail("E1303") << "a Slice step is 0";
+    if (steps[i] == 0 || steps[i] == INT64_MIN) builder.fail("E1303") << "a Slice step is 0 or out of range";
+    if (extent == 0) {
+      shape[axis] = 0;
+      continue;
+    }
     auto position = [extent](int64_t p, int64_t low, int64_t high) { return std::clamp(p < 0 ? p + extent : p, low, high); };
     int64_t start = steps[i] > 0 ? position(starts[i], 0, extent) : position(starts[i], 0, extent - 1);
     int64_t end = steps[i] > 0 ? position(ends[i], 0, extent) : position(ends[i], -1, extent - 1);
     int64_t span = steps[i] > 0 ? end - start : start - end, magnitude = std::abs(steps[i]);
     first[axis] = start;
     step[axis] = steps[i];
-    shape[axis] = std::max<int64_t>(0, (span + magnitude - 1) / magnitude);
+    shape[axis] = span <= 0 ? 0 : (span - 1) / magnitude + 1;
   }
   std::vector<std::pair<size_t, size_t>> picks;
   for (int64_t i = 0; i < count_of(shape); ++i) {
@@ -283,6 +290,7 @@ bool fold_broadcast_pick(Builder& builder, const std::string& op, const std::vec
       if (!extent.is_known()) return false;  // a run-time tensor of symbolic extent
       target.shape.push_back(extent.value());
     }
+    if (count_of(target.shape) > kMaxFolded) builder.fail("E1308") << "the expanded constant is too large";
     Extents shape = broadcast(builder, {operands[0], &target});
     std::vector<std::pair<size_t, size_t>> picks;
     for (int64_t i = 0; i < count_of(shape); ++i) picks.emplace_back(0, source_index(shape, operands[0]->shape, i));

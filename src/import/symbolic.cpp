@@ -124,7 +124,7 @@ std::optional<SymInt> exact_quotient(const SymInt& a, const SymInt& b) {
   SymInt result;
   for (const auto& [dims, coefficient] : a.terms_) {
     std::optional<std::vector<std::string>> rest = divided_dims(dims, divisor_dims);
-    if (!rest || coefficient % divisor != 0) return std::nullopt;
+    if (!rest || (divisor == -1 && coefficient == INT64_MIN) || coefficient % divisor != 0) return std::nullopt;
     result.add_term(*rest, coefficient / divisor);
   }
   return result;
