@@ -161,8 +161,12 @@ bool fold_arithmetic(Builder& builder, const std::string& op, const std::vector<
     fold_elementwise(builder, operands, type, [&](Elements e) {
       SymInt best = e[0];
       for (const SymInt& x : e) {
-        int sign = sign_of(builder, x, best);
-        if (max ? sign > 0 : sign < 0) best = x;
+        if (max ? at_least(best, x) : at_least(x, best)) continue;
+        if (!(max ? at_least(x, best) : at_least(best, x))) {
+          builder.fail("E1313").hint("bind the dims it depends on with --dim NAME=N")
+              << op << " of " << pair_text(x, best) << " depends on the values of the dims";
+        }
+        best = x;
       }
       return best;
     });

@@ -130,25 +130,23 @@ std::optional<SymInt> exact_quotient(const SymInt& a, const SymInt& b) {
   return result;
 }
 
-std::optional<int> compare(const SymInt& a, const SymInt& b) {
+bool at_least(const SymInt& a, const SymInt& b) {
   SymInt difference = a - b;
-  if (difference.is_known()) {
-    int64_t d = difference.value();
-    return d > 0 ? 1 : d < 0 ? -1 : 0;
-  }
-  // With every dim ≥ 1, a polynomial whose dim terms all have one sign is monotone in each
-  // dim: its extreme is at all dims = 1, the sum of the coefficients.
-  bool all_positive = true, all_negative = true;
+  if (difference.is_known()) return difference.value() >= 0;
+  // With every dim ≥ 1, a polynomial whose dim terms are all positive grows with each dim: its
+  // least value is at all dims = 1, the sum of the coefficients.
   int64_t at_one = 0;
   for (const auto& [dims, coefficient] : difference.terms_) {
-    if (!dims.empty()) {
-      all_positive = all_positive && coefficient > 0;
-      all_negative = all_negative && coefficient < 0;
-    }
-    if (__builtin_add_overflow(at_one, coefficient, &at_one)) return std::nullopt;
+    if (!dims.empty() && coefficient < 0) return false;
+    if (__builtin_add_overflow(at_one, coefficient, &at_one)) return false;
   }
-  if (all_positive && at_one > 0) return 1;
-  if (all_negative && at_one < 0) return -1;
+  return at_one >= 0;
+}
+
+std::optional<int> compare(const SymInt& a, const SymInt& b) {
+  if (a == b) return 0;
+  if (at_least(a, b + SymInt::of(1))) return 1;
+  if (at_least(b, a + SymInt::of(1))) return -1;
   return std::nullopt;
 }
 

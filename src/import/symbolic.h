@@ -34,6 +34,8 @@ class SymInt {
   // a / b when it is exact for every value of the dims (each term divisible), else nullopt;
   // known operands divide as C++ does (toward zero), as ONNX Runtime's integer Div.
   friend std::optional<SymInt> exact_quotient(const SymInt& a, const SymInt& b);
+  // Whether a ≥ b for every value of the dims (each ≥ 1) — false also when it cannot tell.
+  friend bool at_least(const SymInt& a, const SymInt& b);
   // The sign of a − b when every value of the dims (each ≥ 1) gives the same one, else nullopt.
   friend std::optional<int> compare(const SymInt& a, const SymInt& b);
 

@@ -335,9 +335,46 @@ def bert_mask_case(B=2, T=4, D=8):
     return ("bert_attention_mask", made, {"x": x, "attention_mask": mask}, 4)
 
 
+def shape_operators_case(B=2, T=3):
+    """The other shape operators exporters use, evaluated at import on a symbolic shape:
+    ConstantOfShape, Mul, Equal, Where (torch's Expand guard), Div, Mod, Max, Min, Range, Less,
+    Not, Expand, into one Reshape to [batch, seq, 2, 4]."""
+    g = Graph()
+    g.n("Shape", ["x"], "s")
+    g.n("ConstantOfShape", [g.ints("three", [3])], "ones", value=helper.make_tensor("v", TensorProto.INT64, [1], [1]))
+    g.n("Mul", ["ones", g.ints("minus", -1)], "neg")
+    g.n("Equal", ["s", "neg"], "unknown")
+    g.n("Where", ["unknown", "ones", "s"], "s2")
+    g.n("Gather", ["s2", g.ints("two", 2)], "width")
+    g.n("Div", ["width", g.ints("half", 2)], "d")            # 4
+    g.n("Mod", ["width", g.ints("three_s", 3)], "m")         # 2
+    g.n("Gather", ["s2", g.ints("one", 1)], "t")
+    g.n("Max", ["t", g.ints("one_s", 1)], "tmax")             # seq
+    g.n("Min", ["d", "m"], "heads")                          # 2
+    g.n("Range", [g.ints("zero", 0), "heads", g.ints("step", 1)], "r")  # [0, 1]
+    g.n("Less", ["t", g.ints("zero2", 0)], "negative")
+    g.n("Not", ["negative"], "positive")
+    g.n("Gather", ["s2", g.ints("zero3", 0)], "b")
+    g.n("Unsqueeze", ["b", g.ints("axis0", [0])], "b1")
+    g.n("Unsqueeze", ["tmax", "axis0"], "t1")
+    g.n("Unsqueeze", ["heads", "axis0"], "h1")
+    g.n("Unsqueeze", ["d", "axis0"], "d1")
+    g.n("Concat", ["b1", "t1", "h1", "d1"], "target", axis=0)
+    g.n("Expand", ["target", g.ints("one_v", [1])], "target_e")
+    g.n("Where", ["positive", "target_e", "target"], "chosen")
+    g.n("Reshape", ["x", "chosen"], "x4")
+    g.n("Shape", ["r"], "r_len")  # 2
+    g.n("Concat", ["b1", "t1", g.ints("last", [-1])], "back", axis=0)
+    g.n("Reshape", ["x4", "back"], "x3")
+    g.n("Relu", ["x3"], "y")
+    x = normal(B, T, 8)
+    made = model(g.nodes, [dynamic_info("x", x, ["batch", "seq"])], [out()], g.inits, 13)
+    return ("shape_operators", made, {"x": x}, 0)
+
+
 def shape_cases():
     """Dynamic-axes exports: their shape arithmetic evaluated at import with the axes symbolic."""
-    cases = [gpt2_attention_case(), paddle_shape_slice_case(), bert_mask_case()]
+    cases = [gpt2_attention_case(), paddle_shape_slice_case(), bert_mask_case(), shape_operators_case()]
     for name, array, elem in [("Cast_int64_float", np.array([[3, -2, 0], [7, 1, 5]], np.int64), TensorProto.INT64),
                               ("Cast_bool_float", RNG.random((2, 3)) > 0.5, TensorProto.BOOL)]:
         node = helper.make_node("Cast", ["x0"], ["y"], name="cast", to=F)

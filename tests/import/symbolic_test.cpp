@@ -51,6 +51,15 @@ TEST(SymInt, ComparisonsDecidedForEveryDimAtLeastOne) {
   EXPECT_EQ(compare(B * T + SymInt::of(1), B), std::nullopt);  // B·T + 1 − B: mixed signs
 }
 
+TEST(SymInt, AtLeastHoldsForEveryDimAtLeastOne) {
+  EXPECT_TRUE(at_least(T, SymInt::of(1)));  // max(T, 1) is T
+  EXPECT_FALSE(at_least(T, SymInt::of(2)));
+  EXPECT_FALSE(at_least(SymInt::of(1), T));
+  EXPECT_TRUE(at_least(B * T + B, B));
+  EXPECT_FALSE(at_least(B * T, B));  // true, but mixed signs: it cannot tell, so says no
+  EXPECT_EQ(compare(T, SymInt::of(1)), std::nullopt);  // T = 1 or more
+}
+
 TEST(SymInt, OverflowIsACodedError) {
   SymInt big = SymInt::of(INT64_MAX);
   try {
