@@ -90,6 +90,13 @@ std::vector<int64_t> Constant::integers() const {
   return result;
 }
 
+SymInt Constant::element(size_t index) const {
+  if (is_symbolic()) return symbols[index];
+  constexpr double kLimit = 4611686018427387904.0;  // 2^62, as integers() clamps
+  double value = values[index];
+  return SymInt::of(std::isnan(value) ? INT64_MIN / 2 : static_cast<int64_t>(std::clamp(value, -kLimit, kLimit)));
+}
+
 std::string sanitize(std::string_view name) {
   std::string result;
   for (char c : name) {
@@ -195,7 +202,26 @@ const Constant& Builder::constant_input(int index, std::string_view role) {
         << role << " (operand " << index << ", `" << node->input(index)
         << "`) is computed at run time; presk needs it as an initializer or Constant";
   }
+  if (value.constant->is_symbolic()) {
+    fail("E1307").hint("bind the dimension with --dim NAME=N")
+        << role << " (operand " << index << ", `" << printable(node->input(index)) << "`) is symbolic, "
+        << value.constant->symbols[0].text() << (value.constant->symbols.size() > 1 ? ", …" : "")
+        << "; this operator needs it as a number";
+  }
   return *value.constant;
+}
+
+std::vector<SymInt> Builder::symbolic_input(int index, std::string_view role) {
+  const Value& value = raw_input(index);
+  if (!value.constant) {
+    fail("E1305").hint("fold the shape computation into a constant before exporting (onnx-simplifier)")
+        << role << " (operand " << index << ", `" << printable(node->input(index))
+        << "`) is computed from run-time data; presk needs it known at import (a constant, or "
+           "shape arithmetic on the inputs' extents)";
+  }
+  std::vector<SymInt> elements;
+  for (size_t i = 0; i < value.constant->values.size(); ++i) elements.push_back(value.constant->element(i));
+  return elements;
 }
 
 const onnx::AttributeProto* Builder::attribute(std::string_view name) const {
@@ -293,6 +319,16 @@ const Value* Builder::find(const std::string& onnx_name) const {
 
 Value Builder::materialize(const Constant& constant) {
   bool single = constant.values.size() == 1;
+  if (constant.is_symbolic() && single && constant.is_float()) {  // a float from shape arithmetic
+    SymInt element = constant.symbols[0];
+    return Value{element.extent() && element.extent()->dims.size() == 1 && element.extent()->factor == 1
+                     ? element.text() : "(" + element.text() + ")", {}, Kind::R, nullptr};
+  }
+  if (constant.is_symbolic() && !constant.is_bool()) {
+    fail("E1315").hint("presk computes with a dim only as a real scalar: Cast the single value to a float type")
+        << "the shape value `" << printable(constant.onnx_name) << "` (" << constant.symbols[0].text()
+        << (single ? "" : ", …") << ") is used as data";
+  }
   if (constant.is_float() && single && std::isfinite(constant.values[0])) {
     return Value{ir::real_to_string(constant.values[0]), {}, Kind::R, nullptr};
   }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "import/onnx_import.h"
+#include "import/symbolic.h"
 #include "support/diagnostics.h"
 
 namespace presk::onnx_import {
@@ -38,15 +39,19 @@ std::string shape_list(const Shape& shape);     // "[B, 4]"
 enum class Kind : uint8_t { R, Z, B };
 
 // A tensor whose values are known at import: an initializer, a Constant node, or a value
-// computed from constants (shapes, axes, indices).
+// computed from constants (shapes, axes, indices). Shape arithmetic on symbolic extents gives
+// symbolic elements: expressions of the dims (`symbols`).
 struct Constant {
   std::vector<int64_t> shape;
   std::vector<double> values;  // every element; exact for the float types and |int| ≤ 2^53
   int data_type = 0;           // onnx::TensorProto::DataType of the source
   std::string onnx_name;
+  std::vector<SymInt> symbols;  // empty, or every element (values holds NaN where symbolic)
   bool is_float() const;
   bool is_bool() const { return data_type == onnx::TensorProto::BOOL; }
-  std::vector<int64_t> integers() const;
+  bool is_symbolic() const { return !symbols.empty(); }
+  std::vector<int64_t> integers() const;  // of a constant that is not symbolic
+  SymInt element(size_t index) const;      // element `index` as a symbolic integer
 };
 
 // An ONNX value as the program sees it.
@@ -115,7 +120,11 @@ class Builder {
   const Value& input(int index);
   Value& raw_input(int index);  // without materializing
   // A constant operand (shape, axes, starts, exponent, indices): E1305 when it is computed.
+  // E1307 when it is symbolic (an expression of the dims; symbolic_input takes those).
   const Constant& constant_input(int index, std::string_view role);
+  // A constant integer operand whose elements may be expressions of the dims (Reshape's
+  // shape, Slice's starts and ends): E1305 when it is computed at run time.
+  std::vector<SymInt> symbolic_input(int index, std::string_view role);
   size_t input_count() const;
 
   // Attributes of the current node.
@@ -134,7 +143,8 @@ class Builder {
   void define_value(const std::string& onnx_name, Value value);
   const Value* find(const std::string& onnx_name) const;
 
-  // A materialized constant: a literal for a single float element, else a parameter.
+  // A materialized constant: a literal for a single float element (a symbolic one is its
+  // expression of the dims), else a parameter.
   Value materialize(const Constant& constant);
 
   // An axis attribute in [-rank, rank) normalized to [0, rank) (E1303 outside).
@@ -178,6 +188,11 @@ void add_elementwise_translators(std::map<std::string, Translator>& table);
 void add_contraction_translators(std::map<std::string, Translator>& table);
 void add_layout_translators(std::map<std::string, Translator>& table);
 void add_slice_translators(std::map<std::string, Translator>& table);
+
+// Shape arithmetic at import (fold_shapes.cpp): the operators evaluated when every operand is
+// known at import, and the evaluation of the current node (false: not every operand is).
+const std::set<std::string>& import_time_operators();
+bool fold_node(Builder& builder);
 
 // The node's operand as a tensor of its ONNX shape (a literal reshaped when ONNX gives it axes).
 Value tensor_input(Builder& builder, int index);

@@ -24,7 +24,11 @@ const std::map<std::string, Translator>& translators() {
 std::string supported_list() {
   std::string list;
   for (const auto& [name, translator] : translators()) list += (list.empty() ? "" : ", ") + name;
-  return list + " (and com.microsoft Gelu)";
+  std::string at_import;
+  for (const std::string& name : import_time_operators()) {
+    if (translators().count(name) == 0) at_import += (at_import.empty() ? "" : ", ") + name;
+  }
+  return list + " (and com.microsoft Gelu); at import, on constants and shapes: " + at_import;
 }
 
 Kind kind_of(Builder& builder, int data_type, const std::string& name) {
@@ -96,17 +100,55 @@ void read_inputs(Builder& builder, const onnx::GraphProto& graph, std::map<std::
   }
 }
 
+std::string qualified_name(const onnx::NodeProto& node) {
+  std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+  return (domain.empty() ? "" : domain + ".") + node.op_type();
+}
+
+bool has_translator(const onnx::NodeProto& node) {
+  std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+  return translators().count(node.op_type()) > 0 && (domain.empty() || (domain == "com.microsoft" && node.op_type() == "Gelu"));
+}
+
+bool is_import_time(const onnx::NodeProto& node) {
+  return (node.domain().empty() || node.domain() == "ai.onnx") && import_time_operators().count(node.op_type()) > 0;
+}
+
+// Every operator of the graph that presk does not import, in one E1302 before translating:
+// each with its count and its first node.
+void check_operators(const onnx::GraphProto& graph) {
+  std::vector<std::string> order;
+  std::map<std::string, std::pair<int, std::string>> missing;  // operator → count, first node
+  for (const onnx::NodeProto& node : graph.node()) {
+    if (has_translator(node) || is_import_time(node)) continue;
+    auto [it, fresh] = missing.emplace(qualified_name(node), std::make_pair(0, node.name()));
+    if (fresh) order.push_back(it->first);
+    ++it->second.first;
+  }
+  if (missing.empty()) return;
+  std::string list;
+  for (const std::string& name : order) {
+    const auto& [count, first] = missing.at(name);
+    list += (list.empty() ? "" : ", ") + printable(name) + " (" + std::to_string(count) +
+            (count == 1 ? " node: \"" : " nodes, the first \"") + printable(first) + "\")";
+  }
+  user_error("E1302").hint("rewrite these operators with supported ones before exporting; supported: " + supported_list())
+      << order.size() << (order.size() == 1 ? " operator" : " operators") << " of the model "
+      << (order.size() == 1 ? "is" : "are") << " not supported: " << list;
+}
+
 void translate_node(Builder& builder, const onnx::NodeProto& node) {
   builder.node = &node;
-  std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
-  auto it = translators().find(node.op_type());
-  bool known = it != translators().end() && (domain.empty() || (domain == "com.microsoft" && node.op_type() == "Gelu"));
-  if (!known) {
-    builder.fail("E1302").hint("rewrite the operator with supported ones before exporting")
-        << "the operator " << (domain.empty() ? "" : domain + ".") << node.op_type()
-        << " is not supported; supported: " << supported_list();
+  if (is_import_time(node) && fold_node(builder)) return;
+  if (!has_translator(node)) {  // an import-time operator (check_operators) given run-time data
+    int index = 0;
+    for (int i = 0; i < node.input_size(); ++i) {
+      if (builder.has_input(i) && !builder.raw_input(i).expr.empty()) index = i;
+    }
+    builder.fail("E1314").hint("presk evaluates this operator at import only, on constants and shapes")
+        << "operand " << index << " (`" << printable(node.input(index)) << "`) is computed from run-time data";
   }
-  it->second(builder);
+  translators().at(node.op_type())(builder);
 }
 
 }  // namespace
@@ -116,6 +158,7 @@ ImportedModel import_onnx(std::span<const uint8_t> bytes, const ImportOptions& o
   Builder builder(default_opset(model, options.source_name), options);
   builder.names_in_use.insert("p");
   std::map<std::string, std::string> dims;  // ONNX dim_param → presk dim
+  check_operators(model.graph());
   read_inputs(builder, model.graph(), dims);
   for (const onnx::NodeProto& node : model.graph().node()) translate_node(builder, node);
   builder.node = nullptr;

@@ -65,7 +65,8 @@ void translate_identity(Builder& builder) {
 }
 
 // Between float types Cast is the identity over the reals (a realization chooses the
-// machine types); from integers or booleans to a float type, a `convert`.
+// machine types); from integers or booleans to a float type, `x + 0.0`: the language converts
+// a Z or B operand that meets an R one (Z → R exactly, B → R as 0/1; docs/language.md).
 void translate_cast(Builder& builder) {
   builder.accept_attributes({"to", "saturate"});
   int64_t to = builder.int_attribute("to", 0);
@@ -80,7 +81,7 @@ void translate_cast(Builder& builder) {
     return define_constant(builder, cast);
   }
   if (to_float && x.kind == Kind::R) return builder.define(0, x);
-  if (to_float) return builder.define(0, builder.emit("convert(" + x.expr + ")", x.shape));
+  if (to_float) return builder.define(0, builder.emit(operand(x) + " + 0.0", x.shape));
   if ((to_integer && x.kind == Kind::Z) || (to == onnx::TensorProto::BOOL && x.kind == Kind::B)) {
     return builder.define(0, x);
   }
@@ -115,9 +116,10 @@ void translate_constant(Builder& builder) {
   define_constant(builder, constant);
 }
 
+// The extents as import-time integers, symbolic ones as expressions of the dims.
 void translate_shape(Builder& builder) {
   builder.accept_attributes({"start", "end"});
-  std::vector<int64_t> extents = known_extents(builder, operand_shape(builder));
+  Shape extents = operand_shape(builder);
   int64_t rank = static_cast<int64_t>(extents.size());
   int64_t start = builder.int_attribute("start", 0), end = builder.int_attribute("end", rank);
   start = std::clamp(start, -rank, rank);
@@ -126,7 +128,13 @@ void translate_shape(Builder& builder) {
   end = std::max(end < 0 ? end + rank : end, start);
   Constant constant;
   constant.data_type = onnx::TensorProto::INT64;
-  for (int64_t i = start; i < end; ++i) constant.values.push_back(static_cast<double>(extents[i]));
+  bool symbolic = false;
+  for (int64_t i = start; i < end; ++i) {
+    symbolic = symbolic || !extents[i].is_known();
+    constant.values.push_back(extents[i].is_known() ? static_cast<double>(extents[i].factor) : NAN);
+    constant.symbols.push_back(SymInt::of(extents[i]));
+  }
+  if (!symbolic) constant.symbols.clear();
   constant.shape = {end - start};
   define_constant(builder, constant);
 }
@@ -151,20 +159,28 @@ void translate_transpose(Builder& builder) {
 void translate_reshape(Builder& builder) {
   builder.accept_attributes({"allowzero"});
   Shape from = operand_shape(builder);
-  std::vector<int64_t> wanted = builder.constant_input(1, "the shape").integers();
+  std::vector<SymInt> wanted = builder.symbolic_input(1, "the shape");
   bool allow_zero = builder.int_attribute("allowzero", 0) != 0;
   Shape shape;
   int inferred = -1;
+  std::string listed;
+  for (const SymInt& extent : wanted) listed += (listed.empty() ? "" : ", ") + extent.text();
   for (size_t i = 0; i < wanted.size(); ++i) {
-    if (wanted[i] == 0 && !allow_zero && i < from.size()) shape.push_back(from[i]);
-    else if (wanted[i] == -1 && inferred < 0) inferred = static_cast<int>(i), shape.push_back(Extent{});
-    else if (wanted[i] > 0 && wanted[i] <= (int64_t{1} << 40)) shape.push_back(Extent{wanted[i], {}});
-    else builder.fail("E1303") << "the shape " << int_list(wanted) << " is not supported (extents > 0, one -1, 0 copies)";
+    std::optional<Extent> extent = wanted[i].extent();
+    int64_t known = wanted[i].is_known() ? wanted[i].value() : 1;
+    if (!extent && !wanted[i].is_known()) {
+      builder.fail("E1313").hint("presk's extents are products of dims and numbers; bind a dim with --dim NAME=N")
+          << "extent " << i << " of the shape [" << listed << "] is " << wanted[i].text() << ", not a product of dims";
+    }
+    if (known == 0 && !allow_zero && i < from.size()) shape.push_back(from[i]);
+    else if (known == -1 && inferred < 0) inferred = static_cast<int>(i), shape.push_back(Extent{});
+    else if (known > 0 && extent->factor <= (int64_t{1} << 40)) shape.push_back(*extent);
+    else builder.fail("E1303") << "the shape [" << listed << "] is not supported (extents > 0, one -1, 0 copies)";
   }
   Extent total = product(from, 0, from.size());
   if (inferred >= 0) {
     std::optional<Extent> rest = divided(total, product(shape, 0, shape.size()));
-    if (!rest) builder.fail("E1308") << "cannot infer the -1 of " << int_list(wanted) << " from " << shape_list(from);
+    if (!rest) builder.fail("E1308") << "cannot infer the -1 of [" << listed << "] from " << shape_list(from);
     shape[inferred] = *rest;
   }
   if (!(product(shape, 0, shape.size()) == total)) {
@@ -225,24 +241,9 @@ void translate_unsqueeze(Builder& builder) {
   define_reshaped(builder, shape);
 }
 
-// Concat of constants (shape arithmetic) folds along axis 0 of vectors.
-bool fold_concat(Builder& builder) {
-  Constant folded;
-  for (size_t i = 0; i < builder.input_count(); ++i) {
-    const Constant* constant = foldable(builder, static_cast<int>(i));
-    if (constant == nullptr || constant->shape.size() != 1 || constant->is_float()) return false;
-    folded.values.insert(folded.values.end(), constant->values.begin(), constant->values.end());
-    folded.data_type = constant->data_type;
-  }
-  folded.shape = {static_cast<int64_t>(folded.values.size())};
-  define_constant(builder, folded);
-  return true;
-}
-
 void translate_concat(Builder& builder) {
   builder.accept_attributes({"axis"});
   if (builder.input_count() == 0) builder.fail("E1309") << "Concat needs at least one operand";
-  if (fold_concat(builder)) return;
   std::vector<Value> parts;
   for (size_t i = 0; i < builder.input_count(); ++i) parts.push_back(tensor_input(builder, static_cast<int>(i)));
   Shape shape = parts[0].shape;

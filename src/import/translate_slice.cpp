@@ -32,13 +32,38 @@ std::string indexed(const Value& x, const std::vector<std::string>& items) {
   return expr + "]";
 }
 
+// Slice's starts or ends: attributes before opset 10, operands from 10 (expressions of the
+// dims when computed from the inputs' extents).
+std::vector<SymInt> slice_bounds(Builder& builder, int index, const char* attribute, const char* role) {
+  std::vector<SymInt> bounds;
+  if (builder.opset < 10) {
+    for (int64_t value : builder.ints_attribute(attribute).value_or(std::vector<int64_t>{})) bounds.push_back(SymInt::of(value));
+  } else if (builder.has_input(index)) {
+    bounds = builder.symbolic_input(index, role);
+  }
+  return bounds;
+}
+
+// An ONNX start or end as a position in [0, extent]: negative known bounds count from the end,
+// known bounds past the end clamp; a symbolic bound is taken as it is (the language checks
+// it against the extent when the dims are bound).
+SymInt slice_position(const SymInt& bound, const SymInt& extent) {
+  if (bound.is_known() && extent.is_known()) return SymInt::of(clamp_position(bound.value(), extent.value()));
+  if (bound.is_known() && bound.value() < 0) {
+    SymInt position = extent + bound;
+    return compare(position, SymInt::of(0)).value_or(0) < 0 ? SymInt::of(0) : position;
+  }
+  if (bound.is_known() && bound.value() >= kToTheEnd) return extent;
+  return compare(bound, extent).value_or(0) > 0 ? extent : bound;
+}
+
 void translate_slice(Builder& builder) {
   builder.accept_attributes(builder.opset < 10 ? std::initializer_list<std::string_view>{"starts", "ends", "axes"}
                                                : std::initializer_list<std::string_view>{});
   Value x = tensor_input(builder, 0);
   size_t rank = x.shape.size();
-  std::vector<int64_t> starts = slice_operand(builder, 1, "starts", "the starts");
-  std::vector<int64_t> ends = slice_operand(builder, 2, "ends", "the ends");
+  std::vector<SymInt> starts = slice_bounds(builder, 1, "starts", "the starts");
+  std::vector<SymInt> ends = slice_bounds(builder, 2, "ends", "the ends");
   std::vector<int64_t> axes = slice_operand(builder, 3, "axes", "the axes");
   std::vector<int64_t> steps = builder.opset < 10 ? std::vector<int64_t>{} : slice_operand(builder, 4, "", "the steps");
   if (axes.empty()) for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
@@ -51,16 +76,19 @@ void translate_slice(Builder& builder) {
   for (size_t i = 0; i < starts.size(); ++i) {
     if (!steps.empty() && steps[i] != 1) builder.fail("E1303") << "step " << steps[i] << " is not supported (supported: 1)";
     int64_t axis = builder.normalize_axis(axes[i], rank, "axis");
-    if (!x.shape[axis].is_known()) {
-      if (starts[i] == 0 && ends[i] >= kToTheEnd) continue;  // the whole axis
-      known_extent(builder, x.shape[axis], "the sliced axis");
+    SymInt extent = SymInt::of(x.shape[axis]);
+    SymInt start = slice_position(starts[i], extent), stop = slice_position(ends[i], extent);
+    if (start == SymInt::of(0) && stop == extent) continue;  // the whole axis
+    std::optional<int> order = compare(stop, start);
+    if (order && *order <= 0) builder.fail("E1303") << "the slice of axis " << axis << " is empty; presk has no empty tensors";
+    std::optional<Extent> length = (stop - start).extent();
+    if (!length) {
+      builder.fail("E1313").hint("presk's extents are products of dims and numbers; bind a dim with --dim NAME=N")
+          << "the slice " << start.text() << " : " << stop.text() << " of axis " << axis << " (extent "
+          << extent.text() << ") has the extent " << (stop - start).text() << ", not a product of dims";
     }
-    int64_t extent = x.shape[axis].factor;
-    int64_t start = clamp_position(starts[i], extent);
-    int64_t stop = clamp_position(ends[i], extent);
-    if (stop <= start) builder.fail("E1303") << "the slice of axis " << axis << " is empty; presk has no empty tensors";
-    items[axis] = std::to_string(start) + " : " + std::to_string(stop);
-    shape[axis] = Extent{stop - start, {}};
+    items[axis] = start.text() + " : " + stop.text();
+    shape[axis] = *length;
     last = std::max(last, static_cast<size_t>(axis) + 1);
   }
   if (last == 0) return builder.define(0, x);

@@ -25,6 +25,7 @@ GROUPS = {
     "contraction": models.contraction_cases,
     "layout": models.layout_cases,
     "models": lambda: [models.mlp_case(), models.mlp_case(True), models.transformer_case(), models.transformer_case(True)],
+    "shapes": models.shape_cases,
 }
 ULP = 2.0 ** -24
 
@@ -50,8 +51,17 @@ def run(command, expect_ok=True):
     return result
 
 
-def presk_values(args, work, name, entry, mode):
-    dims = ["--dim", "batch=2"] if name.startswith("mlp") else []
+def dim_bindings(made, inputs):
+    """`--dim NAME=N` for each symbolic axis of the graph inputs, N the extent of the test input."""
+    bound = {}
+    for info in made.graph.input:
+        for axis, dimension in enumerate(info.type.tensor_type.shape.dim):
+            if dimension.dim_param and info.name in inputs:
+                bound[dimension.dim_param] = inputs[info.name].shape[axis]
+    return [arg for dim, extent in sorted(bound.items()) for arg in ("--dim", f"{dim}={extent}")]
+
+
+def presk_values(args, work, name, entry, mode, dims):
     command = [args.presk, "run", f"{work}/{name}.psk", "--entry", entry, "--weights", f"{work}/{name}.safetensors",
                "--data", f"{work}/{name}.data.safetensors", "--json", "--digits", "20"] + dims
     command += ["--exact", "--bits", "200"] if mode == "exact" else ["--realize", "f32"]
@@ -89,8 +99,32 @@ def error_cases():
     runtime_shape = models.model([models.helper.make_node("Reshape", ["x0", "s"], ["y"], name="reshape")],
                                  [models.tensor_info("x0", x), models.tensor_info("s", np.array([6], np.int64))],
                                  [models.out()])
+    h, tinfo = models.helper, models.tensor_info
+    node = lambda op, ins, out, **kw: h.make_node(op, ins, [out], name=f"/{out}/{op}", **kw)
+    ints = lambda name, values: models.init(name, np.array(values, np.int64))
+    image = models.normal(1, 1, 4, 4)
+    many = models.model([node("Conv", ["x0", "w"], "c1"), node("Relu", ["c1"], "r"), node("Conv", ["r", "w"], "c2"),
+                         node("MaxPool", ["c2"], "y", kernel_shape=[2, 2])],
+                        [tinfo("x0", image)], [models.out()], [models.init("w", models.normal(1, 1, 1, 1))])
+    seq = models.normal(3, 4)
+    dyn = [models.dynamic_info("x0", seq, ["T"])]
+    minus_one = models.model([node("Shape", ["x0"], "s"), node("Gather", ["s", "zero"], "t"),
+                              node("Sub", ["t", "one"], "t_1"), node("Unsqueeze", ["t_1", "axes"], "t_1v"),
+                              node("Concat", ["t_1v", "minus"], "shape", axis=0), node("Reshape", ["x0", "shape"], "y")],
+                             dyn, [models.out()], [ints("zero", 0), ints("one", 1), ints("axes", [0]), ints("minus", [-1])])
+    positions = models.model([node("Shape", ["x0"], "s"), node("Gather", ["s", "zero"], "t"),
+                              node("Range", ["zero", "t", "one"], "r"), node("Cast", ["r"], "rf", to=models.F),
+                              node("Unsqueeze", ["rf", "axes"], "rc"), node("Add", ["x0", "rc"], "y")],
+                             dyn, [models.out()], [ints("zero", 0), ints("one", 1), ints("axes", [1])])
+    as_data = models.model([node("Shape", ["x0"], "s"), node("Cast", ["s"], "sf", to=models.F),
+                            node("Mul", ["x0", "sf"], "y")],
+                           [models.dynamic_info("x0", models.normal(3, 2), ["B"])], [models.out()])
     return [
         ("unsupported_operator", conv.SerializeToString(), [], "E1302"),
+        ("unsupported_operators", many.SerializeToString(), [], "E1302"),
+        ("extent_not_product", minus_one.SerializeToString(), [], "E1313"),
+        ("runtime_positions", positions.SerializeToString(), [], "E1314"),
+        ("shape_as_data", as_data.SerializeToString(), [], "E1315"),
         ("truncated", good[: len(good) // 2], [], "E1301"),
         ("not_protobuf", b"\xff\xff\xff\xff not a model", [], "E1301"),
         ("attribute_value", models.single("gelu", "Gelu", [x], {"approximate": "fast"}, domain="com.microsoft")[1]
@@ -102,6 +136,15 @@ def error_cases():
         ("unbound_dim_name", models.mlp_case()[1].SerializeToString(), ["--dim", "sequence=4"], "E1310"),
         ("missing_file", None, [], "E1300"),
     ]
+
+
+# What the message of an error case must say, beyond its code.
+MESSAGES = {
+    "unsupported_operators": ['2 operators of the model are not supported', 'Conv (2 nodes, the first "/c1/Conv")',
+                              'MaxPool (1 node: "/y/MaxPool")'],
+    "extent_not_product": ["T - 1"],
+    "runtime_positions": ["Range over the symbolic T"],
+}
 
 
 def check_errors(args):
@@ -120,6 +163,9 @@ def check_errors(args):
         print(f"{name:<24} {code}  {'refused' if refused else 'NOT REFUSED'}: {result.stderr.strip().splitlines()[-1:]}")
         if not refused or written:
             failures.append(f"{name}: expected {code} and no output, got exit {result.returncode}: {result.stderr}")
+        for fragment in MESSAGES.get(name, []):
+            if fragment not in result.stderr:
+                failures.append(f"{name}: the message does not say {fragment!r}: {result.stderr}")
     for failure in failures:
         print("FAIL", failure, file=sys.stderr)
     return 1 if failures else 0
@@ -176,8 +222,9 @@ def main():
         manifest.append({"name": name, "model": model_path, "inputs": ort_inputs(inputs)})
         for output in made.graph.output:
             entry = output.name
-            ours[(name, entry)] = (presk_values(args, args.work, name, entry, "f32"),
-                                   presk_values(args, args.work, name, entry, "exact"), tolerance)
+            dims = dim_bindings(made, inputs)
+            ours[(name, entry)] = (presk_values(args, args.work, name, entry, "f32", dims),
+                                   presk_values(args, args.work, name, entry, "exact", dims), tolerance)
     env = dict(os.environ, NODE_PATH=modules)
     results_path = f"{args.work}/ort_results.json"
     with open(f"{args.work}/manifest.json", "w") as f:

@@ -231,3 +231,153 @@ def transformer_case(weights_as_constants=False, T=4, D=8, H=2):
 def all_cases():
     return (elementwise_cases() + contraction_cases() + layout_cases() +
             [mlp_case(), mlp_case(True), transformer_case(), transformer_case(True)])
+
+
+def dynamic_info(name, array, dims, elem=F):
+    """A graph input whose leading axes are the named (symbolic) dims."""
+    shape = list(dims) + list(array.shape[len(dims):])
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+class Graph:
+    """Nodes and initializers built up by name, as an exporter writes them."""
+
+    def __init__(self):
+        self.nodes, self.inits = [], []
+
+    def init(self, name, array):
+        self.inits.append(init(name, array))
+        return name
+
+    def ints(self, name, values):
+        return self.init(name, np.array(values, np.int64))
+
+    def n(self, op, ins, out, **attrs):
+        self.nodes.append(helper.make_node(op, ins, [out], name=f"/{out}/{op}", **attrs))
+        return out
+
+
+def gpt2_attention_case(B=2, T=5, D=8, H=2, buffer=16):
+    """torch GPT-2-style attention exported with dynamic batch and sequence: the head reshape
+    from Shape → Gather → Unsqueeze → Concat, the scale from Shape(start=-1) → Cast → Sqrt, and
+    the causal mask as a constant tril buffer sliced to [T - T : T, :T] by Slice, then Where."""
+    g = Graph()
+    g.n("Shape", ["x"], "shape")
+    g.n("Gather", ["shape", g.ints("zero", 0)], "b")
+    g.n("Gather", ["shape", g.ints("one", 1)], "t")
+    g.n("Unsqueeze", ["b", g.ints("axis0", [0])], "b1")
+    g.n("Unsqueeze", ["t", "axis0"], "t1")
+    g.n("Concat", ["b1", "t1", g.ints("heads", [H]), g.ints("head_dim", [D // H])], "heads_shape", axis=0)
+    for proj in "qkv":
+        g.n("MatMul", ["x", g.init(f"attn.w{proj}", normal(D, D) * 0.3)], f"{proj}_flat")
+        g.n("Reshape", [f"{proj}_flat", "heads_shape"], f"{proj}_heads")
+        g.n("Transpose", [f"{proj}_heads"], f"{proj}_t", perm=[0, 2, 3, 1] if proj == "k" else [0, 2, 1, 3])
+    g.n("MatMul", ["q_t", "k_t"], "scores")
+    g.n("Shape", ["q_t"], "last", start=-1)
+    g.n("Cast", ["last"], "last_f", to=F)
+    g.n("Sqrt", ["last_f"], "scale")
+    g.n("Div", ["scores", "scale"], "scaled")
+    g.n("Sub", ["t", "t"], "past")  # key_length - query_length
+    g.n("Unsqueeze", ["past", "axis0"], "past1")
+    tril = np.tril(np.ones((buffer, buffer), np.bool_)).reshape(1, 1, buffer, buffer)
+    g.n("Slice", [g.init("attn.bias", tril), "past1", "t1", g.ints("axis2", [2])], "mask_rows")
+    g.n("Slice", ["mask_rows", g.ints("start0", [0]), "t1", g.ints("axis3", [3])], "mask")
+    g.n("Where", ["mask", "scaled", g.init("attn.masked_bias", np.float32(-3.4028234663852886e38))], "masked")
+    g.n("Softmax", ["masked"], "att", axis=-1)
+    g.n("MatMul", ["att", "v_t"], "mixed")
+    g.n("Transpose", ["mixed"], "mixed_t", perm=[0, 2, 1, 3])
+    g.n("Concat", ["b1", "t1", g.ints("width", [D])], "merged_shape", axis=0)
+    g.n("Reshape", ["mixed_t", "merged_shape"], "merged")
+    g.n("MatMul", ["merged", g.init("attn.wo", normal(D, D) * 0.3)], "y")
+    x = normal(B, T, D)
+    made = model(g.nodes, [dynamic_info("x", x, ["batch", "sequence"])], [out()], g.inits, 15)  # Shape's start: 15
+    return ("gpt2_attention_dynamic", made, {"x": x}, 8)
+
+
+def paddle_shape_slice_case(B=2, T=3):
+    """Paddle's opset-9 shape arithmetic: Shape → Slice (attributes) → Concat → Reshape, and a
+    -1 inferred from symbolic extents."""
+    g = Graph()
+    g.n("Shape", ["x"], "shape")
+    g.n("Slice", ["shape"], "bt", starts=[0], ends=[2], axes=[0])
+    g.n("Concat", ["bt", g.ints("split", [2, 4])], "split_shape", axis=0)
+    g.n("Reshape", ["x", "split_shape"], "x4")
+    g.n("Transpose", ["x4"], "x4_t", perm=[0, 2, 1, 3])
+    g.n("Slice", ["shape"], "b", starts=[0], ends=[1], axes=[0])
+    g.n("Concat", ["b", g.ints("rest", [-1])], "flat_shape", axis=0)
+    g.n("Reshape", ["x4_t", "flat_shape"], "flat")
+    g.n("Relu", ["flat"], "y")
+    x = normal(B, T, 8)
+    made = model(g.nodes, [dynamic_info("x", x, ["batch", "seq"])], [out()], g.inits, 9)
+    return ("paddle_shape_slice_opset9", made, {"x": x}, 0)
+
+
+def bert_mask_case(B=2, T=4, D=8):
+    """A BERT-style additive attention mask: an int64 input cast to float, (1 - mask) * -10000
+    broadcast over the scores (opset 11: Unsqueeze's axes an attribute)."""
+    g = Graph()
+    g.n("Cast", ["attention_mask"], "mask_f", to=F)
+    g.n("Unsqueeze", ["mask_f"], "mask4", axes=[1, 2])
+    g.n("Sub", [g.init("one_f", np.float32(1.0)), "mask4"], "inverted")
+    g.n("Mul", ["inverted", g.init("big", np.float32(-10000.0))], "additive")
+    g.n("Transpose", ["x"], "x_t", perm=[0, 2, 1])
+    g.n("MatMul", ["x", "x_t"], "scores3")
+    g.n("Unsqueeze", ["scores3"], "scores", axes=[1])
+    g.n("Add", ["scores", "additive"], "masked")
+    g.n("Softmax", ["masked"], "y", axis=3)
+    x = normal(B, T, D)
+    mask = np.ones((B, T), np.int64)
+    mask[1, T - 1] = 0
+    mask[0, 0] = 0
+    inputs = [dynamic_info("x", x, ["batch", "sequence"]),
+              dynamic_info("attention_mask", mask, ["batch", "sequence"], TensorProto.INT64)]
+    made = model(g.nodes, inputs, [out()], g.inits, 11)
+    return ("bert_attention_mask", made, {"x": x, "attention_mask": mask}, 4)
+
+
+def shape_operators_case(B=2, T=3):
+    """The other shape operators exporters use, evaluated at import on a symbolic shape:
+    ConstantOfShape, Mul, Equal, Where (torch's Expand guard), Div, Mod, Max, Min, Range, Less,
+    Not, Expand, into one Reshape to [batch, seq, 2, 4]."""
+    g = Graph()
+    g.n("Shape", ["x"], "s")
+    g.n("ConstantOfShape", [g.ints("three", [3])], "ones", value=helper.make_tensor("v", TensorProto.INT64, [1], [1]))
+    g.n("Mul", ["ones", g.ints("minus", -1)], "neg")
+    g.n("Equal", ["s", "neg"], "unknown")
+    g.n("Where", ["unknown", "ones", "s"], "s2")
+    g.n("Gather", ["s2", g.ints("two", 2)], "width")
+    g.n("Div", ["width", g.ints("half", 2)], "d")            # 4
+    g.n("Mod", ["width", g.ints("three_s", 3)], "m")         # 2
+    g.n("Gather", ["s2", g.ints("one", 1)], "t")
+    g.n("Max", ["t", g.ints("one_s", 1)], "tmax")             # seq
+    g.n("Min", ["d", "m"], "heads")                          # 2
+    g.n("Range", [g.ints("zero", 0), "heads", g.ints("step", 1)], "r")  # [0, 1]
+    g.n("Less", ["t", g.ints("zero2", 0)], "negative")
+    g.n("Not", ["negative"], "positive")
+    g.n("Gather", ["s2", g.ints("zero3", 0)], "b")
+    g.n("Unsqueeze", ["b", g.ints("axis0", [0])], "b1")
+    g.n("Unsqueeze", ["tmax", "axis0"], "t1")
+    g.n("Unsqueeze", ["heads", "axis0"], "h1")
+    g.n("Unsqueeze", ["d", "axis0"], "d1")
+    g.n("Concat", ["b1", "t1", "h1", "d1"], "target", axis=0)
+    g.n("Expand", ["target", g.ints("one_v", [1])], "target_e")
+    g.n("Where", ["positive", "target_e", "target"], "chosen")
+    g.n("Reshape", ["x", "chosen"], "x4")
+    g.n("Shape", ["r"], "r_len")  # 2
+    g.n("Concat", ["b1", "t1", g.ints("last", [-1])], "back", axis=0)
+    g.n("Reshape", ["x4", "back"], "x3")
+    g.n("Relu", ["x3"], "y")
+    x = normal(B, T, 8)
+    made = model(g.nodes, [dynamic_info("x", x, ["batch", "seq"])], [out()], g.inits, 13)
+    return ("shape_operators", made, {"x": x}, 0)
+
+
+def shape_cases():
+    """Dynamic-axes exports: their shape arithmetic evaluated at import with the axes symbolic."""
+    cases = [gpt2_attention_case(), paddle_shape_slice_case(), bert_mask_case(), shape_operators_case()]
+    for name, array, elem in [("Cast_int64_float", np.array([[3, -2, 0], [7, 1, 5]], np.int64), TensorProto.INT64),
+                              ("Cast_bool_float", RNG.random((2, 3)) > 0.5, TensorProto.BOOL)]:
+        node = helper.make_node("Cast", ["x0"], ["y"], name="cast", to=F)
+        made = model([node], [dynamic_info("x0", array, ["batch"], elem)], [out()])
+        cases.append((name, made, {"x0": array}, 0))
+    return cases

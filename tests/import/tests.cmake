@@ -9,9 +9,13 @@ else()
 endif()
 set(PRESK_ORT_DIR ${presk_cache_home}/presk/onnxruntime-node-1.20.1 CACHE PATH
     "The folder scripts/install-deps installed npm's onnxruntime-node into")
-foreach(group elementwise contraction layout models errors solve)
+foreach(group elementwise contraction layout models shapes errors solve)
   add_test(NAME import.${group}
     COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_import.py --presk $<TARGET_FILE:presk>
             --ort ${PRESK_ORT_DIR} --work ${PROJECT_BINARY_DIR}/tests/import/${group} --group ${group})
   set_tests_properties(import.${group} PROPERTIES LABELS import SKIP_RETURN_CODE 77 TIMEOUT 300)
 endforeach()
+# The GoogleTest units of this folder (test_import) test the import library itself.
+if(TARGET test_import)
+  target_link_libraries(test_import PRIVATE presk_import)
+endif()
