@@ -74,6 +74,10 @@ TEST(Widening, EqualTermsPutTheSumInF64) {
     }
   }
   EXPECT_GT(first_gap, number(solved.report["budget"]["absolute"]));  // the proposal failed
+  EXPECT_EQ(solved.report["rounds"], 1);  // the seed: "one round puts the sum in f64"
+  int widened = 0;
+  for (const auto& move : solved.report["moves"]) widened += move["kind"] == "widen";
+  EXPECT_EQ(widened, 1);  // f32 → f64 in one step of the sum alone (no bf16 rung to pass through)
 }
 
 }  // namespace
