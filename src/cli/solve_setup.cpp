@@ -147,25 +147,29 @@ void check_before_work(const SolveRun& run, const solve::SampleSet& held_out) {
   }
 }
 
-// Why nothing could be ranked, when nothing could: no value has a known sensitivity (the entry's
-// result is a tuple or not real, so it has no vjp), or every known one is 0.
+// Why nothing could be ranked: no value has a known sensitivity (the entry's result is a tuple or
+// not real, so it has no vjp), or most offered values have sensitivity 0 (a zero-initialised
+// head: every value before it is 0), which the estimate charges nothing.
 std::vector<std::string> nothing_ranked(const solve::Offer& offer, const ir::Function& entry) {
-  int known = 0, nonzero = 0;
+  int known = 0, offered = 0, zero = 0;
   for (const solve::Value& value : offer.values) {
     known += value.sensitivity.has_value();
-    nonzero += value.sensitivity && *value.sensitivity > 0;
+    offered += value.offered();
+    zero += value.offered() && *value.sensitivity == 0;
   }
-  if (offer.values.empty() || nonzero > 0) return {};
   std::string result;
   for (const ir::ValueRef& r : entry.results) result += (result.empty() ? "" : ", ") + ir::type_to_string(entry.type_of(r));
-  if (known == 0) {
+  if (!offer.values.empty() && known == 0) {
     return {fmt::format("nothing was ranked: the reverse sweep reached no value of `{}` (it returns {}; a tuple or an "
                         "integer result has no vjp), so every sensitivity is unknown and every value stays f64. Solve an "
                         "entry with one real result (a loss, or the logits)", entry.name, result.empty() ? "nothing" : result)};
   }
-  return {fmt::format("nothing was ranked: every sensitivity of `{}` is 0 (its result does not move with any stored value "
-                      "or parameter, as under a zero-initialised head), so the estimate charges nothing and the "
-                      "measurement alone decides. Calibrate on trained weights", entry.name)};
+  if (offered > 0 && 2 * zero > offered) {
+    return {fmt::format("{} of the {} offered values of `{}` have sensitivity 0 (the result does not move with them, as "
+                        "behind a zero-initialised head): the estimate charges them nothing, so the proposal narrows them "
+                        "for free and the measurement alone decides. Calibrate on trained weights", zero, offered, entry.name)};
+  }
+  return {};
 }
 
 }  // namespace
