@@ -28,7 +28,9 @@ TEST(SolveReview, ExhaustiveMovesCarryTheirTerms) {
     ++narrowed;
     const double term = number(move["term"]), estimate = number(move["estimate"]);
     EXPECT_GE(term, 0);
-    if (last >= 0) EXPECT_NEAR(estimate, last + term, 1e-12 * estimate);
+    if (last >= 0) {
+      EXPECT_NEAR(estimate, last + term, 1e-12 * estimate);
+    }
     EXPECT_LE(estimate, number(best.report["target"]) * (1 + 1e-12));
     largest = std::max(largest, term);
     last = estimate;

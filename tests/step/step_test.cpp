@@ -271,7 +271,9 @@ TEST_F(TinyStep, SolvedStepIsInsideItsBudget) {
   for (const auto& line : solved["log"]) widened |= line.get<std::string>().rfind("widen ", 0) == 0;
   for (const auto& f : solved["functions"]) {
     const std::string type = f["type"];
-    if (!f["offered"].get<bool>()) EXPECT_EQ(type, "f64") << f.dump();
+    if (!f["offered"].get<bool>()) {
+      EXPECT_EQ(type, "f64") << f.dump();
+    }
     if (type == "f64") continue;
     const double gap = f[type].get<double>();
     EXPECT_LE(gap, 1e-3) << f.dump();
@@ -280,7 +282,9 @@ TEST_F(TinyStep, SolvedStepIsInsideItsBudget) {
       EXPECT_EQ(solution.realization.default_type, type == "f32" ? RealType::f32 : RealType::bf16);
     }
   }
-  if (!widened) EXPECT_NEAR(solved["estimate"].get<double>(), std::sqrt(squares), 1e-12);
+  if (!widened) {
+    EXPECT_NEAR(solved["estimate"].get<double>(), std::sqrt(squares), 1e-12);
+  }
   EXPECT_LE(solved["update_gap"].get<double>(), 1e-3);
   EXPECT_EQ(solved["inside"], true);
   for (const auto& [site, type] : solution.realization.sites) EXPECT_NE(type, solution.realization.default_type) << site;
