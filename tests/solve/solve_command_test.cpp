@@ -247,8 +247,8 @@ TEST(SolveCommand, OneMenuWithoutIntegersIsTheFloatSolve) {
     ASSERT_EQ(menu.status, 0) << menu.output;
     nlohmann::json a = nlohmann::json::parse(read_file(folder.file("f.json")));
     nlohmann::json b = nlohmann::json::parse(read_file(folder.file("m.json")));
-    EXPECT_EQ(a["solve"]["options"]["menu"], "f64, f32, bf16");
-    EXPECT_EQ(b["solve"]["options"]["menu"], "f64, f32, bf16, int8, int4");
+    EXPECT_EQ(a["solve"]["options"]["menu"], "f64,f32,bf16");
+    EXPECT_EQ(b["solve"]["options"]["menu"], "f64,f32,bf16,int8,int4");
     a["solve"]["options"].erase("menu");
     b["solve"]["options"].erase("menu");
     EXPECT_EQ(a.dump(1), b.dump(1)) << budget;
