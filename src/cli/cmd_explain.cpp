@@ -98,21 +98,15 @@ int run_explain(ExplainOptions& options, GlobalOptions& global) {
 Registration registration("explain", 37, [](CLI::App& app, GlobalOptions& global) {
   auto options = std::make_shared<ExplainOptions>();
   CLI::App* command = app.add_subcommand("explain", "Each decision of a solve and its reason (R.json, or a program to solve)");
-  command->add_option("input", options->solve.run.program,
-                      "A realization written by presk solve, or a program (with --precision and a budget: solves first)")
-      ->required();
+  // The solve's own options (one definition, solve_setup.cpp), so that explain PROGRAM … explains
+  // the solve `presk solve` would run with the same arguments.
+  add_solve_options(*command, options->solve, global);
+  command->get_option("program")->description(
+      "A realization written by presk solve, or a program (with --precision and a budget: solves first, with every "
+      "option of presk solve)");
+  command->get_option("--precision")->required(false)->description("With a program: the envelope to solve on");
   command->add_option("--value", options->values, "Explain these sites or parameter paths alone (repeatable)");
-  command->add_option("--precision", options->solve.run.envelope, "With a program: the envelope to solve on");
-  command->add_option("--entry", options->solve.run.entry, "With a program: the entry (default: the envelope's)");
-  add_binding_options(*command, options->solve.run.bindings);
-  command->add_option("--weights", options->solve.run.weights, "With a program: the parameters (default: the envelope's)");
-  command->add_option("--data", options->solve.run.data, "With a program: the data file (default: the envelope's)");
-  command->add_option("--budget", options->solve.budget, "With a program: the relative budget");
-  command->add_option("--budget-abs", options->solve.budget_abs, "With a program: the absolute budget");
   command->add_option("--out", options->solve.out, "With a program: also write the realization here");
-  command->add_flag("--quiet", options->solve.quiet, "No progress on stderr");
-  add_threads_option(*command, global);
-  add_json_option(*command, global);
   return [options, &global] { return run_explain(*options, global); };
 });
 

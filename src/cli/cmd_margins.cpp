@@ -30,6 +30,7 @@ struct MarginsOptions {
   int64_t windows = 0;    // 0: every sample of --data from --offset on
   std::vector<double> deltas = {1e-1, 1e-2, 1e-3};
   double confidence = 0.95;
+  std::string over = "positions";  // --over: what the bound counts, positions or windows
   std::vector<std::string> realize;  // --realize, repeatable
   long bits = 128;
   std::string envelope;  // --precision: named in the solve line printed
@@ -133,7 +134,8 @@ Report compute(const MarginsOptions& options, const GlobalOptions& global) {
   Report report;
   report.windows = options.windows > 0 ? options.windows : prepared.data ? prepared.data->samples() - prepared.first : 1;
   for (double delta : options.deltas) {
-    precision::check_positions(report.windows * shape.positions, delta, options.confidence);
+    precision::check_positions(options.over == "windows" ? report.windows : report.windows * shape.positions, delta,
+                               options.confidence);
   }
   std::vector<exec::native::Realization> realizations;
   for (const std::string& realize : options.realize) {
@@ -149,7 +151,8 @@ Report compute(const MarginsOptions& options, const GlobalOptions& global) {
       prepared.program, *prepared.entry, prepared.parameters, report.windows,
       [&](int64_t k) { return prepared.inputs(k, seed); }, margin_options);
   for (double delta : options.deltas) {
-    report.stars.push_back(precision::epsilon_star(report.margins.sorted, delta, options.confidence));
+    const std::vector<double>& counted = options.over == "windows" ? report.margins.window_minima : report.margins.sorted;
+    report.stars.push_back(precision::epsilon_star(counted, delta, options.confidence));
   }
   add_lines(options, report);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -173,7 +176,7 @@ void print_json(const MarginsOptions& options, const Report& report) {
       {"program", options.input.program_path}, {"entry", options.input.entry}, {"data", options.input.data},
       {"weights", options.input.weights}, {"offset", options.input.offset}, {"windows", report.windows},
       {"positions", m.sorted.size()}, {"positions_per_window", m.shape.positions}, {"classes", m.shape.classes},
-      {"bits", options.bits}, {"confidence", options.confidence}, {"quantiles", std::move(quantiles)},
+      {"bits", options.bits}, {"confidence", options.confidence}, {"over", options.over}, {"quantiles", std::move(quantiles)},
       {"epsilon_star", std::move(stars)}, {"calibrate", report.calibrate_line}};
   nlohmann::ordered_json realized = nlohmann::ordered_json::array();
   for (size_t r = 0; r < m.realized.size(); ++r) {
@@ -201,12 +204,17 @@ void print_table(const MarginsOptions& options, const Report& report, const Glob
     quantiles += fmt::format("{}{} {:.3e}", quantiles.empty() ? "" : ", ", name, precision::margin_quantile(m.sorted, q));
   }
   std::cout << "margins     " << quantiles << "\n";
-  std::cout << fmt::format("{:<10} {:>12} {:>12} {:>14} {:>12}   (one-sided Clopper–Pearson at {:g} %)\n", "δ",
-                           "close calls", "at ε*", "bound", "ε*(δ)", 100 * options.confidence);
+  std::cout << fmt::format("{:<10} {:>12} {:>12} {:>14} {:>12}   (one-sided Clopper–Pearson at {:g} %, over {})\n",
+                           "δ", "close calls", "at ε*", "bound", "ε*(δ)", 100 * options.confidence, options.over);
   for (const precision::EpsilonStar& s : report.stars) {
     std::cout << fmt::format("{:<10g} {:>12} {:>12} {:>14.4g} {:>12.4e}\n", s.delta, s.allowed, s.close_calls,
                              s.upper, s.epsilon);
   }
+  std::cout << (options.over == "windows"
+                    ? "            over windows: a window is a close call when any of its positions is; the windows "
+                      "are the independent trials\n"
+                    : "            over positions: each counted as independent, which the positions of one window "
+                      "are not (they share its context), so the confidence is overstated; --over windows counts windows\n");
   if (!report.calibrate_line.empty()) std::cout << "envelope    " << report.calibrate_line << "\n";
   for (size_t i = 0; i < report.stars.size(); ++i) {
     std::cout << fmt::format("solve {:<5g} {}\n", report.stars[i].delta,
@@ -245,6 +253,11 @@ Registration registration("margins", 37, [](CLI::App& app, GlobalOptions& global
   command->add_option("--delta", options->deltas, "Accuracies a realization may lose (repeatable; default 0.1 0.01 0.001)")
       ->expected(1, 64);
   command->add_option("--confidence", options->confidence, "The confidence of the bound on each fraction")
+      ->capture_default_str();
+  command->add_option("--over", options->over,
+                      "What the bound counts: positions (as independent trials; the confidence is overstated, a window's "
+                      "positions share its context), or windows (a window a close call when any of its positions is)")
+      ->check(CLI::IsMember({"positions", "windows"}))
       ->capture_default_str();
   command->add_option("--realize", options->realize,
                       "Also a realization (repeatable): its logit gap, its flips and those its margins allow")

@@ -37,7 +37,25 @@ std::string types_text(const Offer& offer, const Solution& solution, solve::Valu
   return text.empty() ? "none" : text;
 }
 
-// The rules' line: what each left out, and at most what they forgo (their bf16 saving).
+// The step of v's ladder at the menu's narrowest float rung (integer rungs follow the floats).
+int narrowest_float(const Offer& offer, int v) {
+  int step = 0;
+  for (size_t s = 0; s < offer.values[v].ladder.size(); ++s) {
+    if (!offer.rung(v, static_cast<int>(s)).integer()) step = static_cast<int>(s);
+  }
+  return step;
+}
+
+std::string narrowest_float_name(const Offer& offer) {
+  std::string name = "f64";
+  for (const solve::Rung& rung : offer.menu.rungs) {
+    if (!rung.integer()) name = rung.name;
+  }
+  return name;
+}
+
+// The rules' line: what each left out, and at most what they forgo (their saving at the menu's
+// narrowest float rung: an integer rung's saving is --quant's or the one menu's, priced apart).
 void print_rules(const Offer& offer, double realization_bytes) {
   std::map<solve::Exclusion, std::vector<std::string>> left;
   double forgone = 0;
@@ -48,7 +66,7 @@ void print_rules(const Offer& offer, double realization_bytes) {
     if (value.exclusion == solve::Exclusion::min_gain) name += fmt::format(" ({:.3g} B)", value.first_saving);
     left[value.exclusion].push_back(name);
     if (value.exclusion != solve::Exclusion::unknown_sensitivity) {
-      forgone += offer.bytes(static_cast<int>(v), 0) - value.ladder.back().bytes;
+      forgone += offer.bytes(static_cast<int>(v), 0) - value.ladder[narrowest_float(offer, static_cast<int>(v))].bytes;
     }
   }
   auto list = [](const std::vector<std::string>& names) {
@@ -62,8 +80,9 @@ void print_rules(const Offer& offer, double realization_bytes) {
                            offer.min_gain * offer.all_f64_bytes, list(left[solve::Exclusion::min_gain]));
   std::cout << fmt::format("            unknown sensitivity (never taken as 0): {}\n",
                            list(left[solve::Exclusion::unknown_sensitivity]));
-  std::cout << fmt::format("            rules 1 and 2 forgo at most {:.3g} B ({:.2f} % of the realization's traffic)\n",
-                           forgone, realization_bytes > 0 ? 100 * forgone / realization_bytes : 0.0);
+  std::cout << fmt::format("            rules 1 and 2 forgo at most {:.3g} B, their {} saving ({:.2f} % of the "
+                           "realization's traffic)\n",
+                           forgone, narrowest_float_name(offer), realization_bytes > 0 ? 100 * forgone / realization_bytes : 0.0);
 }
 
 void print_gaps(const SolveRun& run) {
@@ -122,6 +141,7 @@ void print_report(const SolveRun& run, const std::string& out) {
                              *s.quant_estimate);
   }
   print_gaps(run);
+  for (const std::string& warning : run.warnings) std::cout << "warning     " << warning << "\n";
   std::cout << fmt::format("rounds      {} widening round{}, {} measurements in sample\n", s.rounds, s.rounds == 1 ? "" : "s",
                            s.measurements);
   std::cout << fmt::format("time        {:.1f} s: exact reference {:.1f} s, native measurements {:.2f} s ({} runs), proposal {:.3f} s\n",

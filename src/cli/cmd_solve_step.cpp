@@ -9,6 +9,7 @@
 #include "cli/calibrate_step.h"
 #include "cli/solve_setup.h"
 #include "profile/profile.h"
+#include "step/calibrate_step.h"
 #include "step/solve_step.h"
 #include "support/atomic_file.h"
 #include "support/diagnostics.h"
@@ -68,6 +69,14 @@ void print_solution(const step::StepSolution& s, double budget, const std::strin
   std::cout << fmt::format("measured    update gap {:.3e}, gradient gap {:.3e}, storage floor {:.3e}: {}\n",
                            s.measured.update_gap, s.measured.gradient_gap, s.measured.storage_floor,
                            s.inside ? "inside" : "OUTSIDE the budget");
+  if (s.held_out) {
+    std::cout << fmt::format("            held out (the next step's batch, never solved on): update gap {:.3e}, gradient gap "
+                             "{:.3e} (all-f64 {:.3e}){}\n",
+                             s.held_out->update_gap, s.held_out->gradient_gap, s.held_out_baseline,
+                             s.held_out->update_gap > budget ? ": ABOVE the budget" : "");
+  } else {
+    std::cout << "            " << s.held_out_note << "\n";
+  }
   std::cout << fmt::format("            {} native steps measured\n", s.measurements);
   std::cout << "written     " << out << " (presk train --realize @" << out << ")\n";
 }
@@ -78,6 +87,11 @@ int run_solve_step(const SolveCommandOptions& options, const std::string& step_p
                    const GlobalOptions& global) {
   if (!options.run.envelope.empty()) {
     usage_error("E1258").hint("solve an entry with --precision, or a training step with --step") << "--precision and --step both given";
+  }
+  if (!options.report.empty()) {
+    usage_error("E1263").hint("leave out --report: presk explain R.json prints a step solve's decisions, and the "
+                              "solve's own table its predicted times")
+        << "--report is an entry solve's HTML report; `presk solve --step` writes none";
   }
   const double budget = budget_of(options);
   check_output_files({{"--out", options.out}},
@@ -94,9 +108,13 @@ int run_solve_step(const SolveCommandOptions& options, const std::string& step_p
   step::check_envelope_program(envelope, program);
   std::function<void(const std::string&)> progress;
   if (!options.quiet) progress = [](const std::string& line) { std::cerr << "solve --step: " << line << "\n"; };
-  const step::StepSolution solution = step::solve_step(envelope, program, budget, global.threads, progress,
-                                                       grain == "value" ? step::Grain::value : step::Grain::function,
-                                                       machine ? &*machine : nullptr);
+  std::string why;
+  if (progress) progress("the exact step on the held-out batch (the next step's rows)");
+  const std::optional<step::StepEnvelope> held_out = step::held_out_envelope(envelope, program, global.threads, why);
+  step::StepSolution solution = step::solve_step(envelope, program, budget, global.threads, progress,
+                                                 grain == "value" ? step::Grain::value : step::Grain::function,
+                                                 machine ? &*machine : nullptr, held_out ? &*held_out : nullptr);
+  if (!held_out) solution.held_out_note = "nothing held out: " + why;
   const nlohmann::json file = step::step_solution_json(solution, envelope, budget, step_path);
   write_file_atomically(options.out, file.dump(1) + "\n");
   if (global.json) {

@@ -127,7 +127,49 @@ void quantize_pass(const GlobalOptions& global, const solve::SampleSet& in_sampl
     solution.held_out = solve::measure_recorded(run.offer, solution.assignment, measurer, true, run.budget.absolute, solution);
     if (progress) progress(fmt::format("--quant held out: gap {:.3e}", solution.held_out->absolute));
   }
-  solution.estimate = solve::estimate(run.offer, solution.assignment, run.options.estimate);
+  // The floats' estimate in their units; the integers' √Σ(g·δ)² is solution.quant_estimate.
+  solution.estimate = solve::float_estimate(run.offer, solution.assignment, run.options.estimate);
+}
+
+// The refusals that need the offer or the samples, checked before the exact reference runs:
+// --exhaustive too large (E1106), --quant on an entry that is not a loss (E1120), --narrow
+// heldout with no held-out sample to undo on (E1122).
+void check_before_work(const SolveRun& run, const solve::SampleSet& held_out) {
+  if (run.options.exhaustive) solve::check_exhaustive(run.offer);
+  if (run.options.quant) precision::require_scalar_entry(*run.prepared.entry);
+  if (run.options.narrow == solve::NarrowMode::heldout && held_out.count == 0) {
+    user_error("E1122").hint("calibrate on a data file (--data) that holds samples after the envelope's, keep --heldout "
+                             "above 0, or use --narrow measured")
+        << "--narrow heldout needs held-out samples, and there are none: "
+        << (!run.prepared.data ? "the envelope's samples were synthesized (no data file)"
+            : run.held_out_wanted == 0 ? "--heldout 0"
+                                       : "the data file holds no sample after the envelope's");
+  }
+}
+
+// Why nothing could be ranked: no value has a known sensitivity (the entry's result is a tuple or
+// not real, so it has no vjp), or most offered values have sensitivity 0 (a zero-initialised
+// head: every value before it is 0), which the estimate charges nothing.
+std::vector<std::string> nothing_ranked(const solve::Offer& offer, const ir::Function& entry) {
+  int known = 0, offered = 0, zero = 0;
+  for (const solve::Value& value : offer.values) {
+    known += value.sensitivity.has_value();
+    offered += value.offered();
+    zero += value.offered() && *value.sensitivity == 0;
+  }
+  std::string result;
+  for (const ir::ValueRef& r : entry.results) result += (result.empty() ? "" : ", ") + ir::type_to_string(entry.type_of(r));
+  if (!offer.values.empty() && known == 0) {
+    return {fmt::format("nothing was ranked: the reverse sweep reached no value of `{}` (it returns {}; a tuple or an "
+                        "integer result has no vjp), so every sensitivity is unknown and every value stays f64. Solve an "
+                        "entry with one real result (a loss, or the logits)", entry.name, result.empty() ? "nothing" : result)};
+  }
+  if (offered > 0 && 2 * zero > offered) {
+    return {fmt::format("{} of the {} offered values of `{}` have sensitivity 0 (the result does not move with them, as "
+                        "behind a zero-initialised head): the estimate charges them nothing, so the proposal narrows them "
+                        "for free and the measurement alone decides. Calibrate on trained weights", zero, offered, entry.name)};
+  }
+  return {};
 }
 
 }  // namespace
@@ -205,8 +247,12 @@ SolveRun run_solve(const SolveCommandOptions& options, GlobalOptions& global) {
   const uint64_t seed = global.seed;
   solve::SampleSet in_sample{prepared.count, [&prepared, seed](int64_t k) { return prepared.inputs(k, seed); }};
   run.held_out_wanted = options.heldout >= 0 ? options.heldout : prepared.count;
-  solve::Measurer measurer(prepared.program, *prepared.entry, prepared.parameters, in_sample,
-                           held_out_set(prepared, run.held_out_wanted), run.envelope.bits, global.threads, progress);
+  solve::SampleSet held_out = held_out_set(prepared, run.held_out_wanted);
+  check_before_work(run, held_out);
+  run.warnings = nothing_ranked(run.offer, *prepared.entry);
+  for (const std::string& warning : run.warnings) std::cerr << "presk solve: warning: " << warning << std::endl;
+  solve::Measurer measurer(prepared.program, *prepared.entry, prepared.parameters, in_sample, std::move(held_out),
+                           run.envelope.bits, global.threads, progress);
   run.solution = solve::solve(run.offer, run.budget, run.options, measurer, progress, &run.times);
   if (options.quant) quantize_pass(global, in_sample, measurer, progress, run);
   run.exact_seconds = measurer.exact_seconds();
@@ -215,6 +261,7 @@ SolveRun run_solve(const SolveCommandOptions& options, GlobalOptions& global) {
   const solve::RecordContext context{options.run.program, ir::program_hash(prepared.program), prepared.entry->name,
                                      options.run.envelope, sha256_file(options.run.envelope)};
   run.file = solve::realization_file(run.offer, run.solution, run.budget, run.options, context);
+  if (!run.warnings.empty()) run.file["solve"]["warnings"] = run.warnings;
   if (run.options.profile) {
     const solve::Pricer pricer(run.offer, *run.options.profile);
     run.predicted = solve::predict_times(run.offer, pricer, run.solution.assignment);

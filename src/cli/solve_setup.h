@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cli/envelope_run.h"
 #include "solve/price.h"
@@ -43,6 +44,7 @@ struct SolveRun {
   int native_runs = 0;
   std::optional<solve::TimePrediction> predicted;  // --profile: seconds per sample, predicted
   int64_t held_out_wanted = 0;  // samples asked to hold out (the solution has how many were)
+  std::vector<std::string> warnings;  // why nothing could be ranked (on stderr, in the record, in the report)
   nlohmann::ordered_json file;  // the realization file's JSON
 };
 

@@ -14,20 +14,27 @@ namespace {
 using reference::MpfrArith;
 using Exact = reference::Value<MpfrArith>;
 
+void not_scalar(const ir::Function& entry) {
+  user_error("E1120").hint("give a scalar entry (a loss); for a tensor entry the split alone measures the gap, and "
+           "`presk solve --menu f64,f32,bf16,int8,int4` prices integers by s·max|ŵ − w|")
+      << "the first-order predictions need an entry with one real scalar result; `" << entry.name << "` returns "
+      << (entry.results.empty() ? std::string("nothing") : ir::type_to_string(entry.type_of(entry.results[0])));
+}
+
 const ir::Function& scalar_vjp(const ir::Program& program, const ir::Function& entry) {
-  const bool scalar = entry.results.size() == 1 && entry.type_of(entry.results[0]).kind == ir::ElemKind::Real &&
-                      entry.type_of(entry.results[0]).rank() == 0;
+  require_scalar_entry(entry);
   const ir::Function* vjp = program.find_function(ad::vjp_name(entry.name));
-  if (!scalar || vjp == nullptr) {
-    user_error("E1120").hint("give a scalar entry (a loss); for a tensor entry the split alone measures the gap, and "
-             "`presk solve --menu f64,f32,bf16,int8,int4` prices integers by s·max|ŵ − w|")
-        << "the first-order predictions need an entry with one real scalar result; `" << entry.name << "` returns "
-        << (entry.results.empty() ? std::string("nothing") : ir::type_to_string(entry.type_of(entry.results[0])));
-  }
+  if (vjp == nullptr) not_scalar(entry);
   return *vjp;
 }
 
 }  // namespace
+
+void require_scalar_entry(const ir::Function& entry) {
+  const bool scalar = entry.results.size() == 1 && entry.type_of(entry.results[0]).kind == ir::ElemKind::Real &&
+                      entry.type_of(entry.results[0]).rank() == 0;
+  if (!scalar) not_scalar(entry);
+}
 
 ParameterGradients exact_parameter_gradients(const ir::Program& program, const ir::Function& entry,
                                              const reference::ParameterStore& parameters, int64_t count,

@@ -25,7 +25,11 @@ struct ParameterGradients {
 };
 
 // E1120 when the entry's result is not one real scalar (a tensor entry's Σ g·δ would be the
-// change of Σ y, not of its gap).
+// change of Σ y, not of its gap): what exact_parameter_gradients checks, for a command to check
+// before any work.
+void require_scalar_entry(const ir::Function& entry);
+
+// E1120 as require_scalar_entry.
 ParameterGradients exact_parameter_gradients(const ir::Program& program, const ir::Function& entry,
                                              const reference::ParameterStore& parameters, int64_t count,
                                              const SampleInputs& inputs, long bits, int threads);

@@ -244,6 +244,11 @@ Margins measure_margins(const ir::Program& program, const ir::Function& entry,
   } else {
     for (int64_t k = 0; k < count; ++k) one(k);
   }
+  for (int64_t k = 0; k < count; ++k) {  // each window's smallest margin, before the positions are sorted
+    const auto first = margins.sorted.begin() + k * margins.shape.positions;
+    margins.window_minima.push_back(*std::min_element(first, first + margins.shape.positions));
+  }
+  std::sort(margins.window_minima.begin(), margins.window_minima.end());
   std::sort(margins.sorted.begin(), margins.sorted.end());
   for (size_t r = 0; r < options.realizations.size(); ++r) {
     RealizedMargins realized;
@@ -302,9 +307,10 @@ void check_positions(int64_t positions, double delta, double confidence) {
   check_delta(delta);
   check_confidence(confidence);
   if (positions > 0 && enough_positions(positions, delta, confidence)) return;
-  user_error("E1153").hint(fmt::format("run more windows (--windows), or a larger δ: {} positions are needed",
+  user_error("E1153").hint(fmt::format("run more windows (--windows), or a larger δ: {} trials (positions, or windows "
+                                       "under --over windows) are needed",
                                        minimum_positions(delta, confidence)))
-      << fmt::format("{} positions cannot bound a fraction by δ = {:g} at {:g} confidence: even with no close "
+      << fmt::format("{} trials cannot bound a fraction by δ = {:g} at {:g} confidence: even with no close "
                      "call, (1 − δ)^n = {:.3g} is above 1 − confidence",
                      positions, delta, confidence,
                      std::exp(static_cast<double>(positions) * std::log1p(-delta)));

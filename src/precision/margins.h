@@ -3,7 +3,9 @@
 // logit, bounds what a realization can change: one within ε of every logit changes a decision
 // (argmax) only where m ≤ 2ε. ε*(δ) is the largest ε whose fraction of positions with m < 2ε
 // is at most δ at a stated confidence (a one-sided Clopper–Pearson bound on the binomial
-// fraction of the sample).
+// fraction of the sample): over positions (each taken as an independent trial, which the
+// positions of one window are not: the confidence is overstated), or over windows (a window a
+// close call when any of its positions is: independent trials, fewer of them).
 #pragma once
 
 #include <cstdint>
@@ -45,6 +47,10 @@ struct Margins {
   MarginShape shape;
   int64_t samples = 0;
   std::vector<double> sorted;  // every position's exact margin, rounded down, ascending
+  // Each window's (sample's) smallest margin, ascending: a window is a close call when any of its
+  // positions is. epsilon_star over these counts windows, not positions — the positions of one
+  // window share their context and are not independent trials; the windows are.
+  std::vector<double> window_minima;
   std::vector<RealizedMargins> realized;  // per options.realizations, in order
 };
 

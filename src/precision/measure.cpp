@@ -40,8 +40,15 @@ void add_gap(const reference::MpfrArith& arith, const Tensor& native, const Exac
   Exact scratch = Exact::make_real(arith, {2});
   for (int64_t i = 0; i < exact.size(); ++i) {
     const double value = native.get(static_cast<uint64_t>(i));
-    gap.magnitude = std::max(gap.magnitude, std::fabs(arith.to_double(exact.real(i))));
-    if (!std::isfinite(value)) {
+    const bool exact_infinite = mpfr_inf_p(exact.real(i)) != 0;
+    // ±∞ (a masked score, a log-probability of 0) has no magnitude to scale a relative budget.
+    if (!exact_infinite) gap.magnitude = std::max(gap.magnitude, std::fabs(arith.to_double(exact.real(i))));
+    if (std::isinf(value) && exact_infinite) {
+      // The same infinity is agreement, a gap of 0; the other infinity is none.
+      if ((value > 0) != (mpfr_sgn(exact.real(i)) > 0)) gap.absolute = std::numeric_limits<double>::infinity();
+      continue;
+    }
+    if (!std::isfinite(value)) {  // NaN against anything, ±∞ against a finite value
       gap.absolute = std::numeric_limits<double>::infinity();
       continue;
     }

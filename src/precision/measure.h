@@ -33,13 +33,16 @@ ExactOutputs run_exactly(const ir::Program& program, const ir::Function& entry,
 
 struct MeasuredGap {
   double absolute = 0;  // max |native − exact| over every element of every result and sample
-                        // (computed exactly, then rounded); +∞ when a native element is not finite
-  double magnitude = 0;  // max |exact| over the same elements
+                        // (computed exactly, then rounded); an element whose native and exact
+                        // values are the same ±∞ agrees (0); NaN against anything, and ±∞
+                        // against a finite value or the other infinity, is +∞
+  double magnitude = 0;  // max |exact| over the same elements' finite exact values
   double relative() const { return magnitude > 0 ? absolute / magnitude : absolute; }
 };
 
 // Adds one result to `gap`: max |native − exact| over its elements (the difference taken
-// exactly in MPFR, then rounded; +∞ for a native element that is not finite) and max |exact|;
+// exactly in MPFR, then rounded; 0 where both are the same ±∞; +∞ for any other element that
+// is not finite on either side) and max |exact| over the finite exact values;
 // a Z or B result adds its largest integer difference (exact, then rounded) and no magnitude.
 void add_gap(const reference::MpfrArith& arith, const Tensor& native,
              const reference::Value<reference::MpfrArith>& exact, MeasuredGap& gap);

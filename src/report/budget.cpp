@@ -16,6 +16,26 @@ std::string row(const std::string& field, const std::string& label, double value
                      exact_number(value), text);
 }
 
+// A --profile solve's predicted times (the record's `predicted`), in ms per sample: a prediction
+// for the machine the profile measured, not a measurement.
+std::string predicted_rows(const solve::Record& r) {
+  if (!r.raw.contains("predicted") || !r.raw["predicted"].is_object()) return "";
+  const nlohmann::json& p = r.raw["predicted"];
+  std::string out;
+  const double all_f64 = p.value("all_f64_seconds", 0.0);
+  for (const auto& [field, label] : {std::pair<const char*, const char*>{"all_f64_seconds", "predicted all-f64"},
+                                     {"realization_seconds", "predicted, this realization"},
+                                     {"all_f32_seconds", "predicted all-f32"},
+                                     {"floor_seconds", "predicted floor (every offered value narrowest)"}}) {
+    if (!p.contains(field) || !p[field].is_number()) continue;
+    const double seconds = p[field].get<double>();
+    out += row(std::string("predicted_") + field, label, seconds,
+               fmt::format("{:.3f} ms per sample ({:.2f}× all-f64; profile of {}, a prediction, not a measurement)",
+                           1e3 * seconds, seconds > 0 ? all_f64 / seconds : 0.0, escape(p.value("cpu", std::string("?")))));
+  }
+  return out;
+}
+
 std::string summary_table(const solve::Record& r, const Summary& s) {
   std::string out = R"(<table class="summary">)";
   out += row("budget", "budget", r.budget,
@@ -39,6 +59,7 @@ std::string summary_table(const solve::Record& r, const Summary& s) {
   out += row("traffic_realization", "traffic of the realization (bytes)", s.bytes, short_number(s.bytes));
   out += row("rounds", "widening rounds", static_cast<double>(s.rounds), std::to_string(s.rounds));
   out += row("measurements", "measurements in sample", static_cast<double>(s.measurements), std::to_string(s.measurements));
+  out += predicted_rows(r);
   out += fmt::format("<tr><th>menu</th><td>{}</td></tr></table>", escape(s.menu));
   return out;
 }

@@ -41,6 +41,21 @@ std::string move_reason(const RecordMove& m, int n, const Record& record) {
   return m.kind;
 }
 
+// An offered value without a move: the exhaustive optimum left it where it is, or its ladder
+// has one rung.
+std::string no_move_reason(const RecordValue& value, const Record& record) {
+  const nlohmann::json& options = record.raw.contains("options") ? record.raw["options"] : nlohmann::json::object();
+  if (options.value("exhaustive", false)) {
+    return fmt::format("no step was taken: the exhaustive optimum (the fewest bytes whose estimate is within the target "
+                       "{:.3e}) leaves it at {}", record.target, value.final_type);
+  }
+  if (record.raw.contains("predicted")) {
+    return fmt::format("no step was taken: the time greedy (--profile) predicted no narrowing of it to save time; it stays {}",
+                       value.final_type);
+  }
+  return fmt::format("no step was taken: {} is the only rung offered to it", value.final_type);
+}
+
 }  // namespace
 
 std::vector<Explanation> explain(const Record& record) {
@@ -48,11 +63,10 @@ std::vector<Explanation> explain(const Record& record) {
   for (size_t i = 0; i < record.values.size(); ++i) {
     const RecordValue& value = record.values[i];
     Explanation e{value.kind, value.key, value.op, value.final_type, "", {}, {}};
-    if (value.offered != "offered") {
+    const bool offered = value.offered == "offered";
+    if (!offered) {
       e.decision = "not offered, " + value.final_type;
       e.reasons.push_back(not_offered_reason(value, record));
-      out.push_back(std::move(e));
-      continue;
     }
     bool widened = false;
     for (size_t n = 0; n < record.moves.size(); ++n) {
@@ -62,12 +76,15 @@ std::vector<Explanation> explain(const Record& record) {
       e.reasons.push_back(move_reason(m, static_cast<int>(n + 1), record));
       e.moves.push_back(static_cast<int>(n + 1));
     }
-    if (value.final_type == "f64") {
+    if (!offered && !e.moves.empty()) {  // --quant's integer pass is outside the rules
+      e.reasons.push_back("--quant offers every matrix its integer rungs, whatever rule 2 or its sensitivity");
+    }
+    if (offered && value.final_type == "f64") {
       e.decision = widened ? "widened back to f64" : "kept at f64";
-    } else {
+    } else if (offered) {
       e.decision = (widened ? "widened to " : "narrowed to ") + value.final_type;
     }
-    if (e.reasons.empty()) e.reasons.push_back("no step was taken: it is at the menu's narrowest type");
+    if (e.reasons.empty()) e.reasons.push_back(no_move_reason(value, record));
     if (value.over) {
       const size_t group = value.final_type.find("/g");
       const std::string scales =

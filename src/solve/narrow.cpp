@@ -8,22 +8,36 @@
 namespace presk::solve {
 namespace {
 
-// The offered values that can take a step, the largest saving first (program order on a tie).
-std::vector<int> by_saving(const Offer& offer, const Assignment& assignment) {
+// The offered values that can take a step, the largest saving first (program order on a tie):
+// bytes saved, or with a profile the predicted seconds saved, a step predicted not to save time
+// left out (none predicted slower is kept, as the time proposal keeps none).
+std::vector<int> by_saving(const Offer& offer, const Assignment& assignment, const Pricer* pricer) {
   std::vector<int> order;
+  std::vector<double> saving(offer.values.size(), 0);
+  const Types types = pricer ? types_of(offer, assignment) : Types{};
   for (size_t i = 0; i < offer.values.size(); ++i) {
     const int v = static_cast<int>(i);
-    if (offer.values[v].offered() && offer.narrower(v, assignment[v]) >= 0) order.push_back(v);
+    const int to = offer.narrower(v, assignment[v]);
+    if (!offer.values[v].offered() || to < 0) continue;
+    if (pricer) {
+      Assignment next = assignment;
+      next[v] = to;
+      saving[v] = pricer->local_seconds(types, v) - pricer->local_seconds(types_of(offer, next), v);
+      if (!(saving[v] > 0)) continue;
+    } else {
+      saving[v] = offer.bytes(v, assignment[v]) - offer.bytes(v, to);
+    }
+    order.push_back(v);
   }
-  auto saving = [&](int v) { return offer.bytes(v, assignment[v]) - offer.bytes(v, offer.narrower(v, assignment[v])); };
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return saving(a) > saving(b); });
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return saving[a] > saving[b]; });
   return order;
 }
 
 // One pass: returns the moves kept.
-std::vector<Move> narrow_pass(const Offer& offer, double threshold, Measurer& measurer, Solution& solution) {
+std::vector<Move> narrow_pass(const Offer& offer, double threshold, Measurer& measurer, Solution& solution,
+                              const Pricer* pricer) {
   std::vector<Move> kept;
-  for (int v : by_saving(offer, solution.assignment)) {
+  for (int v : by_saving(offer, solution.assignment, pricer)) {
     Assignment tried = solution.assignment;
     Move move;
     move.kind = MoveKind::try_narrow;
@@ -71,12 +85,12 @@ void undo_on_held_out(const Offer& offer, double threshold, std::vector<Move> ke
 }  // namespace
 
 void narrow_by_measurement(const Offer& offer, NarrowMode mode, double margin, const Budget& budget,
-                           Measurer& measurer, Solution& solution, const Progress& progress) {
+                           Measurer& measurer, Solution& solution, const Progress& progress, const Pricer* pricer) {
   if (mode == NarrowMode::none || !solution.inside) return;
   const double threshold = budget.absolute / margin;
   std::vector<Move> kept;
   for (int pass = 1; pass <= kNarrowPasses; ++pass) {
-    const std::vector<Move> step = narrow_pass(offer, threshold, measurer, solution);
+    const std::vector<Move> step = narrow_pass(offer, threshold, measurer, solution, pricer);
     if (progress) {
       progress(fmt::format("narrowing pass {}: {} steps kept inside {:.3e} ({} measurements so far)", pass,
                            step.size(), threshold, solution.measurements));

@@ -120,17 +120,26 @@ void propose_greedy(const Offer& offer, const EstimateOptions& options, double t
   solution.assignment = assignment;
 }
 
+void check_exhaustive(const Offer& offer) {
+  double count = 1;
+  int offered = 0;
+  for (const Value& value : offer.values) {
+    if (!value.offered()) continue;
+    count *= static_cast<double>(value.ladder.size());
+    ++offered;
+  }
+  if (count > kExhaustiveLimit) {
+    user_error("E1106").hint("leave out --exhaustive (the greedy proposal), or offer fewer values (--min-gain)")
+        << "--exhaustive would search " << count << " assignments of " << offered
+        << " offered values; it searches at most " << kExhaustiveLimit;
+  }
+}
+
 Assignment propose_exhaustive(const Offer& offer, const EstimateOptions& options, double target) {
+  check_exhaustive(offer);
   std::vector<int> offered;
   for (size_t v = 0; v < offer.values.size(); ++v) {
     if (offer.values[v].offered()) offered.push_back(static_cast<int>(v));
-  }
-  double count = 1;
-  for (int v : offered) count *= static_cast<double>(offer.values[v].ladder.size());
-  if (count > kExhaustiveLimit) {
-    user_error("E1106").hint("leave out --exhaustive (the greedy proposal), or offer fewer values (--min-gain)")
-        << "--exhaustive would search " << count << " assignments of " << offered.size()
-        << " offered values; it searches at most " << kExhaustiveLimit;
   }
   Assignment assignment(offer.values.size(), 0);
   Assignment best = assignment;

@@ -17,8 +17,9 @@ namespace presk::solve {
 void propose_greedy(const Offer& offer, const EstimateOptions& options, double target, Solution& solution);
 
 // The exhaustive optimum (no moves recorded). E1106 when the menu's size to the power of the
-// offered values passes kExhaustiveLimit.
+// offered values passes kExhaustiveLimit (check_exhaustive, which a command calls before any work).
 constexpr double kExhaustiveLimit = 2e6;
+void check_exhaustive(const Offer& offer);
 Assignment propose_exhaustive(const Offer& offer, const EstimateOptions& options, double target);
 
 }  // namespace presk::solve

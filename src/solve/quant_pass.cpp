@@ -86,7 +86,10 @@ Offer with_quant_rungs(const Offer& floats, const ir::Program& program,
   for (Value& value : offer.values) {
     const ir::Param* param = value.kind == ValueKind::parameter ? program.find_param(value.key) : nullptr;
     const std::vector<double>* weights = param ? parameters.find(param->path) : nullptr;
-    if (param == nullptr || weights == nullptr || param->type.rank() - param->stack_depth != 2 || !value.offered()) continue;
+    if (param == nullptr || weights == nullptr || param->type.rank() - param->stack_depth != 2 ||
+        value.exclusion == Exclusion::one_element) {
+      continue;  // --quant is outside rule 2 and the unknown sensitivity: every matrix
+    }
     value.over = -2;
     for (size_t r = floats.menu.rungs.size(); r < offer.menu.rungs.size(); ++r) {
       const Rung& rung = offer.menu.rungs[r];
@@ -127,6 +130,17 @@ QuantTerms quant_terms(const Offer& offer, const ir::Program& program, const ref
     }
   }
   return terms;
+}
+
+double float_estimate(const Offer& offer, const Assignment& assignment, const EstimateOptions& options) {
+  double total = 0;
+  for (size_t i = 0; i < offer.values.size(); ++i) {
+    const int v = static_cast<int>(i);
+    if (integer_step(offer, v, assignment[v])) continue;
+    const double t = term(offer, assignment, v, options);
+    total += options.form == EstimateForm::sum ? t : t * t;
+  }
+  return options.form == EstimateForm::sum ? total : std::sqrt(total);
 }
 
 double quant_estimate(const Offer& offer, const QuantTerms& terms, const Assignment& assignment) {

@@ -20,7 +20,8 @@
 
 namespace presk::solve {
 
-// The float offer with, on every matrix, the int8 and int4 rungs of `scheme` along −2 appended
+// The float offer with, on every matrix (rule 2 and an unknown sensitivity do not apply: --quant
+// is outside the rules; a matrix of one element is not one), the int8 and int4 rungs of `scheme` along −2 appended
 // to the menu and to its ladder (where each saves bytes over the rung before).
 Offer with_quant_rungs(const Offer& floats, const ir::Program& program,
                        const reference::ParameterStore& parameters, exec::native::QuantScheme scheme);
@@ -34,6 +35,10 @@ QuantTerms quant_terms(const Offer& offer, const ir::Program& program, const ref
 // widening, recorded as moves. Leaves the solution as it is when it is outside the budget.
 void quant_pass(const Offer& offer, const QuantTerms& terms, const Budget& budget, Measurer& measurer,
                 Solution& solution, const Progress& progress);
+
+// The float estimate of `assignment` (estimate.h's sum or root-sum-square), the values at an
+// integer rung left out: their terms are in quant_estimate's units, printed beside it.
+double float_estimate(const Offer& offer, const Assignment& assignment, const EstimateOptions& options);
 
 // The set's term under `assignment`: √Σ of its integer steps' squared terms.
 double quant_estimate(const Offer& offer, const QuantTerms& terms, const Assignment& assignment);

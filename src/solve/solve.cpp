@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "solve/price.h"
 
@@ -12,6 +14,28 @@ namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The exhaustive optimum, recorded as steps from f64 in program order, one rung at a time, each
+// with what it adds to the estimate on that path and the estimate after it (explain reads them).
+void record_path(const Offer& offer, const EstimateOptions& options, Solution& solution) {
+  Assignment path(offer.values.size(), 0);
+  double before = estimate(offer, path, options);
+  for (size_t v = 0; v < offer.values.size(); ++v) {
+    for (int rung = 0; rung < solution.proposed[v]; ++rung) {
+      Move move;
+      move.kind = MoveKind::narrow;
+      move.value = static_cast<int>(v);
+      move.from = rung;
+      move.to = rung + 1;
+      move.saves = offer.bytes(static_cast<int>(v), rung) - offer.bytes(static_cast<int>(v), rung + 1);
+      path[v] = rung + 1;
+      move.estimate = estimate(offer, path, options);
+      move.term = std::max(0.0, move.estimate - before);
+      before = move.estimate;
+      solution.moves.push_back(move);
+    }
+  }
 }
 
 void propose(const Offer& offer, const SolveOptions& options, double target, Solution& solution,
@@ -30,17 +54,7 @@ void propose(const Offer& offer, const SolveOptions& options, double target, Sol
   }
   solution.proposed = propose_exhaustive(offer, options.estimate, target);
   solution.assignment = solution.proposed;
-  for (size_t v = 0; v < offer.values.size(); ++v) {  // the optimum, recorded as steps from f64
-    for (int rung = 0; rung < solution.proposed[v]; ++rung) {
-      Move move;
-      move.kind = MoveKind::narrow;
-      move.value = static_cast<int>(v);
-      move.from = rung;
-      move.to = rung + 1;
-      move.saves = offer.bytes(static_cast<int>(v), rung) - offer.bytes(static_cast<int>(v), rung + 1);
-      solution.moves.push_back(move);
-    }
-  }
+  record_path(offer, options.estimate, solution);
 }
 
 }  // namespace
@@ -64,7 +78,10 @@ Solution solve(const Offer& offer, const Budget& budget, const SolveOptions& opt
                          solution.target, proposal_seconds));
   }
   verify_and_widen(offer, options.estimate, budget, measurer, solution, progress);
-  narrow_by_measurement(offer, options.narrow, options.margin, budget, measurer, solution, progress);
+  std::optional<Pricer> pricer;
+  if (options.profile) pricer.emplace(offer, *options.profile);
+  narrow_by_measurement(offer, options.narrow, options.margin, budget, measurer, solution, progress,
+                        pricer ? &*pricer : nullptr);
   if (measurer.held_out_count() > 0) {
     solution.held_out = measure_recorded(offer, solution.assignment, measurer, true, budget.absolute, solution);
     solution.held_out_samples = measurer.held_out_count();

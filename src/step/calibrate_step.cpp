@@ -2,6 +2,7 @@
 #include "step/calibrate_step.h"
 
 #include <chrono>
+#include <fstream>
 
 #include "exec/native/realization.h"
 #include "ir/footprint.h"
@@ -174,6 +175,38 @@ StepEnvelope calibrate_step(const CalibrateStepOptions& o) {
   };
   e.sampling_noise = relative_distance(gradient_of(e.next_rows, o.warmup_steps + 1), gradient_of(e.rows, o.warmup_steps));
   return e;
+}
+
+std::optional<StepEnvelope> held_out_envelope(const StepEnvelope& envelope, const ir::Program& program, int threads,
+                                              std::string& why, const WindowProgress& on_window) {
+  if (envelope.next_rows.empty()) {
+    why = "the envelope records no next rows";
+    return std::nullopt;
+  }
+  if (!std::ifstream(envelope.data).good()) {
+    why = "its data file " + envelope.data + " is not there";
+    return std::nullopt;
+  }
+  if (sha256_file(envelope.data) != envelope.data_sha256) {
+    why = "its data file " + envelope.data + " is not the one it was calibrated on (SHA-256)";
+    return std::nullopt;
+  }
+  const train::TokenWindows data(envelope.data, window_width(program, envelope.entry), "the step envelope's data");
+  StepEnvelope held = envelope;
+  held.rows = envelope.next_rows;
+  held.windows = rows_of(data, held.rows);
+  const train::GradientProgram recompute =
+      train::make_gradient_program(program, envelope.entry, train::parameter_layout(program), false);
+  const StepInput input{held.windows, envelope.seed, envelope.step - 1, envelope.learning_rate, envelope.adamw};
+  ExactStep exact = exact_step(recompute, envelope.state, input, envelope.bits, threads, on_window);
+  held.update = std::move(exact.update);
+  held.gradient = std::move(exact.gradient);
+  held.theta_norm = exact.theta_norm;
+  held.update_norm = exact.update_norm;
+  held.gradient_norm = exact.gradient_norm;
+  held.floors = exact.floors;
+  held.exact_seconds = exact.seconds;
+  return held;
 }
 
 }  // namespace presk::step

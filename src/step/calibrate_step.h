@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <map>
 #include <string>
 
@@ -41,5 +42,13 @@ struct CalibrateStepOptions {
 // E1256 without --weights or --data, E1250 for K < 1 or K ≥ N; the errors of presk train's
 // run_training (E1000, E1006, E1008, …) for the rest.
 StepEnvelope calibrate_step(const CalibrateStepOptions& options);
+
+// The envelope's held-out batch (the measure of a solved step on data it was not solved on): the
+// same state, seed and step, the next step's rows of its data file (`next_rows`) as the batch,
+// and the exact step on them at the envelope's bits (one more exact step). nullopt, with `why`
+// set, when the data file is not there or not the one recorded (its SHA-256), or the envelope
+// has no next rows.
+std::optional<StepEnvelope> held_out_envelope(const StepEnvelope& envelope, const ir::Program& program, int threads,
+                                              std::string& why, const WindowProgress& on_window = {});
 
 }  // namespace presk::step

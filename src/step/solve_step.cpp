@@ -216,7 +216,7 @@ void keep_fastest(std::vector<FunctionGaps>& functions, double budget, Solver& s
 
 StepSolution solve_step(const StepEnvelope& envelope, const ir::Program& program, double budget, int threads,
                         const std::function<void(const std::string&)>& progress, Grain grain,
-                        const profile::Profile* profile) {
+                        const profile::Profile* profile, const StepEnvelope* held_out) {
   if (!(budget > 0) || !std::isfinite(budget)) {
     usage_error("E1258").hint("a number above 0, e.g. --budget 1e-3") << "the step's budget is " << budget << ", not above 0";
   }
@@ -264,6 +264,13 @@ StepSolution solve_step(const StepEnvelope& envelope, const ir::Program& program
   }
   solution.realization = solver.realization(assignment_of(solution.functions));
   solution.inside = solution.measured.update_gap <= budget;
+  if (held_out) {  // reported beside the batch's gap, never solved on
+    solution.held_out = measure_step(*held_out, program, solution.realization, "held out", threads);
+    solution.held_out_baseline =
+        measure_step(*held_out, program, exec::native::uniform_realization(RealType::f64), "held out all-f64", threads).update_gap;
+    solver.note(fmt::format("measure held out: update gap {:.3e} (all-f64 {:.3e})", solution.held_out->update_gap,
+                            solution.held_out_baseline));
+  }
   solution.measurements = solver.measurements();
   solution.log = solver.take_log();
   if (profile) {
@@ -293,6 +300,13 @@ nlohmann::json step_solution_json(const StepSolution& s, const StepEnvelope& env
                   {"estimate", s.estimate}, {"update_gap", s.measured.update_gap},
                   {"gradient_gap", s.measured.gradient_gap}, {"storage_floor", s.measured.storage_floor},
                   {"inside", s.inside}, {"measurements", s.measurements}, {"functions", functions}, {"log", s.log}};
+  if (s.held_out) {
+    out["solve"]["held_out"] = {{"update_gap", s.held_out->update_gap}, {"gradient_gap", s.held_out->gradient_gap},
+                                {"baseline", s.held_out_baseline}, {"inside", s.held_out->update_gap <= budget}};
+  } else if (!s.held_out_note.empty()) {
+    out["solve"]["held_out"] = nullptr;
+    out["solve"]["held_out_note"] = s.held_out_note;
+  }
   if (s.priced) {
     out["solve"]["predicted_seconds"] = {{"all_f64", s.times.all_f64}, {"all_f32", s.times.all_f32},
                                          {"realization", s.times.realization}};
@@ -360,6 +374,11 @@ std::vector<std::string> explain_step_solution(const nlohmann::json& file, const
                                                 "estimate {:.3e}, measured {:.3e}",
                                                 origin, grain, budget, solve["estimate"].get<double>(),
                                                 solve["update_gap"].get<double>())};
+  if (solve.contains("held_out") && solve["held_out"].is_object() && solve["held_out"].contains("update_gap") &&
+      solve["held_out"]["update_gap"].is_number()) {
+    lines.push_back(fmt::format("  held out (the next step's batch, never solved on): update gap {:.3e}",
+                                solve["held_out"]["update_gap"].get<double>()));
+  }
   std::string uniform;  // with a profile: the uniform type kept over the greedy's proposal, if one was
   for (const nlohmann::json& line : solve["log"]) {
     const std::string text = line.is_string() ? line.get<std::string>() : "";

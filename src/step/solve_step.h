@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,14 +50,21 @@ struct StepSolution {
   bool inside = false;
   bool priced = false;  // solved with a profile: `times` and each function's savings hold
   StepTimes times;
+  // The final realization on the held-out batch (the envelope's next rows, never solved on),
+  // and all-f64's there; or why nothing was held out.
+  std::optional<StepMeasures> held_out;
+  double held_out_baseline = 0;
+  std::string held_out_note;
 };
 
 // E1258 for a budget that is not above 0. `progress` (may be empty) gets each log line. With
 // `profile` (not null) the greedy ranks the narrowings by predicted seconds saved per unit of
 // isolated gap and takes none the profile predicts slower than the type it replaces.
+// With `held_out` (held_out_envelope, calibrate_step.h) the final realization is measured on its
+// batch too, as the float solve measures its held-out samples: reported, never solved on.
 StepSolution solve_step(const StepEnvelope& envelope, const ir::Program& program, double budget, int threads,
                         const std::function<void(const std::string&)>& progress = {}, Grain grain = Grain::function,
-                        const profile::Profile* profile = nullptr);
+                        const profile::Profile* profile = nullptr, const StepEnvelope* held_out = nullptr);
 
 // The realization's JSON (realization_to_json) with a `solve` record of mode "step".
 nlohmann::json step_solution_json(const StepSolution& solution, const StepEnvelope& envelope, double budget,

@@ -161,7 +161,11 @@ ir::Program parse_ir(const std::string& text) {
 }
 
 GradientAgreement check_gradient(const ir::Program& program, const std::string& entry, uint64_t seed) {
-  ir::Program with_vjps = ad::add_vjps(program);
+  return check_gradient_of(program, ad::add_vjps(program), entry, seed);
+}
+
+GradientAgreement check_gradient_of(const ir::Program& program, const ir::Program& with_vjps, const std::string& entry,
+                                    uint64_t seed) {
   Setup setup = make_setup(program, entry, seed);
   MpfrArith arith(kBits);
   std::vector<Value> arguments;

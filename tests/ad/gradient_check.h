@@ -25,6 +25,11 @@ struct GradientAgreement {
 GradientAgreement check_gradient(const ir::Program& program, const std::string& entry,
                                  uint64_t seed = 7);
 
+// The same with the vjps given: `with_vjps` (the program and its vjps, e.g. a golden file parsed
+// back) is run for the vjp side, `program` for the differences.
+GradientAgreement check_gradient_of(const ir::Program& program, const ir::Program& with_vjps, const std::string& entry,
+                                    uint64_t seed = 7);
+
 // The program of printed IR `text`, verified.
 ir::Program parse_ir(const std::string& text);
 

@@ -103,6 +103,36 @@ TEST(MarginsCommand, OffsetAndWindowsPickTheSamples) {
   EXPECT_NE(table.output.find("presk solve " + files.program), std::string::npos) << table.output;
 }
 
+// --over windows: the bound counts windows, a window a close call when any of its positions is
+// (the windows' smallest margins, computed here); the output states which it counts. With 10
+// windows δ = 0.1 at 95 % needs 29 trials: refused over windows, where 100 positions suffice.
+TEST(MarginsCommand, TheBoundOverWindows) {
+  const Files files;
+  const testing::CommandResult result = files.margins("--delta 0.5 --confidence 0.9 --over windows --json");
+  ASSERT_EQ(result.status, 0) << result.output;
+  const nlohmann::json report = nlohmann::json::parse(result.output);
+  EXPECT_EQ(report["over"], "windows");
+  std::vector<double> minima;
+  for (int w = 0; w < 10; ++w) {
+    double least = INFINITY;
+    for (int p = 10 * w; p < 10 * w + 10; ++p) least = std::min(least, (files.shuffle[p] + 1) / 64.0);
+    minima.push_back(least);
+  }
+  std::sort(minima.begin(), minima.end());
+  const int64_t k = most_close_calls(10, 0.5, 0.9);
+  EXPECT_EQ(report["epsilon_star"][0]["allowed"], k);
+  EXPECT_EQ(report["epsilon_star"][0]["epsilon"].get<double>(), minima[static_cast<size_t>(k)] / 2);
+  EXPECT_EQ(files.margins("--delta 0.5 --confidence 0.9 --json").status, 0);
+  EXPECT_EQ(nlohmann::json::parse(files.margins("--delta 0.5 --confidence 0.9 --json").output)["over"], "positions");
+  const testing::CommandResult few = files.margins("--delta 0.1 --over windows", true);
+  EXPECT_EQ(few.status, 1) << few.output;
+  EXPECT_NE(few.output.find("E1153"), std::string::npos) << few.output;
+  const testing::CommandResult table = files.margins("--delta 0.5 --confidence 0.9 --over windows");
+  EXPECT_NE(table.output.find("over windows"), std::string::npos) << table.output;
+  const testing::CommandResult positions = files.margins("--delta 0.1");
+  EXPECT_NE(positions.output.find("the confidence is overstated"), std::string::npos) << positions.output;
+}
+
 TEST(MarginsCommand, ARealizationFlipsNoMoreThanAllowed) {
   testing_support::TempFolder folder;
   const std::string program = folder.file("identity.psk"), data = folder.file("close.safetensors");

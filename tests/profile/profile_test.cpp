@@ -182,6 +182,41 @@ TEST_F(SolveByTime, Bf16SlowerThanF32IsNeverChosen) {
   EXPECT_GT(predicted["floor_seconds"].get<double>(), predicted["realization_seconds"].get<double>());
 }
 
+// --narrow measured under a profile narrows only where the profile predicts a saving: with bf16
+// slower than f32, the narrowing that takes bf16 by bytes (the same solve without a profile)
+// keeps none, and the realization is predicted no slower than the proposal it narrowed.
+TEST_F(SolveByTime, NarrowingKeepsNoStepPredictedSlower) {
+  const std::string profile = write(folder_, "slow.profile.json", profile_to_json(synthetic({1e9, 4e9, 1e9, 1e-9})).dump());
+  const solve_testing::Solved bytes =
+      solve_testing::solve(example("mlp.psk"), envelope_, "--budget 1e-1 --narrow measured", folder_.file("bytes.json"));
+  ASSERT_EQ(bytes.status, 0) << bytes.output;
+  ASSERT_GT(finals(bytes.report, "final")["bf16"], 0) << "the test needs a narrowing that takes bf16 by bytes";
+  const solve_testing::Solved timed = solve_testing::solve(
+      example("mlp.psk"), envelope_, "--budget 1e-1 --narrow measured --profile " + profile, folder_.file("timed.json"));
+  ASSERT_EQ(timed.status, 0) << timed.output;
+  EXPECT_EQ(finals(timed.report, "final")["bf16"], 0) << timed.report.dump();
+  int tried = 0;
+  for (const auto& move : timed.report["moves"]) tried += move["kind"] == "try_narrow" && move["to"] == "bf16";
+  EXPECT_EQ(tried, 0) << "a step predicted slower is never tried";
+}
+
+// solve --profile --report: the HTML report shows the predicted times the record holds.
+TEST_F(SolveByTime, TheReportShowsThePredictedTimes) {
+  const std::string profile = write(folder_, "r.profile.json", profile_to_json(synthetic({1e9, 4e9, 1e9, 1e-9})).dump());
+  const std::string html = folder_.file("r.html");
+  const solve_testing::Solved solved = solve_testing::solve(
+      example("mlp.psk"), envelope_, "--budget 1e-1 --profile " + profile + " --report " + html, folder_.file("r.json"));
+  ASSERT_EQ(solved.status, 0) << solved.output;
+  const std::string text = read_file(html);
+  for (const char* field : {"all_f64_seconds", "realization_seconds", "all_f32_seconds", "floor_seconds"}) {
+    const double seconds = solved.report["predicted"][field].get<double>();
+    const std::string cell = std::string("data-field=\"predicted_") + field + "\" data-value=\"";
+    const size_t at = text.find(cell);
+    ASSERT_NE(at, std::string::npos) << field;
+    EXPECT_EQ(std::stod(text.substr(at + cell.size(), 40)), seconds) << field;
+  }
+}
+
 TEST_F(SolveByTime, FreeConversionsAndFastBf16ChooseBf16) {
   const solve_testing::Solved solved = solve_with({1e9, 2e9, 8e9, 0}, "fast_bf16");
   ASSERT_EQ(solved.status, 0) << solved.output;

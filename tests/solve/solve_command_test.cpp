@@ -213,17 +213,49 @@ TEST(SolveCommand, ExplainSolvesFirst) {
   EXPECT_TRUE(nlohmann::json::parse(read_file(out)).contains("solve"));
 }
 
-// Without an integer rung the solve is the float solve, decision for decision (the same bytes);
-// with them, a matrix may take an integer rung, written in the realization's `quant`.
-TEST(SolveCommand, OneMenuWithoutIntegersIsTheFloatSolve) {
+// explain PROGRAM takes every option of solve (one definition): with the same arguments it
+// writes the realization solve writes, byte for byte.
+TEST(SolveCommand, ExplainSolvesWithTheSolvesOptions) {
   testing_support::TempFolder folder;
   const std::string mlp = example("mlp.psk");
-  const std::string envelope = calibrate(folder, mlp, "loss", "--dim B=4 --samples 3");
-  for (const char* budget : {"1e-2", "1e-4"}) {
-    ASSERT_EQ(solve(mlp, envelope, std::string("--budget ") + budget, folder.file("a.json")).status, 0);
-    ASSERT_EQ(solve(mlp, envelope, std::string("--budget ") + budget + " --menu f64,f32,bf16", folder.file("b.json")).status, 0);
-    EXPECT_EQ(read_file(folder.file("a.json")), read_file(folder.file("b.json"))) << budget;
+  const std::string envelope = calibrate(folder, mlp, "loss", "--dim B=4 --samples 2");
+  const std::string args = "--budget 1e-1 --menu f64,f32 --narrow measured --margin 1.5 --min-gain 0 --estimate rss "
+                           "--rounding unit --heldout 0";
+  ASSERT_EQ(solve(mlp, envelope, args, folder.file("solved.json")).status, 0);
+  const testing::CommandResult result = testing::run_command(
+      testing::presk() + " explain " + mlp + " --precision " + envelope + " " + args + " --quiet --out " +
+          folder.file("explained.json"), false);
+  ASSERT_EQ(result.status, 0) << result.output;
+  EXPECT_EQ(read_file(folder.file("solved.json")), read_file(folder.file("explained.json")));
+  const nlohmann::json record = nlohmann::json::parse(read_file(folder.file("explained.json")))["solve"];
+  EXPECT_EQ(record["options"]["narrow"], "measured");
+  for (const auto& value : record["values"]) EXPECT_NE(value["final"], "bf16") << value["key"];  // not on the menu
+}
+
+// The seed: with integer rungs on the menu, a program with no matrix to offer them to solves as
+// the float menu does, decision for decision — the same file but for the menu it names. (The
+// default against `--menu f64,f32,bf16` would compare a string with itself.)
+TEST(SolveCommand, OneMenuWithoutIntegersIsTheFloatSolve) {
+  testing_support::TempFolder folder;
+  const std::string layernorm = example("layernorm.psk");  // parameters g, b: vectors, no matrix
+  const std::string norm = calibrate(folder, layernorm, "normalize", "--dim T=8 --samples 2", "norm.json");
+  for (const char* budget : {"1e-2", "1e-5"}) {
+    const Solved floats = solve(layernorm, norm, std::string("--budget ") + budget, folder.file("f.json"));
+    const Solved menu = solve(layernorm, norm, std::string("--budget ") + budget + " --menu f64,f32,bf16,int8,int4",
+                              folder.file("m.json"));
+    ASSERT_EQ(floats.status, 0) << floats.output;
+    ASSERT_EQ(menu.status, 0) << menu.output;
+    nlohmann::json a = nlohmann::json::parse(read_file(folder.file("f.json")));
+    nlohmann::json b = nlohmann::json::parse(read_file(folder.file("m.json")));
+    EXPECT_EQ(a["solve"]["options"]["menu"], "f64,f32,bf16");
+    EXPECT_EQ(b["solve"]["options"]["menu"], "f64,f32,bf16,int8,int4");
+    a["solve"]["options"].erase("menu");
+    b["solve"]["options"].erase("menu");
+    EXPECT_EQ(a.dump(1), b.dump(1)) << budget;
+    EXPECT_FALSE(a["sites"].empty() && a["params"].empty()) << "the float solve narrows something at " << budget;
   }
+  const std::string mlp = example("mlp.psk");
+  const std::string envelope = calibrate(folder, mlp, "loss", "--dim B=4 --samples 3");
   const Solved integers = solve(mlp, envelope, "--budget 1e-2 --menu f64,f32,bf16,int8,int4", folder.file("q.json"));
   ASSERT_EQ(integers.status, 0) << integers.output;
   const nlohmann::json file = nlohmann::json::parse(read_file(folder.file("q.json")));

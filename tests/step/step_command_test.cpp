@@ -2,6 +2,9 @@
 // warm-up equal to presk train's, --envelope re-measuring bit for bit, and the coded refusals.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "common/run_command.h"
@@ -158,6 +161,30 @@ TEST_F(StepCommand, Profile) {
   EXPECT_NE(other_mode.output.find("E1257"), std::string::npos) << other_mode.output;
 }
 
+// solve --step measures the solved step on a held-out batch too (the envelope's next rows, never
+// solved on) and reports both, as the float solve does; explain says it.
+TEST_F(StepCommand, SolveMeasuresAHeldOutBatch) {
+  ASSERT_EQ(step(state_ + " --out s.json --quiet").status, 0);
+  auto solved = run(presk() + " solve " + program_ + " --step s.json --budget 1e-2 --out r.json --quiet");
+  ASSERT_EQ(solved.status, 0) << solved.output;
+  EXPECT_NE(solved.output.find("held out (the next step's batch, never solved on): update gap"), std::string::npos)
+      << solved.output;
+  const nlohmann::json record = nlohmann::json::parse(read_input_file(folder_.file("r.json"), {"test", "E0100", "", 1 << 24}));
+  ASSERT_TRUE(record["solve"]["held_out"].is_object()) << record["solve"].dump();
+  const double held = record["solve"]["held_out"]["update_gap"], batch = record["solve"]["update_gap"];
+  EXPECT_TRUE(std::isfinite(held));
+  EXPECT_GT(held, 0);
+  EXPECT_NE(held, batch);  // another batch, another exact step
+  EXPECT_LE(record["solve"]["held_out"]["baseline"].get<double>(), 1e-10);  // all-f64 against the exact step there
+  auto explained = run(presk() + " explain r.json");
+  EXPECT_NE(explained.output.find("held out (the next step's batch"), std::string::npos) << explained.output;
+  // Without its data file, nothing is held out, and the report says why.
+  ASSERT_EQ(std::rename(folder_.file("data/train.safetensors").c_str(), folder_.file("moved.safetensors").c_str()), 0);
+  auto moved = run(presk() + " solve " + program_ + " --step s.json --budget 1e-2 --out q.json --quiet");
+  ASSERT_EQ(moved.status, 0) << moved.output;
+  EXPECT_NE(moved.output.find("nothing held out: its data file"), std::string::npos) << moved.output;
+}
+
 // --yardstick f64: the native all-f64 step as θ′ (for models the exact step cannot hold), labelled;
 // its gaps agree with the exact step's to the f64 step's own distance from it, and solve refuses it.
 TEST_F(StepCommand, NativeF64Yardstick) {
@@ -215,6 +242,11 @@ TEST_F(StepCommand, CodedRefusals) {
                    "/examples/gpt_tiny.psk' --dim T=4 --entry loss --envelope s.json --realize f32");
   EXPECT_EQ(other.status, 1) << other.output;
   EXPECT_NE(other.output.find("E1251"), std::string::npos) << other.output;
+  // solve --step --report is refused (E1263), before the envelope is read: a step solve writes no HTML report.
+  auto report = run(presk() + " solve " + program_ + " --step s.json --budget 1e-2 --out r.json --report r.html");
+  EXPECT_EQ(report.status, 2) << report.output;
+  EXPECT_NE(report.output.find("E1263"), std::string::npos) << report.output;
+  EXPECT_FALSE(std::ifstream(folder_.file("r.json")).good());
   auto help = run(presk() + " calibrate --help");
   EXPECT_NE(help.output.find("--envelope"), std::string::npos) << help.output;
 }

@@ -260,6 +260,34 @@ TEST_F(TinyStep, SolvedStepIsInsideItsBudget) {
   const std::string golden = std::string(PRESK_SOURCE_DIR) + "/tests/step/data/tiny-solved-1e-3.json";
   if (std::getenv("PRESK_UPDATE_GOLDEN")) write_file_atomically(golden, record);
   EXPECT_EQ(record, read_input_file(golden, {"test", "E0100", "", 1 << 24}));
+  // The property beside the golden (which PRESK_UPDATE_GOLDEN rewrites): derived from the record
+  // here, whatever the code — every narrowed function's isolated gap at its type fits the budget,
+  // a function not offered stays f64, the realization types exactly the narrowed functions' sites
+  // (the optimizer's type as its default), and without a widening the estimate is the
+  // root-sum-square of the chosen isolated gaps.
+  const nlohmann::json solved = nlohmann::json::parse(record)["solve"];
+  double squares = 0;
+  bool widened = false;
+  for (const auto& line : solved["log"]) widened |= line.get<std::string>().rfind("widen ", 0) == 0;
+  for (const auto& f : solved["functions"]) {
+    const std::string type = f["type"];
+    if (!f["offered"].get<bool>()) {
+      EXPECT_EQ(type, "f64") << f.dump();
+    }
+    if (type == "f64") continue;
+    const double gap = f[type].get<double>();
+    EXPECT_LE(gap, 1e-3) << f.dump();
+    squares += gap * gap;
+    if (f["function"] == kOptimizerFunction) {
+      EXPECT_EQ(solution.realization.default_type, type == "f32" ? RealType::f32 : RealType::bf16);
+    }
+  }
+  if (!widened) {
+    EXPECT_NEAR(solved["estimate"].get<double>(), std::sqrt(squares), 1e-12);
+  }
+  EXPECT_LE(solved["update_gap"].get<double>(), 1e-3);
+  EXPECT_EQ(solved["inside"], true);
+  for (const auto& [site, type] : solution.realization.sites) EXPECT_NE(type, solution.realization.default_type) << site;
   EXPECT_EQ(error_code([&] { solve_step(*envelope_, program, 0.0, 1); }), "E1258");
   EXPECT_EQ(error_code([&] { explain_step_solution(nlohmann::json{{"solve", {{"mode", "step"}}}}, "x.json"); }), "E1259");
 }
