@@ -252,6 +252,41 @@ void translate_trilu(Builder& builder) {
   define_elementwise(builder, "where(" + kept.expr + ", " + x.expr + ", 0.0)", {&kept, &x});
 }
 
+// Hardmax (opset 13, one axis): 1 at the first maximum along the axis, 0 elsewhere. The
+// maxima as 0/1, the count of maxima before each position by a contraction with a constant
+// strictly lower triangle of 0/1 (a sum of at most n ones: exact), the first kept.
+void translate_hardmax(Builder& builder) {
+  builder.accept_attributes({"axis"});
+  const Value& x = real_input(builder, 0);
+  size_t rank = x.shape.size();
+  int64_t axis = builder.normalize_axis(builder.int_attribute("axis", builder.opset >= 13 ? -1 : 1), rank, "axis");
+  if ((builder.opset < 13 && axis != static_cast<int64_t>(rank) - 1) || rank > 20) {
+    builder.fail("E1303") << "Hardmax before opset 13 is supported along the last axis only (rank up to 20)";
+  }
+  int64_t n = known_extent(builder, x.shape[axis], "the Hardmax axis");
+  Constant before;
+  before.data_type = onnx::TensorProto::FLOAT;
+  before.shape = {n, n};
+  before.onnx_name = builder.node->output(0) + "_earlier";
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t i = 0; i < n; ++i) before.values.push_back(i < j ? 1.0 : 0.0);
+  }
+  Shape square = {x.shape[axis], x.shape[axis]};
+  Value triangle = reshaped(builder, builder.materialize(before), square, "_triangle");
+  std::string labels, out;
+  for (size_t i = 0; i < rank; ++i) labels += static_cast<char>('a' + i);
+  out = labels;
+  labels[axis] = 'z';
+  out[axis] = 'y';
+  Shape kept = x.shape;
+  kept[axis] = Extent{};
+  Value top = builder.emit("max(" + x.expr + ", axis: [" + std::to_string(axis) + "])", kept, Kind::R, "_max");
+  Value maxima = builder.emit("where(" + x.expr + " == " + top.expr + ", 1.0, 0.0)", x.shape, Kind::R, "_maxima");
+  Value earlier = builder.emit("einsum(\"" + labels + ",yz->" + out + "\", " + maxima.expr + ", " + triangle.expr + ")",
+                               x.shape, Kind::R, "_earlier");
+  builder.define(0, builder.emit("where(" + earlier.expr + " < 0.5, " + maxima.expr + ", 0.0)", x.shape));
+}
+
 }  // namespace
 
 void add_reduce_translators(std::map<std::string, Translator>& table) {
@@ -270,6 +305,7 @@ void add_reduce_translators(std::map<std::string, Translator>& table) {
   table["DepthToSpace"] = [](Builder& b) { translate_depth_space(b, true); };
   table["SpaceToDepth"] = [](Builder& b) { translate_depth_space(b, false); };
   table["Trilu"] = translate_trilu;
+  table["Hardmax"] = translate_hardmax;
 }
 
 }  // namespace presk::onnx_import

@@ -335,6 +335,8 @@ def reduce_cases():
         single("Trilu_upper_k1", "Trilu", [normal(2, 4, 5)], opset=14, initializers=[init("k", np.int64(1))],
                extra_inputs=["k"], tolerance=0),
         single("Trilu_lower", "Trilu", [normal(4, 3)], {"upper": 0}, opset=14, tolerance=0),
+        single("Hardmax_ties", "Hardmax", [np.round(normal(2, 5, 3))], {"axis": 1}, tolerance=0),
+        single("Hardmax_last_opset11", "Hardmax", [normal(3, 4)], opset=11, tolerance=0),
     ]
     return cases
 
