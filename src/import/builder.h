@@ -188,6 +188,9 @@ void add_elementwise_translators(std::map<std::string, Translator>& table);
 void add_contraction_translators(std::map<std::string, Translator>& table);
 void add_layout_translators(std::map<std::string, Translator>& table);
 void add_slice_translators(std::map<std::string, Translator>& table);
+void add_conv_translators(std::map<std::string, Translator>& table);
+void add_activation_translators(std::map<std::string, Translator>& table);
+void add_reduce_translators(std::map<std::string, Translator>& table);
 
 // Shape arithmetic at import (fold_shapes.cpp): the operators evaluated when every operand is
 // known at import, and the evaluation of the current node (false: not every operand is).
@@ -199,5 +202,13 @@ Value tensor_input(Builder& builder, int index);
 
 // Re-expresses a value with a given shape by `reshape` (no let when the shape is equal).
 Value reshaped(Builder& builder, const Value& value, const Shape& shape, const std::string& suffix = "");
+
+// Defines the node's output 0 as the elementwise `expr` over `operands`, with ONNX's broadcast
+// shape (translate_elementwise.cpp).
+void define_elementwise(Builder& builder, const std::string& expr, const std::vector<const Value*>& operands,
+                        Kind kind = Kind::R);
+// `parts` joined along `axis` (known extents), nested where there are more than one concat
+// takes (translate_conv.cpp).
+Value concat_all(Builder& builder, std::vector<Value> parts, int64_t axis, const std::string& suffix);
 
 }  // namespace presk::onnx_import

@@ -16,6 +16,9 @@ const std::map<std::string, Translator>& translators() {
     add_elementwise_translators(made);
     add_contraction_translators(made);
     add_layout_translators(made);
+    add_conv_translators(made);
+    add_activation_translators(made);
+    add_reduce_translators(made);
     return made;
   }();
   return table;

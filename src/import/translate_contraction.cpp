@@ -1,5 +1,5 @@
-// Translators of the operators that sum or normalize: MatMul, Gemm, ReduceMean/Sum/Max,
-// Softmax, LogSoftmax and LayerNormalization.
+// Translators of the operators that sum or normalize: MatMul, Gemm, Softmax, LogSoftmax and
+// LayerNormalization (the Reduce operators: translate_reduce.cpp).
 #include <algorithm>
 
 #include "import/builder.h"
@@ -108,50 +108,6 @@ void translate_gemm(Builder& builder) {
   builder.define(0, builder.emit(expr, shape));
 }
 
-// The axes a Reduce* node reduces: its attribute, or from opset 13 ReduceSum's operand 1;
-// none given is every axis.
-std::vector<int64_t> reduce_axes(Builder& builder, size_t rank, bool axes_operand) {
-  std::optional<std::vector<int64_t>> axes;
-  if (axes_operand) {
-    if (builder.has_input(1)) axes = builder.constant_input(1, "the axes").integers();
-  } else {
-    axes = builder.ints_attribute("axes");
-  }
-  std::vector<int64_t> result;
-  if (!axes || axes->empty()) {
-    for (size_t i = 0; i < rank; ++i) result.push_back(static_cast<int64_t>(i));
-    return result;
-  }
-  for (int64_t axis : *axes) result.push_back(builder.normalize_axis(axis, rank, "axis"));
-  std::sort(result.begin(), result.end());
-  result.erase(std::unique(result.begin(), result.end()), result.end());
-  return result;
-}
-
-void translate_reduce(Builder& builder, const std::string& function) {
-  bool axes_operand = function == "sum" && builder.opset >= 13;
-  if (axes_operand) {
-    builder.accept_attributes({"keepdims", "noop_with_empty_axes"});
-  } else {
-    builder.accept_attributes({"axes", "keepdims"});
-  }
-  const Value& x = real_input(builder, 0);
-  bool noop = axes_operand && builder.int_attribute("noop_with_empty_axes", 0) != 0 &&
-              (!builder.has_input(1) || builder.constant_input(1, "the axes").values.empty());
-  if (noop) return builder.define(0, x);
-  std::vector<int64_t> axes = reduce_axes(builder, x.shape.size(), axes_operand);
-  bool keep = builder.int_attribute("keepdims", 1) != 0;
-  Shape kept = x.shape, dropped;
-  for (size_t i = 0; i < kept.size(); ++i) {
-    bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(i)) != axes.end();
-    if (reduced) kept[i] = Extent{};
-    else dropped.push_back(x.shape[i]);
-  }
-  if (!keep && dropped.empty()) return builder.define(0, builder.emit(function + "(" + x.expr + ")", {}));
-  Value reduced = builder.emit(function + "(" + x.expr + ", axis: " + axes_list(axes) + ")", kept);
-  builder.define(0, keep ? reduced : reshaped(builder, reduced, dropped, "_keepdims0"));
-}
-
 // Softmax and LogSoftmax along one axis (opset 13); before 13 over the axes from `axis`
 // on, flattened (a reshape on either side when that is more than the last axis).
 void translate_softmax(Builder& builder, const std::string& function) {
@@ -206,9 +162,6 @@ void translate_layer_norm(Builder& builder) {
 void add_contraction_translators(std::map<std::string, Translator>& table) {
   table["MatMul"] = translate_matmul;
   table["Gemm"] = translate_gemm;
-  table["ReduceMean"] = [](Builder& b) { translate_reduce(b, "mean"); };
-  table["ReduceSum"] = [](Builder& b) { translate_reduce(b, "sum"); };
-  table["ReduceMax"] = [](Builder& b) { translate_reduce(b, "max"); };
   table["Softmax"] = [](Builder& b) { translate_softmax(b, "softmax"); };
   table["LogSoftmax"] = [](Builder& b) { translate_softmax(b, "log_softmax"); };
   table["LayerNormalization"] = translate_layer_norm;

@@ -5,6 +5,21 @@
 #include "import/builder.h"
 
 namespace presk::onnx_import {
+
+// Emits `expr` over `operands` and gives it ONNX's broadcast shape: a literal operand is a
+// scalar to presk, so a constant of shape [1, 1] can widen ONNX's result where presk's
+// stays narrower; a reshape then restores ONNX's shape.
+void define_elementwise(Builder& builder, const std::string& expr, const std::vector<const Value*>& operands,
+                        Kind kind) {
+  Shape presk_shape, onnx_result;
+  for (const Value* value : operands) {
+    presk_shape = broadcast_shapes(builder, presk_shape, value->shape);
+    onnx_result = broadcast_shapes(builder, onnx_result, onnx_shape(*value));
+  }
+  Value value = builder.emit(expr, presk_shape, kind);
+  builder.define(0, reshaped(builder, value, onnx_result, "_shape"));
+}
+
 namespace {
 
 const Value& real_input(Builder& builder, int index) {
@@ -14,20 +29,6 @@ const Value& real_input(Builder& builder, int index) {
         << "operand " << index << " is an integer or boolean tensor";
   }
   return value;
-}
-
-// Emits `expr` over `operands` and gives it ONNX's broadcast shape: a literal operand is a
-// scalar to presk, so a constant of shape [1, 1] can widen ONNX's result where presk's
-// stays narrower; a reshape then restores ONNX's shape.
-void define_elementwise(Builder& builder, const std::string& expr, const std::vector<const Value*>& operands,
-                        Kind kind = Kind::R) {
-  Shape presk_shape, onnx_result;
-  for (const Value* value : operands) {
-    presk_shape = broadcast_shapes(builder, presk_shape, value->shape);
-    onnx_result = broadcast_shapes(builder, onnx_result, onnx_shape(*value));
-  }
-  Value value = builder.emit(expr, presk_shape, kind);
-  builder.define(0, reshaped(builder, value, onnx_result, "_shape"));
 }
 
 template <char Symbol>

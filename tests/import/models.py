@@ -228,9 +228,175 @@ def transformer_case(weights_as_constants=False, T=4, D=8, H=2):
     return (name, made, {"x": x}, 8)
 
 
+def conv_cases():
+    """Conv and the pools (im2col by slices and concat, then one einsum or one reduction),
+    BatchNormalization and InstanceNormalization."""
+    def conv(name, x, w, bias=True, tolerance=8, **attrs):
+        inits = [init("w", w)] + ([init("b", 0.1 * normal(w.shape[0]))] if bias else [])
+        return single(name, "Conv", [x], attrs, initializers=inits, extra_inputs=["w", "b"] if bias else ["w"],
+                      tolerance=tolerance)
+    cases = [
+        conv("Conv_2d_pads", normal(1, 2, 5, 5), normal(3, 2, 3, 3), pads=[1, 1, 1, 1]),
+        conv("Conv_2d_strides_dilations", normal(2, 3, 7, 6), normal(4, 3, 3, 2), False, strides=[2, 1],
+             dilations=[1, 2], pads=[1, 0, 2, 1]),
+        conv("Conv_1d_same_upper", normal(2, 3, 8), normal(4, 3, 3), strides=[2], auto_pad="SAME_UPPER"),
+        conv("Conv_2d_same_lower", normal(1, 2, 6, 5), normal(2, 2, 2, 3), strides=[2, 2], auto_pad="SAME_LOWER"),
+        conv("Conv_grouped", normal(1, 4, 5, 5), normal(6, 2, 3, 3), group=2),
+        conv("Conv_depthwise", normal(1, 3, 6, 6), normal(3, 1, 3, 3), group=3, pads=[1, 1, 1, 1], strides=[2, 2]),
+        conv("Conv_1x1_valid", normal(1, 4, 3, 3), normal(5, 4, 1, 1), auto_pad="VALID"),
+        single("MaxPool_2d_pads_strides", "MaxPool", [normal(1, 2, 7, 7)], {"kernel_shape": [3, 3], "strides": [2, 2],
+                                                                            "pads": [1, 1, 1, 1]}, tolerance=0),
+        single("MaxPool_1d", "MaxPool", [normal(2, 3, 8)], {"kernel_shape": [2], "strides": [2]}, tolerance=0),
+        single("MaxPool_dilated", "MaxPool", [normal(1, 1, 6, 6)], {"kernel_shape": [2, 2], "dilations": [2, 2]}, tolerance=0),
+        single("AveragePool_exclude_pad", "AveragePool", [normal(1, 2, 5, 5)], {"kernel_shape": [3, 3],
+                                                                                "pads": [1, 1, 1, 1]}, tolerance=4),
+        single("AveragePool_include_pad", "AveragePool", [normal(1, 2, 6, 6)],
+               {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [2, 2], "count_include_pad": 1}, tolerance=4),
+        single("AveragePool_ceil_exact", "AveragePool", [normal(1, 2, 5, 5)],
+               {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}, tolerance=4),
+        single("GlobalAveragePool", "GlobalAveragePool", [normal(2, 3, 4, 5)], tolerance=4),
+        single("GlobalMaxPool", "GlobalMaxPool", [normal(2, 3, 4, 5)], tolerance=0),
+    ]
+    stats = [init("scale", 1 + 0.1 * normal(3)), init("bias", 0.1 * normal(3)), init("mean", 0.1 * normal(3)),
+             init("var", positive(3))]
+    cases.append(single("BatchNormalization", "BatchNormalization", [normal(2, 3, 4, 4)], {"epsilon": 1e-3},
+                        initializers=stats, extra_inputs=["scale", "bias", "mean", "var"], tolerance=4))
+    cases.append(single("BatchNormalization_1d", "BatchNormalization", [normal(2, 3, 5)], opset=9,
+                        initializers=stats, extra_inputs=["scale", "bias", "mean", "var"], tolerance=4))
+    cases.append(single("InstanceNormalization", "InstanceNormalization", [normal(2, 3, 4, 4)],
+                        initializers=stats[:2], extra_inputs=["scale", "bias"], tolerance=8))
+    cases.append(single("ConvTranspose_2d_strides", "ConvTranspose", [normal(1, 2, 3, 3)],
+                        {"strides": [2, 2], "pads": [1, 1, 1, 1], "output_padding": [1, 1]},
+                        initializers=[init("w", normal(2, 3, 3, 3)), init("b", 0.1 * normal(3))],
+                        extra_inputs=["w", "b"], tolerance=8))
+    cases.append(single("ConvTranspose_1d_grouped_dilated", "ConvTranspose", [normal(2, 4, 5)],
+                        {"group": 2, "dilations": [2]}, initializers=[init("w", normal(4, 3, 3))],
+                        extra_inputs=["w"], tolerance=8))
+    return cases
+
+
+def activation_cases():
+    x = normal(2, 3, 4)
+    cases = []
+    for op, attrs in [("Abs", {}), ("Sign", {}), ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}), ("HardSwish", {}),
+                      ("LeakyRelu", {"alpha": 0.1}), ("Elu", {"alpha": 0.7}), ("Selu", {}), ("Celu", {"alpha": 1.5}),
+                      ("Softplus", {}), ("Softsign", {}), ("ThresholdedRelu", {"alpha": 0.5})]:  # Mish is opset 18
+        opset = 14 if op == "HardSwish" else 13
+        data = x.copy()
+        data[0, 0, :2] = 0
+        cases.append(single(op, op, [data], attrs, opset=opset, tolerance=4))
+    cases.append(single("PRelu_broadcast", "PRelu", [x], initializers=[init("slope", normal(3, 1))],
+                        extra_inputs=["slope"], tolerance=2))
+    cases.append(single("Clip_operands", "Clip", [x], initializers=[init("lo", np.float32(-0.5)), init("hi", np.float32(0.7))],
+                        extra_inputs=["lo", "hi"], tolerance=0))
+    cases.append(single("Clip_max_only", "Clip", [x], initializers=[init("hi", np.float32(0.2))],
+                        extra_inputs=["", "hi"], tolerance=0))
+    cases.append(single("Clip_opset9_attributes", "Clip", [x], {"min": -0.3, "max": 0.4}, opset=9, tolerance=0))
+    for op in ["Min", "Max", "Sum", "Mean"]:
+        cases.append(single(f"{op}_variadic", op, [x, normal(3, 4), normal(4)], tolerance=2))
+    cases.append(single("Dropout_inference", "Dropout", [x], initializers=[init("r", np.float32(0.3))],
+                        extra_inputs=["r"], tolerance=0))
+    a, b, c = normal(2, 3), normal(2, 3), normal(3)
+    inputs = [tensor_info(f"x{i}", v) for i, v in enumerate([a, b, c])]
+    feeds = {"x0": a, "x1": b, "x2": c}
+    for op in ["Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"]:
+        # Equal of x0 and max(x0, x1): true where x0 is the larger.
+        nodes = [helper.make_node("Max", ["x0", "x1"], ["m"], name="larger"),
+                 helper.make_node(op, ["x0", "m" if op == "Equal" else "x1"], ["c"], name="compare"),
+                 helper.make_node("Where", ["c", "x2", "x1"], ["y"], name="select")]
+        cases.append((f"{op}_where", model(nodes, inputs, [out()]), dict(feeds), 0))
+    for op in ["And", "Or", "Xor", "Not"]:
+        nodes = [helper.make_node("Less", ["x0", "x1"], ["p"], name="less"),
+                 helper.make_node("Greater", ["x0", "x2"], ["q"], name="greater"),
+                 helper.make_node(op, ["p", "q"] if op != "Not" else ["p"], ["c"], name="logic"),
+                 helper.make_node("Where", ["c", "x0", "x2"], ["y"], name="select")]
+        cases.append((f"{op}_where", model(nodes, inputs, [out()]), dict(feeds), 0))
+    return cases
+
+
+def reduce_cases():
+    x = normal(2, 3, 4)
+    ints = lambda name, values: init(name, np.array(values, np.int64))
+    cases = []
+    for op in ["ReduceMin", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"]:
+        data = positive(2, 3, 4) if op == "ReduceLogSum" else x
+        cases.append(single(f"{op}_axis1_keep", op, [data], {"axes": [1]}, tolerance=4))
+        cases.append(single(f"{op}_axes02_drop", op, [data], {"axes": [0, -1], "keepdims": 0}, tolerance=4))
+        cases.append(single(f"{op}_all", op, [data], {"keepdims": 0}, tolerance=4))
+    cases += [
+        single("Einsum_batched", "Einsum", [normal(2, 3, 4), normal(2, 4, 5)], {"equation": "bij,bjk->bik"}, opset=12),
+        single("Einsum_transposed", "Einsum", [normal(3, 4), normal(5, 4)], {"equation": "ij,kj->ki"}, opset=12),
+        single("Einsum_implicit", "Einsum", [normal(3, 4), normal(4, 5)], {"equation": "ij,jk"}, opset=12),
+        single("Tile", "Tile", [x], initializers=[ints("r", [2, 1, 3])], extra_inputs=["r"], tolerance=0),
+        single("Expand", "Expand", [normal(3, 1)], initializers=[ints("s", [2, 3, 4])], extra_inputs=["s"], tolerance=0),
+        single("DepthToSpace_DCR", "DepthToSpace", [normal(1, 8, 2, 3)], {"blocksize": 2}, tolerance=0),
+        single("DepthToSpace_CRD", "DepthToSpace", [normal(1, 8, 2, 3)], {"blocksize": 2, "mode": "CRD"}, tolerance=0),
+        single("SpaceToDepth", "SpaceToDepth", [normal(1, 2, 4, 6)], {"blocksize": 2}, tolerance=0),
+        single("Trilu_upper_k1", "Trilu", [normal(2, 4, 5)], opset=14, initializers=[init("k", np.int64(1))],
+               extra_inputs=["k"], tolerance=0),
+        single("Trilu_lower", "Trilu", [normal(4, 3)], {"upper": 0}, opset=14, tolerance=0),
+        single("Hardmax_ties", "Hardmax", [np.round(normal(2, 5, 3))], {"axis": 1}, tolerance=0),
+        single("Hardmax_last_opset11", "Hardmax", [normal(3, 4)], opset=11, tolerance=0),
+    ]
+    return cases
+
+
+def cnn_case():
+    """A small CNN as exporters write one: Conv/BatchNorm/Relu twice, a MaxPool, a
+    GlobalAveragePool, Flatten and a Gemm head."""
+    nodes, inits = [], []
+    def n(op, ins, outs, **kw):
+        nodes.append(helper.make_node(op, ins, [outs], name=f"/{outs}/{op}", **kw))
+        return outs
+    def param(name, value):
+        inits.append(init(name, value))
+        return name
+    def bn(prefix, x, channels):
+        return n("BatchNormalization", [x, param(f"{prefix}.weight", 1 + 0.1 * normal(channels)),
+                                        param(f"{prefix}.bias", 0.1 * normal(channels)),
+                                        param(f"{prefix}.running_mean", 0.1 * normal(channels)),
+                                        param(f"{prefix}.running_var", positive(channels))], f"{prefix}_out")
+    n("Conv", ["x", param("conv1.weight", 0.3 * normal(8, 3, 3, 3))], "conv1_out", pads=[1, 1, 1, 1])
+    n("Relu", [bn("bn1", "conv1_out", 8)], "relu1")
+    n("MaxPool", ["relu1"], "pool1", kernel_shape=[2, 2], strides=[2, 2])
+    n("Conv", ["pool1", param("conv2.weight", 0.2 * normal(8, 8, 3, 3)), param("conv2.bias", 0.1 * normal(8))],
+      "conv2_out", pads=[1, 1, 1, 1], strides=[2, 2])
+    n("Relu", [bn("bn2", "conv2_out", 8)], "relu2")
+    n("GlobalAveragePool", ["relu2"], "gap")
+    n("Flatten", ["gap"], "flat")
+    n("Gemm", ["flat", param("fc.weight", 0.3 * normal(10, 8)), param("fc.bias", 0.1 * normal(10))], "y", transB=1)
+    x = normal(1, 3, 8, 8)
+    return ("cnn", model(nodes, [tensor_info("x", x)], [out()], inits, 13), {"x": x}, 16)
+
+
+def depthwise_case():
+    """MobileNet's block: a 1×1 Conv, HardSwish, a depthwise 3×3 Conv, BatchNorm, HardSwish, a
+    1×1 Conv, GlobalAveragePool and a Gemm head."""
+    nodes, inits = [], []
+    def n(op, ins, outs, **kw):
+        nodes.append(helper.make_node(op, ins, [outs], name=f"/{outs}/{op}", **kw))
+        return outs
+    def param(name, value):
+        inits.append(init(name, value))
+        return name
+    n("Conv", ["x", param("expand.weight", 0.4 * normal(8, 3, 1, 1)), param("expand.bias", 0.1 * normal(8))], "expanded")
+    n("HardSwish", ["expanded"], "act1")
+    n("Conv", ["act1", param("dw.weight", 0.4 * normal(8, 1, 3, 3))], "dw_out", group=8, pads=[1, 1, 1, 1], strides=[2, 2])
+    n("BatchNormalization", ["dw_out", param("bn.weight", 1 + 0.1 * normal(8)), param("bn.bias", 0.1 * normal(8)),
+                             param("bn.running_mean", 0.1 * normal(8)), param("bn.running_var", positive(8))], "bn_out")
+    n("HardSwish", ["bn_out"], "act2")
+    n("Conv", ["act2", param("project.weight", 0.3 * normal(4, 8, 1, 1))], "projected")
+    n("GlobalAveragePool", ["projected"], "gap")
+    n("Flatten", ["gap"], "flat")
+    n("Gemm", ["flat", param("fc.weight", 0.3 * normal(5, 4)), param("fc.bias", 0.1 * normal(5))], "y", transB=1)
+    x = normal(1, 3, 8, 8)
+    return ("depthwise_hardswish", model(nodes, [tensor_info("x", x)], [out()], inits, 14), {"x": x}, 16)
+
+
 def all_cases():
-    return (elementwise_cases() + contraction_cases() + layout_cases() +
-            [mlp_case(), mlp_case(True), transformer_case(), transformer_case(True)])
+    return (elementwise_cases() + contraction_cases() + layout_cases() + conv_cases() + activation_cases() +
+            reduce_cases() + [mlp_case(), mlp_case(True), transformer_case(), transformer_case(True), cnn_case(),
+                              depthwise_case()])
 
 
 def dynamic_info(name, array, dims, elem=F):
