@@ -2,7 +2,6 @@
 // converter (libonnx's onnx::version_conversion), newer ones by rewriting, node by node, the
 // forms that opsets 18 … 21 changed into their opset-17 forms (the converter of Debian's ONNX
 // 1.12 does not know them). Opsets 19 … 21 otherwise only added types presk does not import.
-#include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 #include <onnx/version_converter/convert.h>
 
@@ -119,10 +118,19 @@ void node_to_opset17(onnx::NodeProto& node, int opset, const std::map<std::strin
 // Why ONNX's version converter cannot read the model, before it tries: a node outside the
 // default domain, or an operator with no schema at the model's opset. Empty when none.
 std::string unconvertible(const onnx::GraphProto& graph, int opset) {
-  std::set<std::string> made;  // the converter dereferences an output no one makes (the checker allows it)
+  // The converter assumes a well-formed graph (it dereferences a value no one makes): every
+  // operand made before its node, each value made once, every graph output made.
+  std::set<std::string> made;
   for (const onnx::ValueInfoProto& input : graph.input()) made.insert(input.name());
   for (const onnx::TensorProto& initializer : graph.initializer()) made.insert(initializer.name());
-  for (const onnx::NodeProto& node : graph.node()) made.insert(node.output().begin(), node.output().end());
+  for (const onnx::NodeProto& node : graph.node()) {
+    for (const std::string& input : node.input()) {
+      if (!input.empty() && made.count(input) == 0) return node_label(node) + " reads a value made by no node before it";
+    }
+    for (const std::string& output : node.output()) {
+      if (!output.empty() && !made.insert(output).second) return node_label(node) + " makes a value made before";
+    }
+  }
   for (const onnx::ValueInfoProto& output : graph.output()) {
     if (made.count(output.name()) == 0) return "graph output `" + printable(output.name()) + "` is made by no node";
   }
@@ -167,9 +175,6 @@ OpsetRead canonicalize_opset(onnx::ModelProto& model, const std::string& name) {
       // The converter's adapters read operand shapes: ONNX's shape inference first (with data
       // propagation, for shapes computed by Shape … Reshape), on a copy whose value_info is
       // dropped after.
-      // ONNX's checker first: its shape inference and converter assume a well-formed model
-      // (on malformed bytes they can crash), and a model the checker refuses is not converted.
-      onnx::checker::check_model(model);
       onnx::ModelProto inferred = model;
       onnx::ShapeInferenceOptions options{false, 0, true};
       onnx::shape_inference::InferShapes(inferred, onnx::OpSchemaRegistry::Instance(), options);
