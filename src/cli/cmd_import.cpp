@@ -39,7 +39,7 @@ int run_import(const ImportCommandOptions& options) {
 Registration registration("import", 15, [](CLI::App& app, GlobalOptions&) {
   auto options = std::make_shared<ImportCommandOptions>();
   CLI::App* command = app.add_subcommand("import", "Import an ONNX model as a presk program and its weights");
-  command->add_option("MODEL", options->model, "The .onnx model (opsets 9-17)")->required();
+  command->add_option("MODEL", options->model, "The .onnx model (opsets 6-21)")->required();
   command->add_option("--out", options->out, "The .psk program to write")->required();
   command->add_option("--weights-out", options->weights_out,
                       "The safetensors file of its parameters (initializers and Constant nodes)")

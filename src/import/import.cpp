@@ -5,6 +5,7 @@
 #include "import/builder.h"
 #include "import/onnx_import.h"
 #include "import/onnx_reader.h"
+#include "import/opset.h"
 #include "import/writer.h"
 
 namespace presk::onnx_import {
@@ -158,7 +159,8 @@ void translate_node(Builder& builder, const onnx::NodeProto& node) {
 
 ImportedModel import_onnx(std::span<const uint8_t> bytes, const ImportOptions& options) {
   onnx::ModelProto model = parse_model(bytes, options.source_name);
-  Builder builder(default_opset(model, options.source_name), options);
+  OpsetRead opset = canonicalize_opset(model, options.source_name);
+  Builder builder(opset.read, options);
   builder.names_in_use.insert("p");
   std::map<std::string, std::string> dims;  // ONNX dim_param → presk dim
   check_operators(model.graph());
@@ -181,7 +183,7 @@ ImportedModel import_onnx(std::span<const uint8_t> bytes, const ImportOptions& o
   std::vector<std::string> dim_names;
   for (const auto& [onnx_name, name] : dims) dim_names.push_back(name);
   std::sort(dim_names.begin(), dim_names.end());
-  WriterInput input{options.source_name, builder.opset, model.producer_name(), dim_names, outputs};
+  WriterInput input{options.source_name, opset.written, model.producer_name(), dim_names, outputs};
   return write_model(builder, input);
 }
 

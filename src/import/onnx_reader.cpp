@@ -147,7 +147,7 @@ int default_opset(const onnx::ModelProto& model, const std::string& name) {
     if (entry.domain().empty() || entry.domain() == "ai.onnx") opset = static_cast<int>(entry.version());
   }
   if (opset < kMinOpset || opset > kMaxOpset) {
-    user_error("E1306").hint("export with opset_version between 9 and 17")
+    user_error("E1306").hint("export with opset_version between 6 and 21")
         << "`" << name << "` uses opset " << opset << " of the default ONNX domain; presk imports opsets "
         << kMinOpset << " to " << kMaxOpset;
   }

@@ -9,8 +9,8 @@
 
 namespace presk::onnx_import {
 
-inline constexpr int kMinOpset = 9;
-inline constexpr int kMaxOpset = 17;
+inline constexpr int kMinOpset = 6;
+inline constexpr int kMaxOpset = 21;
 
 // The model in `bytes`: E1301 when the protobuf is corrupt or truncated or holds no graph.
 onnx::ModelProto parse_model(std::span<const uint8_t> bytes, const std::string& name);

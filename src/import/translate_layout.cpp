@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "import/builder.h"
+#include "import/onnx_reader.h"
 
 namespace presk::onnx_import {
 namespace {
@@ -64,6 +65,16 @@ void translate_identity(Builder& builder) {
   builder.define(0, builder.raw_input(0));
 }
 
+// A Cast to FLOAT16 or BFLOAT16 of a real value (a float constant or a run-time real): a
+// rounding to a narrower format, which is part of the model's meaning.
+bool narrows_float(int64_t to, const Value& x) {
+  if (to != onnx::TensorProto::FLOAT16 && to != onnx::TensorProto::BFLOAT16) return false;
+  if (!x.constant) return x.kind == Kind::R;
+  int from = x.constant->data_type;
+  return from == onnx::TensorProto::FLOAT || from == onnx::TensorProto::DOUBLE ||
+         (from != to && (from == onnx::TensorProto::FLOAT16 || from == onnx::TensorProto::BFLOAT16));
+}
+
 // Between float types Cast is the identity over the reals (a realization chooses the
 // machine types); from integers or booleans to a float type, `x + 0.0`: the language converts
 // a Z or B operand that meets an R one (Z → R exactly, B → R as 0/1; docs/language.md).
@@ -74,6 +85,11 @@ void translate_cast(Builder& builder) {
   bool to_float = to == onnx::TensorProto::FLOAT || to == onnx::TensorProto::DOUBLE ||
                   to == onnx::TensorProto::FLOAT16 || to == onnx::TensorProto::BFLOAT16;
   bool to_integer = to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32;
+  if (narrows_float(to, x)) {
+    builder.fail("E1335").hint("keep the model in FLOAT or DOUBLE; presk's realization chooses narrower types")
+        << "Cast to " << data_type_name(static_cast<int>(to)) << " rounds to a narrower format, which the import "
+        << "does not express yet (reading it as the identity would change the model's meaning)";
+  }
   if (x.constant && x.expr.empty()) {  // shape arithmetic: cast the constant
     Constant cast = *x.constant;
     cast.data_type = static_cast<int>(to);

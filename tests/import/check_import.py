@@ -151,7 +151,10 @@ def error_cases():
         ("pow_exponent", models.single("pow", "Pow", [x], initializers=[models.init("e", np.float32(1.5))],
                                        extra_inputs=["e"])[1].SerializeToString(), [], "E1303"),
         ("runtime_shape", runtime_shape.SerializeToString(), [], "E1305"),
-        ("opset_8", models.single("relu8", "Relu", [x], opset=8)[1].SerializeToString(), [], "E1306"),
+        ("opset_5", models.single("relu5", "Relu", [x], opset=5)[1].SerializeToString(), [], "E1306"),
+        ("opset_7_unknown_op", models.single("foo7", "Foo", [x], opset=7)[1].SerializeToString(), [], "E1333"),
+        ("opset_18_runtime_axes", models.single("mean18", "ReduceMean", [x, np.array([1], np.int64)],
+                                                opset=18)[1].SerializeToString(), [], "E1334"),
         ("unbound_dim_name", models.mlp_case()[1].SerializeToString(), ["--dim", "sequence=4"], "E1310"),
         ("missing_file", None, [], "E1300"),
     ]

@@ -105,7 +105,22 @@ def contraction_cases():
         cases.append(single(f"{op}_opset9_default", op, [normal(2, 5)], opset=9, tolerance=4))
     cases.append(single("LayerNormalization", "LayerNormalization", [normal(2, 3, 8), normal(8), normal(8)],
                         {"epsilon": 1e-5}, opset=17, tolerance=4))
-    return cases
+    return cases + opset_cases()
+
+
+def opset_cases():
+    """Older opsets through ONNX's version converter; the forms opsets 18 … 21 changed."""
+    x = normal(2, 3, 4)
+    axes = [init("axes", np.array([1], np.int64))]
+    return [
+        single("Gemm_opset7", "Gemm", [normal(2, 4), normal(4, 3), normal(3)], {"alpha": 0.5}, opset=7),
+        single("Softmax_opset8_coerced", "Softmax", [x], {"axis": 1}, opset=8, tolerance=4),
+        single("ReduceMean_opset18_axes_operand", "ReduceMean", [x], {"keepdims": 0}, opset=18,
+               initializers=axes, extra_inputs=["axes"]),
+        single("ReduceMax_opset18_all", "ReduceMax", [x], opset=18),
+        single("ReduceMean_opset21_axes_operand", "ReduceMean", [x], opset=21, initializers=axes, extra_inputs=["axes"]),
+        single("Gelu_opset20", "Gelu", [x], {"approximate": "tanh"}, opset=20, tolerance=4),
+    ]
 
 
 def layout_cases():
@@ -144,6 +159,10 @@ def layout_cases():
     node = helper.make_node("Split", ["x0"], ["a", "b", "c"], name="split3", axis=1)
     made = model([node], [tensor_info("x0", x)], [out("a"), out("c")], [], 13)
     cases.append(("Split_equal_two_outputs", made, {"x0": x}, 1))
+    node = helper.make_node("Split", ["x0"], ["a", "b"], name="split18", axis=2, num_outputs=2)
+    made = model([node, helper.make_node("Concat", ["b", "a"], ["y"], name="join", axis=2)],
+                 [tensor_info("x0", x)], [out()], [], 18)
+    cases.append(("Split_opset18_num_outputs", made, {"x0": x}, 1))
     return [(name, made, inputs, 0) for name, made, inputs, _ in cases]
 
 

@@ -19,3 +19,10 @@ endforeach()
 if(TARGET test_import)
   target_link_libraries(test_import PRIVATE presk_import)
 endif()
+
+# ONNX's own backend tests (Debian's libonnx-testdata: data/node, pytorch-operator,
+# pytorch-converted) against conformance_expected.txt; skipped, exit 77, when it is absent.
+# `conformance.py --presk build/release/src/cli/presk --update` rewrites the lists.
+add_test(NAME import.conformance
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/conformance.py --presk $<TARGET_FILE:presk> --jobs 2)
+set_tests_properties(import.conformance PROPERTIES LABELS "import;conformance" SKIP_RETURN_CODE 77 TIMEOUT 300)
