@@ -103,5 +103,6 @@ def test_ctrl_c_is_not_erased_by_another_threads_call():
     finally:
         stop.set()
         other.join()
-    assert done[0] > 1  # the other thread's calls ended while the interrupted one was in flight
-    assert elapsed < 5, "the interrupt was erased: the run went on for %.1f s" % elapsed
+    assert done[0] >= 1  # the other thread's calls ran (and ended) beside the interrupted one
+    # erased, the run goes on for minutes (2 on a loaded 2-core machine); honoured, a let or two
+    assert elapsed < 30, "the interrupt was erased: the run went on for %.1f s" % elapsed
