@@ -51,7 +51,7 @@ std::vector<Tensor> with_ones_cotangent(std::vector<Tensor> inputs, const ir::Fu
 int run_bench(const BenchOptions& options, const GlobalOptions& global) {
   if (options.calibrate) return run_calibrate(options.out, options.runs, global);
   if (options.input.program_path.empty() || options.input.entry.empty() || options.realize.empty()) {
-    user_error("E1206").hint("presk bench PROGRAM --entry E --realize R, or presk bench --calibrate --out PROFILE.json")
+    usage_error("E1206").hint("presk bench PROGRAM --entry E --realize R, or presk bench --calibrate --out PROFILE.json")
         << "presk bench needs a program, --entry and --realize (or --calibrate)";
   }
   if (!options.vs.empty()) {

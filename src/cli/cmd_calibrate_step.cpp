@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/calibrate_step.h"
+#include "cli/envelope_run.h"
 #include "step/calibrate_step.h"
 #include "step/measure_step.h"
 #include "step/step_price.h"
@@ -224,7 +225,9 @@ int run_calibrate_step(const RunInputOptions& input, const StepCommandOptions& o
     // The envelope's dropout rates unless --dropout says otherwise: its program hash includes them.
     if (!options.dropout && saved->dropout != "program") compiled.dropout = std::stod(saved->dropout);
   }
-  ir::Program program = compile_training(input, compiled);
+  RunInputOptions bound = input;  // with --envelope and no --const/--dim: the envelope's
+  if (saved) bound.bindings = recorded_bindings(input.bindings, saved->bindings, input.program_path, options.envelope);
+  ir::Program program = compile_training(bound, compiled);
   if (saved) step::check_envelope_program(*saved, program);
   for (const std::string& realization : options.realize) step::load_step_realization(program, input.entry, realization);
   if (!options.profile.empty()) profile::read_profile(options.profile);  // before the exact step runs

@@ -10,34 +10,34 @@
 #include "support/sha256.h"
 
 namespace presk::cli {
-namespace {
 
-// Without --const/--dim, the envelope's bindings: a name the source declares with `dim` is a
-// dim, any other a const. Given ones must agree with the envelope's (E1103).
-BindingOptions bindings_for(const EnvelopeRunOptions& options, const precision::Envelope& envelope) {
-  if (!options.bindings.consts.empty() || !options.bindings.dims.empty()) {
-    for (const auto* texts : {&options.bindings.consts, &options.bindings.dims}) {
+BindingOptions recorded_bindings(const BindingOptions& given, const std::map<std::string, std::string>& recorded,
+                                 const std::string& program, const std::string& envelope) {
+  if (!given.consts.empty() || !given.dims.empty()) {
+    for (const auto* texts : {&given.consts, &given.dims}) {
       for (const std::string& text : *texts) {
         const size_t equals = text.find('=');
         const std::string name = text.substr(0, equals), value = equals == std::string::npos ? "" : text.substr(equals + 1);
-        const auto recorded = envelope.bindings.find(name);
-        if (recorded != envelope.bindings.end() && recorded->second != value) {
+        const auto found = recorded.find(name);
+        if (found != recorded.end() && found->second != value) {
           user_error("E1103").hint("leave out --const/--dim (the envelope's are used), or calibrate again")
-              << "the envelope " << options.envelope << " was measured with " << name << "=" << recorded->second
-              << ", not " << name << "=" << value;
+              << "the envelope " << envelope << " was measured with " << name << "=" << found->second << ", not "
+              << name << "=" << value;
         }
       }
     }
-    return options.bindings;
+    return given;
   }
-  const std::string text = lang::read_source(options.program)->text;
+  const std::string text = lang::read_source(program)->text;
   BindingOptions bindings;
-  for (const auto& [name, value] : envelope.bindings) {
+  for (const auto& [name, value] : recorded) {
     const std::regex declared("(^|\\n)\\s*dim\\s+" + name + "\\b");
     (std::regex_search(text, declared) ? bindings.dims : bindings.consts).push_back(name + "=" + value);
   }
   return bindings;
 }
+
+namespace {
 
 // The entries of the program, for E0931's message.
 std::string entries_of(const std::string& program, const BindingOptions& bindings) {
@@ -106,7 +106,7 @@ PreparedRun prepare_envelope_run(const EnvelopeRunOptions& options, const precis
   RunInputOptions input;
   input.program_path = options.program;
   input.entry = envelope.entry;
-  input.bindings = bindings_for(options, envelope);
+  input.bindings = recorded_bindings(options.bindings, envelope.bindings, options.program, options.envelope);
   input.weights = checked_file(options.weights, envelope.weights, envelope.weights_sha256, "weights", "E1104",
                                options.envelope);
   if (!options.data.empty() && envelope.data.empty()) {

@@ -6,6 +6,7 @@
 // E1105). A relative path the envelope recorded is also looked for beside the envelope.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "cli/pipeline.h"
@@ -24,6 +25,13 @@ struct EnvelopeRunOptions {
 
 PreparedRun prepare_envelope_run(const EnvelopeRunOptions& options, const precision::Envelope& envelope,
                                  GlobalOptions& global);
+
+// The --const/--dim of a run against an envelope (a precision or a step envelope) that recorded
+// `recorded` (NAME → value): without --const/--dim in `given`, the recorded ones, a name the
+// program's source declares with `dim` a dim and any other a const; given ones must agree with
+// the recorded (E1103, naming `envelope`).
+BindingOptions recorded_bindings(const BindingOptions& given, const std::map<std::string, std::string>& recorded,
+                                 const std::string& program, const std::string& envelope);
 
 // The path of a file the envelope recorded: as recorded when it exists, else beside the envelope.
 std::string recorded_path(const std::string& recorded, const std::string& envelope_path);

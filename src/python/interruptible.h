@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <mutex>
 #include <thread>
 
 #include "support/cancel.h"
@@ -20,6 +21,23 @@ namespace presk::python {
 // Python threads run meanwhile).
 inline std::atomic<int> calls_in_flight{0};
 
+// A Ctrl-C cancels every call in flight (support/cancel.h's one flag); the flag is cleared only
+// when the last of them ends, so a call of another thread that ends meanwhile does not erase the
+// interrupt before the interrupted call's worker sees it. The count and the flag change together.
+inline std::mutex cancel_mutex;
+inline void enter_call() {
+  std::lock_guard<std::mutex> lock(cancel_mutex);
+  ++calls_in_flight;
+}
+inline void cancel_calls() {
+  std::lock_guard<std::mutex> lock(cancel_mutex);
+  request_cancel();
+}
+inline void leave_call() {
+  std::lock_guard<std::mutex> lock(cancel_mutex);
+  if (--calls_in_flight == 0) clear_cancel();
+}
+
 // Runs `work` (which must not touch Python objects) as described above; returns its result or
 // rethrows its exception.
 template <class Work>
@@ -28,7 +46,7 @@ auto run_interruptible(Work work) -> decltype(work()) {
   std::packaged_task<Result()> task(std::move(work));
   std::future<Result> result = task.get_future();
   bool interrupted = false;
-  ++calls_in_flight;
+  enter_call();
   std::thread worker(std::move(task));
   for (;;) {
     bool ready = false;
@@ -39,15 +57,14 @@ auto run_interruptible(Work work) -> decltype(work()) {
     if (ready) break;
     if (PyErr_CheckSignals() != 0) {  // KeyboardInterrupt (or a handler's exception) is now set
       interrupted = true;
-      request_cancel();
+      cancel_calls();
       pybind11::gil_scoped_release release;
       result.wait();
       break;
     }
   }
   worker.join();
-  --calls_in_flight;
-  clear_cancel();
+  leave_call();
   if (interrupted) throw pybind11::error_already_set();
   return result.get();
 }

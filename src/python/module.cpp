@@ -51,5 +51,6 @@ PYBIND11_MODULE(_presk, module) {
   module.def("calls_in_flight", [] { return presk::python::calls_in_flight.load(); },
              "Calls now running with the GIL released (for tests).");
   presk::python::bind_program(module);
+  presk::python::bind_session(module);
   presk::python::bind_commands(module);
 }

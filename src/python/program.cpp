@@ -20,17 +20,6 @@
 #include "support/safetensors.h"
 
 namespace presk::python {
-namespace {
-
-// The program and how to run it, as the Python layer passes them.
-struct RunRequest {
-  std::string path;
-  std::vector<std::string> consts, dims;  // "NAME=VALUE"
-  std::string entry;
-  std::string weights;  // empty: synthesized from the seed
-  uint64_t seed = 0;
-  int threads = 0;      // 0: all cores
-};
 
 cli::GlobalOptions global_of(const RunRequest& request) {
   cli::GlobalOptions global;
@@ -51,6 +40,8 @@ cli::PreparedRun prepare(const RunRequest& request, const cli::GlobalOptions& gl
   input.memory.keeps_outputs = true;
   return cli::prepare_run(input, global);
 }
+
+namespace {
 
 py::dict type_dict(const ir::Type& type) {
   py::dict out;
@@ -157,6 +148,16 @@ void save_tensors(const std::string& path, const std::vector<std::pair<std::stri
   write_safetensors(path, named);
 }
 
+// E1355 when `path` is a program `presk import` wrote (its first line says so): its parameters
+// are declared `zeros`, and a run without its weights file would be a silent all-zero model.
+void require_weights(const std::string& path) {
+  const std::string text = lang::read_source(path)->text;
+  if (text.rfind("# Imported from ", 0) != 0) return;
+  user_error("E1355").hint("pass the weights presk import wrote: presk.Program(path, weights=\"model.safetensors\"), "
+                           "or use presk.import_onnx(\"model.onnx\")")
+      << path << " was imported from ONNX (its parameters are zeros until loaded) and was given no weights=";
+}
+
 RunRequest request_of(std::string path, std::vector<std::string> consts, std::vector<std::string> dims,
                       std::string entry, std::string weights, uint64_t seed, int threads) {
   return {std::move(path), std::move(consts), std::move(dims), std::move(entry), std::move(weights), seed, threads};
@@ -167,6 +168,8 @@ RunRequest request_of(std::string path, std::vector<std::string> consts, std::ve
 void bind_program(py::module_& module) {
   module.def("save_tensors", &save_tensors, py::arg("path"), py::arg("arrays"),
              "Writes (name, array) pairs to a safetensors file, atomically.");
+  module.def("require_weights", &require_weights, py::arg("path"),
+             "Raises presk.Error E1355 when the program was written by presk import (it needs its weights).");
   module.def("describe", &describe, py::arg("path"), py::arg("consts"), py::arg("dims"),
              "The entries (arguments and results with their types) and the parameters of a program.");
   module.def(

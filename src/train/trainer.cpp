@@ -52,8 +52,8 @@ void check_options(const TrainOptions& o, const exec::native::Realization& reali
   if (!(o.adamw.beta1 >= 0 && o.adamw.beta1 < 1 && o.adamw.beta2 >= 0 && o.adamw.beta2 < 1)) {
     refuse("AdamW's β₁ and β₂ lie in [0, 1)", "e.g. --beta1 0.9 --beta2 0.99");
   }
-  if (o.until > o.steps)
-    refuse("--until " + std::to_string(o.until) + " is beyond --steps " + std::to_string(o.steps),
+  if (o.until && *o.until > o.steps)
+    refuse("--until " + std::to_string(*o.until) + " is beyond --steps " + std::to_string(o.steps),
            "stop at a step within the run");
 }
 
@@ -171,7 +171,7 @@ class Run {
     } else {
       state_ = initial_state(o_, layout_, master_);
     }
-    const int64_t last = o_.until > 0 ? o_.until : o_.steps;
+    const int64_t last = o_.until.value_or(o_.steps);
     if (state_.step > last) {
       user_error("E1008").hint("pass a later --until or --steps")
           << "the checkpoint is at step " << state_.step << ", the run would stop at step " << last;
@@ -215,7 +215,7 @@ void Run::check_vocabulary() const {
 TrainResult Run::run() {
   const Clock::time_point start = Clock::now();
   const int64_t first = state_.step;
-  const int64_t last = o_.until > 0 ? o_.until : o_.steps;
+  const int64_t last = o_.until.value_or(o_.steps);
   result_.first_step = first;
   if (first == 0) validate();
   for (int64_t s = first; s < last; ++s) {
@@ -226,8 +226,8 @@ TrainResult Run::run() {
       checkpoint();
     }
   }
-  if (first == last) {  // a checkpoint at its last step: evaluated and written again, no step
-    validate();
+  if (first == last) {  // no step (--until 0, or a checkpoint at its last step): evaluated, written
+    if (first != 0) validate();  // step 0 was validated above
     checkpoint();
   }
   result_.last_step = state_.step;
@@ -300,6 +300,10 @@ TrainResult run_training(const TrainOptions& options, const TrainCallbacks& call
 }
 
 void set_dropout_rates(ir::Program& program, double rate) {
+  if (!(std::isfinite(rate) && rate >= 0 && rate < 1)) {  // NaN fails every comparison
+    user_error("E1050").hint("pass a rate r with 0 ≤ r < 1, e.g. --dropout 0.1")
+        << "--dropout " << ir::real_to_string(rate) << " is not a dropout rate: a rate is a finite number in [0, 1)";
+  }
   for (ir::Function& function : program.functions) {
     for (ir::Let& let : function.lets) {
       if (let.op == ir::Op::dropout) let.attrs.rate = rate;

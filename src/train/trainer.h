@@ -44,7 +44,7 @@ struct TrainOptions {
   std::string out;     // --out: the checkpoint, rewritten every `every` steps and at the end
   std::string weights_out;  // --weights-out: the parameters alone, written with each checkpoint
   int64_t every = 0;   // validation and checkpoint period (0: at the end only)
-  int64_t until = 0;   // stop after this step (0: after `steps`); the schedule still spans `steps`
+  std::optional<int64_t> until;  // stop after this step (none: after `steps`; 0: no step); the schedule spans `steps`
   int threads = 1;     // windows run at once; no result depends on it
   bool profile = false;  // time each op kind of the gradient's passes (TrainResult::profile)
   // Hand the last state back in TrainResult::state (a library caller such as the exact step's

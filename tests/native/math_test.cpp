@@ -18,6 +18,30 @@ const UnaryFn kFns[] = {UnaryFn::exp,   UnaryFn::log,  UnaryFn::tanh,           
                         UnaryFn::rsqrt, UnaryFn::sqrt, UnaryFn::gelu_tanh_grad, UnaryFn::gelu_erf_grad,
                         UnaryFn::erf,   UnaryFn::erf_grad};
 
+// rsqrt(−0) = +∞ in every type, scalar and SIMD, as the reference (docs/semantics.md): the
+// real 1/√x, whose zero has no sign; 1/√−0 in IEEE arithmetic would be −∞.
+TEST(Transcendentals, RsqrtOfMinusZeroIsPlusInfinity) {
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(unary_scalar(UnaryFn::rsqrt, -0.0), inf);
+  EXPECT_EQ(unary_scalar(UnaryFn::rsqrt, -0.0f), static_cast<float>(inf));
+  for (bool scalar : {true, false}) {
+    std::vector<double> x64(19, 4.0), y64(19);
+    std::vector<float> x32(19, 4.0f), y32(19), y16(19);
+    x64[0] = x64[17] = -0.0;
+    x32[0] = x32[17] = -0.0f;
+    unary_f64(UnaryFn::rsqrt, x64.data(), y64.data(), x64.size(), scalar);
+    unary_f32(UnaryFn::rsqrt, x32.data(), y32.data(), x32.size(), scalar);
+    unary_bf16(UnaryFn::rsqrt, x32.data(), y16.data(), x32.size(), scalar);
+    for (size_t i : {size_t{0}, size_t{17}}) {
+      EXPECT_EQ(y64[i], inf) << "f64, scalar " << scalar << ", element " << i;
+      EXPECT_EQ(y32[i], static_cast<float>(inf)) << "f32, scalar " << scalar << ", element " << i;
+      EXPECT_EQ(y16[i], static_cast<float>(inf)) << "bf16, scalar " << scalar << ", element " << i;
+    }
+    EXPECT_EQ(y64[1], 0.5);
+    EXPECT_EQ(y32[1], 0.5f);
+  }
+}
+
 // Specials: ±0, ±Inf, NaN, subnormals, overflow and underflow edges.
 TEST(Transcendentals, Specials) {
   for (UnaryFn fn : kFns) {  // NaN in, NaN out, on both paths

@@ -69,6 +69,15 @@ TEST_F(StepCommand, TableProgressAndEnvelope) {
   EXPECT_EQ(measured["update_gap"].get<double>(), f32);
   EXPECT_EQ(measured["gradient_gap"], json["realizations"][1]["gradient_gap"]);
   EXPECT_EQ(measured["storage_floor"], json["realizations"][1]["storage_floor"]);
+  // The envelope records --dim T=8: without it the same numbers; another T is E1103.
+  const std::string unbound = presk() + " calibrate --step '" + std::string(PRESK_SOURCE_DIR) +
+                              "/examples/gpt_tiny.psk' --entry loss --threads 2 --envelope s.json --realize f32 ";
+  auto recorded = run(unbound + "--json --quiet", false);
+  ASSERT_EQ(recorded.status, 0) << recorded.output;
+  EXPECT_EQ(nlohmann::json::parse(recorded.output)["realizations"][0]["update_gap"].get<double>(), f32);
+  auto other = run(unbound + "--dim T=4 --quiet");
+  EXPECT_EQ(other.status, 1) << other.output;
+  EXPECT_NE(other.output.find("E1103"), std::string::npos) << other.output;
   // --dropout is recorded: the envelope re-measures without repeating it (its hash includes the rates).
   ASSERT_EQ(step(state_ + " --dropout 0.25 --out d.json --quiet").status, 0);
   auto dropped = step("--envelope d.json --realize f32 --quiet");

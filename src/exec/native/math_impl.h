@@ -183,10 +183,11 @@ inline typename M::V gelu_tanh_impl(typename M::V x) {
   return M::div(numerator, M::add(M::set(1), e));
 }
 
-// rsqrt(x) = 1 / sqrt(x): two correctly rounded steps.
+// rsqrt(x) = 1 / sqrt(x): two correctly rounded steps. rsqrt(±0) = +∞, as the reference's
+// (MPFR's rec_sqrt): √−0 = −0, and adding +0 makes it +0 (x + 0 = x for every other x).
 template <class M>
 inline typename M::V rsqrt_impl(typename M::V x) {
-  return M::div(M::set(1), M::sqrt(x));
+  return M::div(M::set(1), M::add(M::sqrt(x), M::set(0)));
 }
 
 // gelu_tanh_grad(x) = d/dx x·σ(2u) = σ(2u) + x·σ(2u)·σ(−2u)·d(2u)/dx with 2u as in gelu_tanh,

@@ -30,6 +30,10 @@ struct CallContext {
 
 using ir::join_path;
 
+// Calls and fold layers nested deeper than this are E0517 (docs/errors.md): each level is a few
+// native stack frames of the interpreter, and a chain of calls 10⁴ deep would overflow the stack.
+constexpr int kMaxCallDepth = 256;
+
 // For each let, the index of the last let that reads it; kKept for the function's results.
 constexpr int64_t kKept = std::numeric_limits<int64_t>::max();
 std::vector<int64_t> last_uses(const ir::Function& function) {
@@ -77,6 +81,7 @@ class Evaluator {
   Observer* observer_;
   std::optional<random::DropoutKey> training_;
   std::map<const ir::Function*, std::vector<int64_t>> last_uses_;
+  int depth_ = 0;  // calls in progress (one evaluator runs on one thread at a time)
 };
 
 template <class A>
@@ -90,6 +95,16 @@ template <class A>
 std::vector<Value<A>> Evaluator<A>::call(const ir::Function& function, const CallContext& context,
                                          const std::vector<const Value<A>*>& arguments) {
   internal_assert(arguments.size() == function.argument_types.size());
+  if (depth_ >= kMaxCallDepth) {
+    user_error("E0517").hint("flatten the program: inline some functions, or nest fewer modules")
+        << "calls nest more than " << kMaxCallDepth << " deep (at `" << function.name
+        << "`): the exact interpreter runs at most " << kMaxCallDepth << " calls and folds inside one another";
+  }
+  struct Depth {
+    int& depth;
+    explicit Depth(int& d) : depth(++d) {}
+    ~Depth() { --depth; }
+  } nested(depth_);
   const std::vector<int64_t>& last = last_uses_of(function);
   std::vector<std::optional<Value<A>>> lets(function.lets.size());
   auto operand_of = [&](const ir::ValueRef& ref) -> const Value<A>* {

@@ -143,13 +143,15 @@ int64_t DataFile::samples() const {
 
 void DataFile::require(int64_t offset, int64_t count) const {
   for (size_t k = 0; k < state_->tensors.size(); ++k) {
-    if (offset >= 0 && count >= 0 && offset + count <= state_->samples[k]) continue;
+    // offset + count may overflow int64 (an --offset near 2⁶³): compare without adding.
+    const int64_t held = state_->samples[k];
+    if (offset >= 0 && count >= 0 && count <= held && offset <= held - count) continue;
     const std::string& name = state_->entry.argument_names[k];
-    user_error("E0515").hint("the file holds samples [0, " + std::to_string(state_->samples[k]) +
+    user_error("E0515").hint("the file holds samples [0, " + std::to_string(held) +
                              "); lower --offset or --samples")
         << "tensor `" << name << "` in " << state_->path << " has shape "
-        << ir::shape_text(state_->tensors[k]->shape) << "; samples [" << offset << ", "
-        << offset + count << ") were requested";
+        << ir::shape_text(state_->tensors[k]->shape) << "; " << count << " sample"
+        << (count == 1 ? "" : "s") << " from sample " << offset << " were requested";
   }
 }
 

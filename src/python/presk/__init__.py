@@ -8,7 +8,7 @@ measure, bound and choose their precision (calibrate, check, solve, explain, qua
 docs/python.md is the guide and the reference of every function.
 """
 from presk._presk import Error, calls_in_flight
-from presk.program import Exact, Program, load, save_tensors
+from presk.program import Exact, Program, Session, import_onnx, load, save_tensors
 from presk.precision import Envelope, Solution, explain
 
-__all__ = ["Error", "Exact", "Envelope", "Program", "Solution", "calls_in_flight", "explain", "load", "save_tensors"]
+__all__ = ["Error", "Exact", "Envelope", "Program", "Session", "Solution", "calls_in_flight", "explain", "import_onnx", "load", "save_tensors"]

@@ -101,12 +101,13 @@ def _options(pairs):
 
 def calibrate(self, entry, samples, bits=256, *, data=None, offset=None, token_range=None, out=None):
     """Measures the envelope of `entry` on `samples` samples on the exact reference at `bits`
-    (of `data`, a safetensors file, from `offset`; else synthesized from the program's seed) and
+    (of `data` from `offset`: a safetensors file, or {argument name: numpy array of shape
+    [samples, …]}; else synthesized from the program's seed) and
     returns a presk.Envelope, written to `out` (default: a scratch file; Envelope.save keeps it)."""
     path = os.fspath(out) if out is not None else os.path.join(self._scratch_folder(), "envelope-%s.json" % entry)
     args = ["calibrate", "--precision"] + self._run_arguments() + [
         "--entry", entry, "--samples", samples, "--bits", bits, "--out", path, "--seed", self.seed, "--json", "--quiet"]
-    args += _options([("--data", data), ("--offset", offset), ("--token-range", token_range)])
+    args += _options([("--data", self._data_argument(data)), ("--offset", offset), ("--token-range", token_range)])
     _, report = _command(args)
     return Envelope(path, report)
 
@@ -133,7 +134,7 @@ def solve(self, envelope, budget=None, *, budget_abs=None, menu=None, rounding=N
         "--out", path, "--json", "--quiet"]
     args += _options([("--budget", budget), ("--budget-abs", budget_abs), ("--menu", menu), ("--rounding", rounding),
                       ("--estimate", estimate), ("--narrow", narrow), ("--margin", margin), ("--heldout", heldout),
-                      ("--min-gain", min_gain), ("--exhaustive", bool(exhaustive)), ("--data", data)])
+                      ("--min-gain", min_gain), ("--exhaustive", bool(exhaustive)), ("--data", self._data_argument(data))])
     code, report = _command(args)
     return Solution(path, report, code == 0)
 
@@ -148,7 +149,7 @@ def quantize(self, entry=None, *, realize=None, samples=None, bits=None, data=No
         args += ["--list"]
     else:
         args += ["--realize", _files.realize_argument(realize, self._scratch_folder())]
-        args += _options([("--samples", samples), ("--bits", bits), ("--data", data)])
+        args += _options([("--samples", samples), ("--bits", bits), ("--data", self._data_argument(data))])
     return _command(args)[1]
 
 
