@@ -1,14 +1,17 @@
 // contract: an einsum over two operands (attrs.spec, e.g. "td,dv->tv"). Each output element
 // is Σ xᵢ·wᵢ over the contracted indices (letters absent from the output) in row-major order,
 // the contracted letters ordered by first appearance in the spec (x's letters, then w's).
-// MPFR: starting from an exact 0, each term is added with one rounding, r ← ∘(xᵢwᵢ + r).
-// Arb: the same terms enclosed by arb_dot. Output elements are independent and computed in
+// MPFR: the exact sum of the exact products, rounded once (exact_dot.h); or, when the process
+// selects ContractionSums::FmaChain, starting from an exact 0, each term added with one rounding,
+// r ← ∘(xᵢwᵢ + r). Arb: the same terms enclosed by arb_dot. Output elements are independent and computed in
 // parallel, each entirely by one thread, so the bits do not depend on --threads.
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 #include "exec/reference/arith_ball.h"
 #include "exec/reference/arith_mpfr.h"
+#include "exec/reference/exact_dot.h"
 #include "exec/reference/ops.h"
 #include "support/diagnostics.h"
 
@@ -114,13 +117,29 @@ TermStatistics term_statistics(const A& a, const ContractionPlan& plan, const Va
   return s;
 }
 
-}  // namespace
+// Each output element exactly, rounded once: its runs scanned, then added (exact_dot.h).
+void contract_exact(const MpfrArith& arith, const ContractionPlan& plan,
+                    const Value<MpfrArith>& x, const Value<MpfrArith>& w, Value<MpfrArith>& out) {
+  parallel_chunks(out.size(), 8, [&](int64_t begin, int64_t end) {
+    ExactDot dot(arith.bits());
+    for (int64_t o = begin; o < end; ++o) {
+      int64_t x0 = 0, w0 = 0;
+      free_offsets(plan, o, x0, w0);
+      for_each_run(plan, x0, w0, [&](int64_t xo, int64_t wo, const Letter& inner) {
+        dot.scan(x.real(xo), inner.x_stride, w.real(wo), inner.w_stride, inner.extent);
+      });
+      for_each_run(plan, x0, w0, [&](int64_t xo, int64_t wo, const Letter& inner) {
+        dot.add(x.real(xo), inner.x_stride, w.real(wo), inner.w_stride, inner.extent);
+      });
+      dot.finish(out.real(o));
+    }
+  });
+}
 
+// Each output element term by term from +0 (dot_accumulate: the fma chain, or arb_dot).
 template <class A>
-Value<A> eval_contract(const A& arith, const ir::Let& let, const Value<A>& x, const Value<A>& w,
-                       std::vector<TermStatistics>* terms) {
-  ContractionPlan plan = plan_contraction(let.attrs.spec, x.shape, w.shape);
-  Value<A> out = Value<A>::make_real(arith, let.type.shape);
+void contract_chain(const A& arith, const ContractionPlan& plan, const Value<A>& x,
+                    const Value<A>& w, Value<A>& out) {
   parallel_chunks(out.size(), 8, [&](int64_t begin, int64_t end) {
     for (int64_t o = begin; o < end; ++o) {
       int64_t x0 = 0, w0 = 0;
@@ -132,6 +151,21 @@ Value<A> eval_contract(const A& arith, const ir::Let& let, const Value<A>& x, co
       });
     }
   });
+}
+
+}  // namespace
+
+template <class A>
+Value<A> eval_contract(const A& arith, const ir::Let& let, const Value<A>& x, const Value<A>& w,
+                       std::vector<TermStatistics>* terms) {
+  ContractionPlan plan = plan_contraction(let.attrs.spec, x.shape, w.shape);
+  Value<A> out = Value<A>::make_real(arith, let.type.shape);
+  bool exact = false;
+  if constexpr (std::is_same_v<A, MpfrArith>) {
+    exact = contraction_sums() == ContractionSums::Exact;
+    if (exact) contract_exact(arith, plan, x, w, out);
+  }
+  if (!exact) contract_chain(arith, plan, x, w, out);
   if (terms != nullptr) {
     terms->resize(static_cast<size_t>(out.size()));
     for (int64_t o = 0; o < out.size(); ++o) (*terms)[o] = term_statistics(arith, plan, x, w, o);
