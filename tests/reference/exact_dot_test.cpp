@@ -232,3 +232,35 @@ TEST(ReferenceExactDot, TheInterpretersContractionRoundsEachElementOnce) {
 
 }  // namespace
 }  // namespace presk::testing
+
+namespace presk::testing {
+namespace {
+
+// A batch letter and a transposed operand (attention's scores): each element equals mpfr_dot
+// of its own terms, whatever the layout the contraction packs.
+TEST(ReferenceExactDot, BatchLettersAndTransposedOperands) {
+  ir::Attrs attrs;
+  attrs.spec = "htd,hsd->hts";
+  ir::Program program = single_op_program(ir::Op::contract, {real_type({2, 3, 5}), real_type({2, 4, 5})},
+                                          real_type({2, 3, 4}), attrs);
+  std::vector<double> x, w;
+  for (int i = 0; i < 30; ++i) x.push_back(std::ldexp(std::sin(i * 0.9 + 0.3), (i * 13) % 80 - 40));
+  for (int i = 0; i < 40; ++i) w.push_back(std::cos(i * 0.4 + 0.5) / 3);
+  std::vector<MpfrValue> out = run_mpfr(program, {real_input({2, 3, 5}, x), real_input({2, 4, 5}, w)}, 128);
+  for (int h = 0; h < 2; ++h) {
+    for (int t = 0; t < 3; ++t) {
+      for (int s = 0; s < 4; ++s) {
+        MpfrBuffer a(5, 128), b(5, 128), want(1, 128);
+        for (int d = 0; d < 5; ++d) {
+          mpfr_set_d(a.data() + d, x[(h * 3 + t) * 5 + d], MPFR_RNDN);
+          mpfr_set_d(b.data() + d, w[(h * 4 + s) * 5 + d], MPFR_RNDN);
+        }
+        by_mpfr_dot(want.data(), a, b, 5);
+        EXPECT_TRUE(same_number(out[0].real((h * 3 + t) * 4 + s), want.data())) << h << t << s;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace presk::testing
