@@ -17,6 +17,7 @@
 #include "cli/pipeline.h"
 #include "cli/run_gradient.h"
 #include "cli/run_native.h"
+#include "exec/reference/exact_dot.h"
 #include "exec/reference/interpreter.h"
 #include "exec/reference/output_file.h"
 #include "exec/reference/weights.h"
@@ -36,6 +37,7 @@ struct RunCommandOptions {
   std::string realize;  // --realize R: the native executor under R
   bool scalar = false;  // --scalar: the native executor's defining scalar kernels
   bool grad = false;    // --grad: the entry's vjp (cli/run_gradient.cpp)
+  std::string contraction = "exact";  // --contraction exact|fma-chain (MPFR, docs/reference.md)
 };
 
 constexpr int64_t kShownElements = 64;  // elements a table prints per output
@@ -177,6 +179,14 @@ int run_command(const RunCommandOptions& options, const GlobalOptions& global) {
     user_error("E0541").hint("drop --arith ball: --grad runs the vjp on MPFR (--exact) or natively (--realize R)")
         << "--grad does not run on Arb balls (--arith ball)";
   }
+  if (options.contraction != "exact" && (options.grad || !options.realize.empty() ||
+                                         arithmetic == reference::Arithmetic::Ball)) {
+    user_error("E0521").hint("drop --contraction, or run the forward entry alone with --exact (MPFR)")
+        << "--contraction " << options.contraction
+        << " selects how the MPFR reference sums a forward run; it does not apply with --grad, --realize or --arith ball";
+  }
+  reference::set_contraction_sums(options.contraction == "fma-chain" ? reference::ContractionSums::FmaChain
+                                                                     : reference::ContractionSums::Exact);
   std::vector<CommandFile> inputs = run_input_files(options.input);
   inputs.push_back({"--realize", realization_file(options.realize)});
   check_output_files({{"--out", options.out}}, inputs);
@@ -215,6 +225,9 @@ Registration registration("run", 20, [](CLI::App& app, GlobalOptions& global) {
       ->capture_default_str();
   command->add_option("--arith", options->arith, "mpfr: correctly rounded; ball: Arb enclosures")
       ->check(CLI::IsMember({"mpfr", "ball"}))->capture_default_str();
+  command->add_option("--contraction", options->contraction,
+                      "MPFR contractions: exact (exact sum, rounded once) or fma-chain (term by term)")
+      ->check(CLI::IsMember({"exact", "fma-chain"}))->capture_default_str();
   command->add_option("--out", options->out,
                       "Write the outputs to a safetensors file (F64, exact decimals in __metadata__)");
   command->add_option("--digits", options->digits, "Significant digits printed")

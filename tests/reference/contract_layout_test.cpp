@@ -2,6 +2,7 @@
 // against values computed independently.
 #include <cmath>
 
+#include "exec/reference/exact_dot.h"
 #include "reference/support.h"
 
 namespace presk::testing {
@@ -15,13 +16,15 @@ std::vector<double> ramp(int64_t n, double scale, double shift) {
   return values;
 }
 
-TEST(ReferenceContract, MatrixProductIsTheFmaChainInIndexOrder) {
+TEST(ReferenceContract, FmaChainMatrixProductIsTheMpfrFmaLoopInIndexOrder) {
   ir::Attrs attrs;
   attrs.spec = "td,dv->tv";
   ir::Program program = single_op_program(Op::contract, {real_type({3, 4}), real_type({4, 5})},
                                           real_type({3, 5}), attrs);
   std::vector<double> x = ramp(12, 0.7, 0.1), w = ramp(20, 1.3, 0.2);
+  reference::set_contraction_sums(reference::ContractionSums::FmaChain);  // the old definition
   std::vector<MpfrValue> out = run_mpfr(program, {real_input({3, 4}, x), real_input({4, 5}, w)}, 128);
+  reference::set_contraction_sums(reference::ContractionSums::Exact);
   for (int t = 0; t < 3; ++t) {
     for (int v = 0; v < 5; ++v) {
       Exact acc(128);

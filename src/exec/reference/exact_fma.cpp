@@ -20,14 +20,16 @@
 #include <cstring>
 #include <utility>
 
-#include <x86intrin.h>
+#include "exec/reference/limbs.h"
 
 namespace presk::reference {
 namespace {
 
-using Limb = uint64_t;
-__extension__ typedef unsigned __int128 Wide;
-constexpr int kLimbBits = 64;
+using limbs::add_carry;
+using limbs::kLimbBits;
+using limbs::Limb;
+using limbs::multiply;
+using limbs::spill;
 
 // The running value of a chain: +0, a regular number, or something else (−0, ±∞, NaN) that
 // only mpfr_fma handles.
@@ -70,32 +72,6 @@ void store(const Accumulator<N>& acc, __mpfr_struct* r) {
     std::memcpy(r->_mpfr_d, acc.m, sizeof acc.m);
   }  // Special: r already holds it
 }
-
-// p = a·b, 2N limbs (schoolbook).
-template <int N>
-void multiply(const Limb* a, const Limb* b, Limb* p) {
-  for (int i = 0; i < 2 * N; ++i) p[i] = 0;
-  for (int i = 0; i < N; ++i) {
-    Limb carry = 0;
-    for (int j = 0; j < N; ++j) {
-      Wide t = static_cast<Wide>(a[i]) * b[j] + p[i + j] + carry;
-      p[i + j] = static_cast<Limb>(t);
-      carry = static_cast<Limb>(t >> kLimbBits);
-    }
-    p[i + N] = carry;
-  }
-}
-
-// out = a + b + carry_in; returns the carry out (the x86 add-with-carry instruction).
-inline unsigned char add_carry(unsigned char carry, Limb a, Limb b, Limb* out) {
-  unsigned long long sum = 0;
-  carry = _addcarry_u64(carry, a, b, &sum);
-  *out = sum;
-  return carry;
-}
-
-// The bits of `high` that a right shift by s ∈ [0, 64) moves into the limb below (0 for s = 0).
-inline Limb spill(Limb high, int s) { return (high << 1) << (kLimbBits - 1 - s); }
 
 // The general case of place(): any shift; bits that fall below bit 0 are jammed into bit 0.
 template <int W>

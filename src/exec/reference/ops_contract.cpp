@@ -1,14 +1,17 @@
 // contract: an einsum over two operands (attrs.spec, e.g. "td,dv->tv"). Each output element
 // is Σ xᵢ·wᵢ over the contracted indices (letters absent from the output) in row-major order,
 // the contracted letters ordered by first appearance in the spec (x's letters, then w's).
-// MPFR: starting from an exact 0, each term is added with one rounding, r ← ∘(xᵢwᵢ + r).
-// Arb: the same terms enclosed by arb_dot. Output elements are independent and computed in
+// MPFR: the exact sum of the exact products, rounded once (exact_dot.h); or, when the process
+// selects ContractionSums::FmaChain, starting from an exact 0, each term added with one rounding,
+// r ← ∘(xᵢwᵢ + r). Arb: the same terms enclosed by arb_dot. Output elements are independent and computed in
 // parallel, each entirely by one thread, so the bits do not depend on --threads.
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 #include "exec/reference/arith_ball.h"
 #include "exec/reference/arith_mpfr.h"
+#include "exec/reference/exact_dot.h"
 #include "exec/reference/ops.h"
 #include "support/diagnostics.h"
 
@@ -114,13 +117,76 @@ TermStatistics term_statistics(const A& a, const ContractionPlan& plan, const Va
   return s;
 }
 
-}  // namespace
+// An operand copied so that each output element's terms are contiguous: row r (the index of
+// the operand's own free letters, row-major in output order) holds its K contracted entries in
+// for_each_run's order at r·K … r·K + K − 1. The copy is exact (mpfr_set at the same bits) and
+// costs one pass over the operand; the dot products then read both operands with stride 1.
+struct PackedOperand {
+  Value<MpfrArith> value;
+  std::vector<int64_t> row_strides;  // per free letter (output order): its stride in rows, or 0
+};
 
+PackedOperand pack(const MpfrArith& arith, const ContractionPlan& plan, const Value<MpfrArith>& v,
+                   bool is_x, int64_t count) {
+  auto stride = [&](const Letter& l) { return is_x ? l.x_stride : l.w_stride; };
+  std::vector<int64_t> offsets;  // of the K contracted entries, in for_each_run's order
+  for_each_run(plan, 0, 0, [&](int64_t xo, int64_t wo, const Letter& inner) {
+    for (int64_t k = 0; k < inner.extent; ++k) offsets.push_back((is_x ? xo : wo) + k * stride(inner));
+  });
+  internal_assert(static_cast<int64_t>(offsets.size()) == count);
+  PackedOperand packed;
+  packed.row_strides.assign(plan.free.size(), 0);
+  std::vector<const Letter*> letters;  // the operand's free letters, output order
+  int64_t rows = 1;
+  for (size_t i = plan.free.size(); i-- > 0;) {
+    if (stride(plan.free[i]) == 0) continue;
+    packed.row_strides[i] = rows;
+    rows *= plan.free[i].extent;
+  }
+  packed.value = Value<MpfrArith>::make_real(arith, {rows, count});
+  parallel_chunks(rows, 16, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      int64_t base = 0, rest = r;
+      for (size_t i = plan.free.size(); i-- > 0;) {
+        if (packed.row_strides[i] == 0) continue;
+        base += rest % plan.free[i].extent * stride(plan.free[i]);
+        rest /= plan.free[i].extent;
+      }
+      for (int64_t k = 0; k < count; ++k) arith.set(packed.value.real(r * count + k), v.real(base + offsets[k]));
+    }
+  });
+  return packed;
+}
+
+// Each output element exactly, rounded once (exact_dot.h), from packed operands.
+void contract_exact(const MpfrArith& arith, const ContractionPlan& plan,
+                    const Value<MpfrArith>& x, const Value<MpfrArith>& w, Value<MpfrArith>& out) {
+  int64_t count = 1;
+  for (const Letter& l : plan.contracted) count *= l.extent;
+  PackedOperand px = pack(arith, plan, x, true, count), pw = pack(arith, plan, w, false, count);
+  parallel_chunks(out.size(), 8, [&](int64_t begin, int64_t end) {
+    ExactDot dot(arith.bits());
+    for (int64_t o = begin; o < end; ++o) {
+      int64_t xr = 0, wr = 0, rest = o;
+      for (size_t i = plan.free.size(); i-- > 0;) {
+        int64_t index = rest % plan.free[i].extent;
+        rest /= plan.free[i].extent;
+        xr += index * px.row_strides[i];
+        wr += index * pw.row_strides[i];
+      }
+      const __mpfr_struct* a = px.value.real(xr * count);
+      const __mpfr_struct* b = pw.value.real(wr * count);
+      dot.scan(a, 1, b, 1, count);
+      dot.add(a, 1, b, 1, count);
+      dot.finish(out.real(o));
+    }
+  });
+}
+
+// Each output element term by term from +0 (dot_accumulate: the fma chain, or arb_dot).
 template <class A>
-Value<A> eval_contract(const A& arith, const ir::Let& let, const Value<A>& x, const Value<A>& w,
-                       std::vector<TermStatistics>* terms) {
-  ContractionPlan plan = plan_contraction(let.attrs.spec, x.shape, w.shape);
-  Value<A> out = Value<A>::make_real(arith, let.type.shape);
+void contract_chain(const A& arith, const ContractionPlan& plan, const Value<A>& x,
+                    const Value<A>& w, Value<A>& out) {
   parallel_chunks(out.size(), 8, [&](int64_t begin, int64_t end) {
     for (int64_t o = begin; o < end; ++o) {
       int64_t x0 = 0, w0 = 0;
@@ -132,6 +198,21 @@ Value<A> eval_contract(const A& arith, const ir::Let& let, const Value<A>& x, co
       });
     }
   });
+}
+
+}  // namespace
+
+template <class A>
+Value<A> eval_contract(const A& arith, const ir::Let& let, const Value<A>& x, const Value<A>& w,
+                       std::vector<TermStatistics>* terms) {
+  ContractionPlan plan = plan_contraction(let.attrs.spec, x.shape, w.shape);
+  Value<A> out = Value<A>::make_real(arith, let.type.shape);
+  bool exact = false;
+  if constexpr (std::is_same_v<A, MpfrArith>) {
+    exact = contraction_sums() == ContractionSums::Exact;
+    if (exact) contract_exact(arith, plan, x, w, out);
+  }
+  if (!exact) contract_chain(arith, plan, x, w, out);
   if (terms != nullptr) {
     terms->resize(static_cast<size_t>(out.size()));
     for (int64_t o = 0; o < out.size(); ++o) (*terms)[o] = term_statistics(arith, plan, x, w, o);

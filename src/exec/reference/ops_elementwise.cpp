@@ -6,6 +6,7 @@
 #include "exec/reference/arith_ball.h"
 #include "exec/reference/arith_mpfr.h"
 #include "exec/reference/ops.h"
+#include "exec/reference/ziv.h"
 #include "support/diagnostics.h"
 
 namespace presk::reference {
@@ -44,7 +45,7 @@ void gelu_tanh(const A& a, const ActivationConstants<A>& c, N* r, const N* x, N*
   a.mul(t, c.cubic(), t);
   a.add(t, x, t);
   a.mul(t, c.sqrt_2_over_pi(), t);
-  a.tanh(t, t);
+  elementary(a, Elementary::Tanh, t, t);
   a.add(t, c.one(), t);
   a.mul(t, x, t);
   a.scale_2exp(r, t, -1);          // exact
@@ -69,7 +70,7 @@ void gelu_tanh_grad(const A& a, const ActivationConstants<A>& c, N* r, const N* 
   a.mul(&t[2], x, &t[1]);
   a.add(&t[2], x, &t[2]);
   a.mul(&t[2], c.sqrt_2_over_pi(), &t[2]);
-  a.tanh(&t[2], &t[2]);                     // t
+  elementary(a, Elementary::Tanh, &t[2], &t[2]);  // t
   a.add(r, &t[1], &t[1]);
   a.add(&t[1], r, &t[1]);
   a.add(&t[1], c.one(), &t[1]);             // 1 + 3·0.044715x²
@@ -93,7 +94,7 @@ void gelu_erf_grad(const A& a, const ActivationConstants<A>& c, N* r, const N* x
   a.mul(&t[1], x, x);
   a.scale_2exp(&t[1], &t[1], -1);
   a.neg(&t[1], &t[1]);
-  a.exp(&t[1], &t[1]);                      // e^(−x²/2)
+  elementary(a, Elementary::Exp, &t[1], &t[1]);  // e^(−x²/2)
   a.mul(&t[1], c.sqrt_2_over_pi(), &t[1]);
   a.mul(&t[1], x, &t[1]);                   // 2x·φ(x)
   a.add(r, &t[0], &t[1]);
@@ -105,7 +106,7 @@ template <class A, class N>
 void erf_grad(const A& a, const ActivationConstants<A>& c, N* r, const N* x, N* t) {
   a.mul(t, x, x);
   a.neg(t, t);
-  a.exp(t, t);                              // e^(−x²)
+  elementary(a, Elementary::Exp, t, t);  // e^(−x²)
   a.mul(t, c.sqrt_2_over_pi(), t);
   a.mul(r, c.sqrt_2(), t);
 }
@@ -116,11 +117,11 @@ void real_unary(const A& a, const ActivationConstants<A>& c, Op op, N* r, const 
   switch (op) {
     case Op::neg: a.neg(r, x); return;
     case Op::abs: a.abs(r, x); return;
-    case Op::exp: a.exp(r, x); return;
-    case Op::log: a.log(r, x); return;
+    case Op::exp: elementary(a, Elementary::Exp, r, x); return;
+    case Op::log: elementary(a, Elementary::Log, r, x); return;
     case Op::sqrt: a.sqrt(r, x); return;
     case Op::rsqrt: a.rsqrt(r, x); return;   // 1/√x, one rounding
-    case Op::tanh: a.tanh(r, x); return;
+    case Op::tanh: elementary(a, Elementary::Tanh, r, x); return;
     case Op::relu: a.max(r, x, c.zero()); return;
     case Op::gelu_tanh: gelu_tanh(a, c, r, x, t); return;
     case Op::gelu_erf: gelu_erf(a, c, r, x, t); return;

@@ -7,6 +7,7 @@
 #include "exec/reference/arith_ball.h"
 #include "exec/reference/arith_mpfr.h"
 #include "exec/reference/ops.h"
+#include "exec/reference/ziv.h"
 #include "support/diagnostics.h"
 
 namespace presk::reference {
@@ -29,7 +30,7 @@ void max_and_sum_exp(const A& a, Row<const N> x, N* m, N* s, N* t) {
   a.set_zero(s);
   for (int64_t k = 0; k < x.count; ++k) {
     a.sub(t, x.at(k), m);
-    a.exp(t, t);
+    elementary(a, Elementary::Exp, t, t);
     a.add(s, s, t);
   }
 }
@@ -42,7 +43,7 @@ void softmax_row(const A& a, Row<const N> x, Row<N> y, N* scratch) {
   a.set_zero(s);
   for (int64_t k = 0; k < x.count; ++k) {
     a.sub(y.at(k), x.at(k), m);
-    a.exp(y.at(k), y.at(k));
+    elementary(a, Elementary::Exp, y.at(k), y.at(k));
     a.add(s, s, y.at(k));
   }
   for (int64_t k = 0; k < x.count; ++k) a.div(y.at(k), y.at(k), s);
@@ -52,7 +53,7 @@ template <class A, class N>
 void log_softmax_row(const A& a, Row<const N> x, Row<N> y, N* scratch) {
   N *m = scratch, *s = scratch + 1;
   max_and_sum_exp(a, x, m, s, scratch + 2);
-  a.log(s, s);
+  elementary(a, Elementary::Log, s, s);
   for (int64_t k = 0; k < x.count; ++k) {
     a.sub(y.at(k), x.at(k), m);
     a.sub(y.at(k), y.at(k), s);

@@ -1,0 +1,49 @@
+// Limb arithmetic shared by the MPFR kernels (exact_fma.cpp, exact_dot.cpp): MPFR's significands
+// are GMP limbs, least significant first.
+#pragma once
+
+#include <cstdint>
+
+#include <x86intrin.h>
+
+namespace presk::reference::limbs {
+
+using Limb = uint64_t;
+__extension__ typedef unsigned __int128 Wide;
+constexpr int kLimbBits = 64;
+
+// p = a·b, 2N limbs (schoolbook).
+template <int N>
+inline void multiply(const Limb* a, const Limb* b, Limb* p) {
+  for (int i = 0; i < 2 * N; ++i) p[i] = 0;
+  for (int i = 0; i < N; ++i) {
+    Limb carry = 0;
+    for (int j = 0; j < N; ++j) {
+      Wide t = static_cast<Wide>(a[i]) * b[j] + p[i + j] + carry;
+      p[i + j] = static_cast<Limb>(t);
+      carry = static_cast<Limb>(t >> kLimbBits);
+    }
+    p[i + N] = carry;
+  }
+}
+
+// out = a + b + carry_in; returns the carry out (the x86 add-with-carry instruction).
+inline unsigned char add_carry(unsigned char carry, Limb a, Limb b, Limb* out) {
+  unsigned long long sum = 0;
+  carry = _addcarry_u64(carry, a, b, &sum);
+  *out = sum;
+  return carry;
+}
+
+// out = a − b − borrow_in; returns the borrow out.
+inline unsigned char sub_borrow(unsigned char borrow, Limb a, Limb b, Limb* out) {
+  unsigned long long difference = 0;
+  borrow = _subborrow_u64(borrow, a, b, &difference);
+  *out = difference;
+  return borrow;
+}
+
+// The bits of `high` that a right shift by s ∈ [0, 64) moves into the limb below (0 for s = 0).
+inline Limb spill(Limb high, int s) { return (high << 1) << (kLimbBits - 1 - s); }
+
+}  // namespace presk::reference::limbs
