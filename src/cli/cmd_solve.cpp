@@ -148,7 +148,8 @@ int run_solve_command(const SolveCommandOptions& options, const std::string& ste
     nlohmann::ordered_json out = run.file["solve"];
     out["out"] = options.out;
     out["seconds"] = {{"wall", run.wall_seconds}, {"exact", run.exact_seconds}, {"native", run.native_seconds},
-                      {"native_runs", run.native_runs}, {"proposal", run.times.proposal}};
+                      {"native_runs", run.native_runs}, {"proposal", run.times.proposal},
+                      {"exact_from_cache", run.exact_from_cache}};
     std::cout << out.dump(2) << '\n';
   } else {
     print_report(run, options.out);

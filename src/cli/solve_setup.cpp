@@ -160,6 +160,8 @@ void add_solve_options(CLI::App& command, SolveCommandOptions& options, GlobalOp
   command.add_option("--profile", options.profile,
                      "Price by predicted time on this machine (a profile from presk bench --calibrate), not by bytes; "
                      "--step: rank the narrowings by predicted seconds saved per unit of isolated gap, none predicted slower");
+  command.add_flag("--no-exact-cache", options.no_exact_cache,
+                   "Run the exact reference even when ENVELOPE.exact.safetensors holds its outputs, and write none");
   command.add_flag("--quiet", options.quiet, "No progress on stderr");
   add_threads_option(command, global);
   add_json_option(command, global);
@@ -205,8 +207,16 @@ SolveRun run_solve(const SolveCommandOptions& options, GlobalOptions& global) {
   const uint64_t seed = global.seed;
   solve::SampleSet in_sample{prepared.count, [&prepared, seed](int64_t k) { return prepared.inputs(k, seed); }};
   run.held_out_wanted = options.heldout >= 0 ? options.heldout : prepared.count;
-  solve::Measurer measurer(prepared.program, *prepared.entry, prepared.parameters, in_sample,
-                           held_out_set(prepared, run.held_out_wanted), run.envelope.bits, global.threads, progress);
+  solve::SampleSet held_out = held_out_set(prepared, run.held_out_wanted);
+  std::optional<precision::ExactCache> cache;
+  if (!options.no_exact_cache) {
+    cache = precision::ExactCache{precision::exact_cache_path(options.run.envelope),
+                                  exact_cache_key(options.run, run.envelope, prepared, held_out.count),
+                                  [](const std::string& line) { std::cerr << "solve: " << line << std::endl; }};
+  }
+  solve::Measurer measurer(prepared.program, *prepared.entry, prepared.parameters, in_sample, std::move(held_out),
+                           run.envelope.bits, global.threads, progress, cache ? &*cache : nullptr);
+  run.exact_from_cache = measurer.exact_from_cache();
   run.solution = solve::solve(run.offer, run.budget, run.options, measurer, progress, &run.times);
   if (options.quant) quantize_pass(global, in_sample, measurer, progress, run);
   run.exact_seconds = measurer.exact_seconds();
