@@ -124,8 +124,9 @@ void print_report(const SolveRun& run, const std::string& out) {
   print_gaps(run);
   std::cout << fmt::format("rounds      {} widening round{}, {} measurements in sample\n", s.rounds, s.rounds == 1 ? "" : "s",
                            s.measurements);
-  std::cout << fmt::format("time        {:.1f} s: exact reference {:.1f} s, native measurements {:.2f} s ({} runs), proposal {:.3f} s\n",
-                           run.wall_seconds, run.exact_seconds, run.native_seconds, run.native_runs, run.times.proposal);
+  std::cout << fmt::format("time        {:.1f} s: exact reference {:.1f} s{}, native measurements {:.2f} s ({} runs), proposal {:.3f} s\n",
+                           run.wall_seconds, run.exact_seconds, run.exact_from_cache ? " (its outputs read from the envelope's cache)" : "",
+                           run.native_seconds, run.native_runs, run.times.proposal);
   std::cout << "written     " << out << " (presk explain " << out << " gives each decision its reason)\n";
 }
 
