@@ -110,6 +110,8 @@ Registration registration("explain", 37, [](CLI::App& app, GlobalOptions& global
   command->add_option("--budget", options->solve.budget, "With a program: the relative budget");
   command->add_option("--budget-abs", options->solve.budget_abs, "With a program: the absolute budget");
   command->add_option("--out", options->solve.out, "With a program: also write the realization here");
+  command->add_flag("--no-exact-cache", options->solve.no_exact_cache,
+                    "With a program: run the exact reference even when the envelope's cache holds its outputs");
   command->add_flag("--quiet", options->solve.quiet, "No progress on stderr");
   add_threads_option(*command, global);
   add_json_option(*command, global);
