@@ -144,8 +144,9 @@ void print_report(const SolveRun& run, const std::string& out) {
   for (const std::string& warning : run.warnings) std::cout << "warning     " << warning << "\n";
   std::cout << fmt::format("rounds      {} widening round{}, {} measurements in sample\n", s.rounds, s.rounds == 1 ? "" : "s",
                            s.measurements);
-  std::cout << fmt::format("time        {:.1f} s: exact reference {:.1f} s, native measurements {:.2f} s ({} runs), proposal {:.3f} s\n",
-                           run.wall_seconds, run.exact_seconds, run.native_seconds, run.native_runs, run.times.proposal);
+  std::cout << fmt::format("time        {:.1f} s: exact reference {:.1f} s{}, native measurements {:.2f} s ({} runs), proposal {:.3f} s\n",
+                           run.wall_seconds, run.exact_seconds, run.exact_from_cache ? " (its outputs read from the envelope's cache)" : "",
+                           run.native_seconds, run.native_runs, run.times.proposal);
   std::cout << "written     " << out << " (presk explain " << out << " gives each decision its reason)\n";
 }
 
@@ -168,7 +169,8 @@ int run_solve_command(const SolveCommandOptions& options, const std::string& ste
     nlohmann::ordered_json out = run.file["solve"];
     out["out"] = options.out;
     out["seconds"] = {{"wall", run.wall_seconds}, {"exact", run.exact_seconds}, {"native", run.native_seconds},
-                      {"native_runs", run.native_runs}, {"proposal", run.times.proposal}};
+                      {"native_runs", run.native_runs}, {"proposal", run.times.proposal},
+                      {"exact_from_cache", run.exact_from_cache}};
     std::cout << out.dump(2) << '\n';
   } else {
     print_report(run, options.out);

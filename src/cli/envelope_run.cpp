@@ -2,6 +2,7 @@
 #include "cli/envelope_run.h"
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <regex>
 
 #include "ir/program_hash.h"
@@ -82,7 +83,36 @@ std::string checked_file(const std::string& given, const std::string& recorded, 
   return path;
 }
 
+// What the exact outputs read from `what`'s file depend on: its SHA-256 (the envelope's, which
+// prepare_envelope_run checked, or the file's own), or "synthesized" when there is no file.
+std::string file_identity(const std::string& given, const std::string& recorded, const std::string& sha256,
+                          const std::string& envelope) {
+  const std::string path = given.empty() ? recorded_path(recorded, envelope) : given;
+  if (path.empty()) return "synthesized";
+  return sha256.empty() ? weights_sha256(path) : sha256;
+}
+
 }  // namespace
+
+std::string exact_cache_key(const EnvelopeRunOptions& options, const precision::Envelope& envelope,
+                            const PreparedRun& prepared, int64_t held_out_count) {
+  nlohmann::ordered_json key;
+  key["presk"] = std::string(PRESK_VERSION) + " " + PRESK_GIT_REVISION;
+  key["arithmetic"] = "mpfr";
+  key["program_hash"] = ir::program_hash(prepared.program);
+  key["entry"] = prepared.entry->name;
+  key["bindings"] = envelope.bindings;
+  key["consts"] = options.bindings.consts;
+  key["dims"] = options.bindings.dims;
+  key["weights_sha256"] = file_identity(options.weights, envelope.weights, envelope.weights_sha256, options.envelope);
+  key["data_sha256"] = file_identity(options.data, envelope.data, envelope.data_sha256, options.envelope);
+  key["seed"] = envelope.seed;
+  key["token_range"] = prepared.token_range;
+  key["bits"] = envelope.bits;
+  key["samples"] = {{"first", prepared.first}, {"count", prepared.count}};
+  key["held_out"] = {{"first", prepared.first + prepared.count}, {"count", held_out_count}};
+  return key.dump();
+}
 
 std::string recorded_path(const std::string& recorded, const std::string& envelope_path) {
   if (recorded.empty() || std::filesystem::path(recorded).is_absolute()) return recorded;

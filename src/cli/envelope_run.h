@@ -33,6 +33,13 @@ PreparedRun prepare_envelope_run(const EnvelopeRunOptions& options, const precis
 BindingOptions recorded_bindings(const BindingOptions& given, const std::map<std::string, std::string>& recorded,
                                  const std::string& program, const std::string& envelope);
 
+// The key of the envelope's cache of exact outputs (precision/exact_cache.h): canonical JSON of
+// everything the exact outputs of `prepared`'s samples and of `held_out_count` held-out samples
+// after them depend on (presk's version, the program's hash, the entry, the bindings, the
+// weights' and data's SHA-256 or the seed that synthesized them, the samples, the bits).
+std::string exact_cache_key(const EnvelopeRunOptions& options, const precision::Envelope& envelope,
+                            const PreparedRun& prepared, int64_t held_out_count);
+
 // The path of a file the envelope recorded: as recorded when it exists, else beside the envelope.
 std::string recorded_path(const std::string& recorded, const std::string& envelope_path);
 

@@ -202,6 +202,8 @@ void add_solve_options(CLI::App& command, SolveCommandOptions& options, GlobalOp
   command.add_option("--profile", options.profile,
                      "Price by predicted time on this machine (a profile from presk bench --calibrate), not by bytes; "
                      "--step: rank the narrowings by predicted seconds saved per unit of isolated gap, none predicted slower");
+  command.add_flag("--no-exact-cache", options.no_exact_cache,
+                   "Run the exact reference even when ENVELOPE.exact.safetensors holds its outputs, and write none");
   command.add_flag("--quiet", options.quiet, "No progress on stderr");
   add_threads_option(command, global);
   add_json_option(command, global);
@@ -251,8 +253,15 @@ SolveRun run_solve(const SolveCommandOptions& options, GlobalOptions& global) {
   check_before_work(run, held_out);
   run.warnings = nothing_ranked(run.offer, *prepared.entry);
   for (const std::string& warning : run.warnings) std::cerr << "presk solve: warning: " << warning << std::endl;
+  std::optional<precision::ExactCache> cache;
+  if (!options.no_exact_cache) {
+    cache = precision::ExactCache{precision::exact_cache_path(options.run.envelope),
+                                  exact_cache_key(options.run, run.envelope, prepared, held_out.count),
+                                  [](const std::string& line) { std::cerr << "solve: " << line << std::endl; }};
+  }
   solve::Measurer measurer(prepared.program, *prepared.entry, prepared.parameters, in_sample, std::move(held_out),
-                           run.envelope.bits, global.threads, progress);
+                           run.envelope.bits, global.threads, progress, cache ? &*cache : nullptr);
+  run.exact_from_cache = measurer.exact_from_cache();
   run.solution = solve::solve(run.offer, run.budget, run.options, measurer, progress, &run.times);
   if (options.quant) quantize_pass(global, in_sample, measurer, progress, run);
   run.exact_seconds = measurer.exact_seconds();

@@ -23,6 +23,7 @@ struct SolveCommandOptions {
   double margin = 2.5, min_gain = 1e-3;
   int64_t heldout = -1;  // -1: as many as the envelope's samples
   bool exhaustive = false, quiet = false;
+  bool no_exact_cache = false;     // --no-exact-cache: run the reference, read and write no cache
   bool quant = false;              // --quant: the integer pass after the float solve
   std::string scheme = "absmax";   // --scheme: its scales
   std::string profile;  // --profile PROFILE.json: price by predicted time (presk bench --calibrate)
@@ -42,6 +43,7 @@ struct SolveRun {
   solve::SolveTimes times;
   double exact_seconds = 0, native_seconds = 0, wall_seconds = 0;
   int native_runs = 0;
+  bool exact_from_cache = false;  // the exact outputs were read from the envelope's cache
   std::optional<solve::TimePrediction> predicted;  // --profile: seconds per sample, predicted
   int64_t held_out_wanted = 0;  // samples asked to hold out (the solution has how many were)
   std::vector<std::string> warnings;  // why nothing could be ranked (on stderr, in the record, in the report)

@@ -18,25 +18,31 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 Measurer::Measurer(const ir::Program& program, const ir::Function& entry,
                    const reference::ParameterStore& parameters, SampleSet in_sample, SampleSet held_out,
-                   long bits, int threads, Progress progress)
+                   long bits, int threads, Progress progress, const precision::ExactCache* cache)
     : program_(program), entry_(entry), parameters_(parameters), in_sample_(std::move(in_sample)),
       held_out_(std::move(held_out)), threads_(threads), progress_(std::move(progress)) {
   const auto start = std::chrono::steady_clock::now();
   const int64_t in = in_sample_.count, total = in + held_out_.count;
-  if (progress_) {
+  std::optional<precision::ExactOutputs> cached =
+      cache != nullptr ? precision::read_exact_cache(*cache, total, bits) : std::nullopt;
+  exact_from_cache_ = cached.has_value();
+  if (progress_ && cached) progress_(fmt::format("exact outputs: from cache {}", cache->path));
+  if (progress_ && !cached) {
     progress_(fmt::format("exact reference: {} samples in sample{} at {} bits", in,
                           held_out_.count > 0 ? fmt::format(" and {} held out", held_out_.count) : "", bits));
   }
   const precision::SampleInputs both = [&](int64_t k) {
     return k < in ? in_sample_.inputs(k) : held_out_.inputs(k - in);
   };
-  precision::ExactOutputs all = precision::run_exactly(program, entry, parameters, total, both, bits, threads);
+  precision::ExactOutputs all =
+      cached ? std::move(*cached) : precision::run_exactly(program, entry, parameters, total, both, bits, threads);
+  if (cache != nullptr && !cached) precision::write_exact_cache(*cache, all);
   exact_in_.bits = exact_out_.bits = bits;
   for (int64_t k = 0; k < total; ++k) {
     (k < in ? exact_in_ : exact_out_).samples.push_back(std::move(all.samples[k]));
   }
   exact_seconds_ = seconds_since(start);
-  if (progress_) progress_(fmt::format("exact reference: done in {:.1f} s", exact_seconds_));
+  if (progress_ && !cached) progress_(fmt::format("exact reference: done in {:.1f} s", exact_seconds_));
 }
 
 precision::MeasuredGap Measurer::measure(const Offer& offer, const Assignment& assignment, bool held_out) {

@@ -1,6 +1,7 @@
 // The measurements of a solve (the seed's "It verifies by measurement, not by the bound"): the
 // exact reference's outputs on the envelope's samples and on the held-out ones, computed once
-// per solve and in parallel over all of them, and the gap of any assignment run natively
+// per solve and in parallel over all of them (or read from the envelope's cache of them,
+// precision/exact_cache.h), and the gap of any assignment run natively
 // against them (precision::measure_gap), cached by assignment.
 #pragma once
 
@@ -10,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "precision/exact_cache.h"
 #include "precision/measure.h"
 #include "solve/estimate.h"
 
@@ -24,7 +26,8 @@ class Measurer {
  public:
   using Progress = std::function<void(const std::string&)>;
   Measurer(const ir::Program& program, const ir::Function& entry, const reference::ParameterStore& parameters,
-           SampleSet in_sample, SampleSet held_out, long bits, int threads, Progress progress);
+           SampleSet in_sample, SampleSet held_out, long bits, int threads, Progress progress,
+           const precision::ExactCache* cache = nullptr);  // null: no cache
 
   // The gap of `assignment` on the envelope's samples / on the held-out ones (nullopt: none).
   precision::MeasuredGap in_sample(const Offer& offer, const Assignment& assignment);
@@ -32,6 +35,7 @@ class Measurer {
   int64_t held_out_count() const { return held_out_.count; }
 
   double exact_seconds() const { return exact_seconds_; }
+  bool exact_from_cache() const { return exact_from_cache_; }
   double native_seconds() const { return native_seconds_; }
   int native_runs() const { return native_runs_; }
 
@@ -48,6 +52,7 @@ class Measurer {
   std::map<std::pair<bool, Assignment>, precision::MeasuredGap> cache_;
   double exact_seconds_ = 0, native_seconds_ = 0;
   int native_runs_ = 0;
+  bool exact_from_cache_ = false;
 };
 
 }  // namespace presk::solve
