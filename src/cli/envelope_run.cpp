@@ -32,7 +32,7 @@ BindingOptions recorded_bindings(const BindingOptions& given, const std::map<std
   const std::string text = lang::read_source(program)->text;
   BindingOptions bindings;
   for (const auto& [name, value] : recorded) {
-    const std::regex declared("(^|\\n)\\s*dim\\s+" + name + "\\b");
+    const std::regex declared("(^|\\n)\\s*dim\\s+(\\w+\\s*,\\s*)*" + name + "\\b");
     (std::regex_search(text, declared) ? bindings.dims : bindings.consts).push_back(name + "=" + value);
   }
   return bindings;

@@ -15,6 +15,13 @@ foreach(group elementwise contraction layout models shapes conv activation reduc
             --ort ${PRESK_ORT_DIR} --work ${PROJECT_BINARY_DIR}/tests/import/${group} --group ${group})
   set_tests_properties(import.${group} PROPERTIES LABELS import SKIP_RETURN_CODE 77 TIMEOUT 300)
 endforeach()
+# The real exports of tests/import/exports/ (torch's, made by scripts/export-models; no torch needed).
+foreach(group exports exports_solve exports_refused)
+  add_test(NAME import.${group}
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_exports.py --presk $<TARGET_FILE:presk>
+            --ort ${PRESK_ORT_DIR} --work ${PROJECT_BINARY_DIR}/tests/import/${group} --group ${group})
+  set_tests_properties(import.${group} PROPERTIES LABELS import SKIP_RETURN_CODE 77 TIMEOUT 600)
+endforeach()
 # The GoogleTest units of this folder (test_import) test the import library itself.
 if(TARGET test_import)
   target_link_libraries(test_import PRIVATE presk_import)

@@ -1,0 +1,142 @@
+"""Real exports end to end (docs/import.md, "Real exports"): the checked-in torch exports of
+tests/import/exports/ (made by scripts/export-models; this check needs no torch).
+
+  /usr/bin/python3 check_exports.py --presk PRESK --ort ORT_DIR --work DIR --group exports|exports_solve|exports_refused
+
+exports:         each model expected to import, against ONNX Runtime and the exact reference
+                 (check_import.py's check, with the dims bound to the test input's extents).
+exports_solve:   each of them calibrated (4 samples, 128 bits), solved at --budget 1e-3 (the
+                 solve measures 4 held-out samples too), and the realization run beside the
+                 exact reference on 4 further held-out samples: the gap must be inside the budget.
+exports_refused: the models the import does not take yet, each refused with its code; a model
+                 that starts importing fails this check, so that it moves to EXPECTED.
+"""
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+import onnx
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_import  # noqa: E402
+from check_import import run, write_safetensors  # noqa: E402
+
+EXPORTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "exports")
+VOCAB = 32
+# name: (inputs of one sample: arg -> (kind, shape), tolerance in normwise f32 ulps against ORT)
+EXPECTED = {
+    "gpt2": ({"idx": ("tokens", (2, 5))}, 8),
+    "bert": ({"input_ids": ("tokens", (2, 5)), "attention_mask": ("mask", (2, 5))}, 8),
+    "llama": ({"x": ("normal", (2, 5, 16))}, 8),
+}
+# name: (the code it is refused with today, what it needs)
+REFUSED = {
+    "gpt2_arange": ("E1314", "positions as torch.arange(T): Range over the symbolic sequence"),
+    "gpt2_float_mask": ("E1314", "nanoGPT's float tril buffer sliced to T, then `== 0`: Equal on run-time data"),
+    "cnn": ("E1302", "Conv (the export folds BatchNorm into it), MaxPool, GlobalAveragePool"),
+    "mobilenet": ("E1302", "Conv (groups = channels: depthwise), HardSwish, GlobalAveragePool"),
+}
+SAMPLES = 4  # calibrated on 0..3; the solve holds out 4..7; the realization is run on 8..11
+
+
+def sample_inputs(spec, count, seed):
+    """count samples of each argument, stacked on a leading axis (deterministic)."""
+    rng = np.random.default_rng(seed)
+    arrays = {}
+    for arg, (kind, shape) in spec.items():
+        full = (count,) + shape
+        if kind == "tokens":
+            arrays[arg] = rng.integers(0, VOCAB, full).astype(np.int64)
+        elif kind == "mask":  # a padding mask: each row 1 … 1 0 … 0, at least one 1
+            lengths = rng.integers(1, shape[-1] + 1, full[:-1])
+            arrays[arg] = (np.arange(shape[-1]) < lengths[..., None]).astype(np.int64)
+        else:
+            arrays[arg] = rng.standard_normal(full).astype(np.float32)
+    return arrays
+
+
+def load(name):
+    return onnx.load(os.path.join(EXPORTS, f"{name}.onnx"))
+
+
+def check_ort(args, modules):
+    cases = []
+    for name, (spec, tolerance) in EXPECTED.items():
+        inputs = {arg: array[0] for arg, array in sample_inputs(spec, 1, 1).items()}
+        cases.append((name, load(name), inputs, tolerance))
+    return check_import.check_against_ort(args, cases, modules)
+
+
+def solve_one(args, name, spec):
+    work = f"{args.work}/{name}"
+    os.makedirs(work, exist_ok=True)
+    made = load(name)
+    check_import.import_case(args, work, name, made)
+    program, weights, data = f"{work}/{name}.psk", f"{work}/{name}.safetensors", f"{work}/{name}.data.safetensors"
+    write_safetensors(data, sample_inputs(spec, 3 * SAMPLES, 2))
+    dims = check_import.dim_bindings(made, {arg: np.zeros(shape) for arg, (_, shape) in spec.items()})
+    entry = made.graph.output[0].name
+    envelope, realization = f"{work}/envelope.json", f"{work}/realization.json"
+    # solve is given the dims too: without them it replays the envelope's bindings and takes the
+    # second name of `dim batch, sequence` for a const (E0305; src/cli/envelope_run.cpp's regex)
+    common = [program, "--entry", entry, "--weights", weights, "--data", data] + dims
+    run([args.presk, "calibrate", "--precision"] + common + ["--samples", str(SAMPLES), "--bits", "128",
+                                                              "--out", envelope, "--quiet"])
+    report = json.loads(run([args.presk, "solve", program, "--precision", envelope, "--budget", "1e-3",
+                             "--out", realization, "--quiet", "--json"] + dims).stdout)
+    budget = report["budget"]["absolute"]
+    measured = json.loads(run([args.presk, "run"] + common + ["--realize", f"@{realization}", "--exact", "--offset",
+                                                             str(2 * SAMPLES), "--samples", str(SAMPLES),
+                                                             "--json"]).stdout)
+    gap = max(o["gap_absolute"] for sample in measured["samples"] for o in sample["outputs"])
+    types = json.load(open(realization))["default"]
+    print(f"{name:<12} solved at 1e-3 (absolute {budget:.4e}): gap {gap:.4e} on {SAMPLES} held-out samples; "
+          f"default type {types}")
+    if not 0 < gap <= budget:
+        return [f"{name}: the realization's held-out gap {gap} is not inside the budget {budget}"]
+    return []
+
+
+def check_refused(args):
+    failures = []
+    for name, (code, needs) in REFUSED.items():
+        out = f"{args.work}/{name}"
+        result = run([args.presk, "import", os.path.join(EXPORTS, f"{name}.onnx"), "--out", f"{out}.psk",
+                      "--weights-out", f"{out}.safetensors"], expect_ok=False)
+        refused = result.returncode == 1 and f"error[{code}]" in result.stderr
+        last = [line for line in result.stderr.splitlines() if line.startswith("error[")][:1]
+        print(f"{name:<12} {code} ({needs}): {'refused' if refused else 'NOT REFUSED'}: {last}")
+        if not refused:
+            failures.append(f"{name}: expected {code}, got exit {result.returncode} — if it imports now, "
+                            f"move it to EXPECTED in check_exports.py: {result.stderr}")
+    return failures
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--presk", required=True)
+    parser.add_argument("--ort", required=True, help="the folder onnxruntime-node was installed into")
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--markdown", help="also append the measured table to this file (scripts/import-table)")
+    parser.add_argument("--group", required=True, choices=["exports", "exports_solve", "exports_refused"])
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    if args.group == "exports":
+        modules = os.path.join(args.ort, "node_modules")
+        if not os.path.isdir(os.path.join(modules, "onnxruntime-node")):
+            print(f"SKIPPED: onnxruntime-node is not installed in {args.ort}: run scripts/install-deps", file=sys.stderr)
+            return 77
+        return check_ort(args, modules)
+    if args.group == "exports_solve":
+        failures = [f for name, (spec, _) in EXPECTED.items() for f in solve_one(args, name, spec)]
+    else:
+        failures = check_refused(args)
+    for failure in failures:
+        print("FAIL", failure, file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
