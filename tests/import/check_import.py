@@ -162,8 +162,8 @@ def error_cases():
 
 # What the message of an error case must say, beyond its code.
 MESSAGES = {
-    "unsupported_operators": ['2 operators of the model are not supported', 'Conv (2 nodes, the first "/c1/Conv")',
-                              'MaxPool (1 node: "/y/MaxPool")'],
+    "unsupported_operators": ['2 operators of the model are not supported', 'LRN (2 nodes, the first "/c1/LRN")',
+                              'LpNormalization (1 node: "/y/LpNormalization")'],
     "extent_not_product": ["T - 1"],
     "runtime_positions": ["Range over the symbolic T"],
 }

@@ -250,7 +250,8 @@ TEST_F(StepCommand, CodedRefusals) {
   auto other = run(presk() + " calibrate --step '" + std::string(PRESK_SOURCE_DIR) +
                    "/examples/gpt_tiny.psk' --dim T=4 --entry loss --envelope s.json --realize f32");
   EXPECT_EQ(other.status, 1) << other.output;
-  EXPECT_NE(other.output.find("E1251"), std::string::npos) << other.output;
+  // A --dim that contradicts the envelope's recorded bindings is refused before the program is compiled (E1103).
+  EXPECT_NE(other.output.find("E1103"), std::string::npos) << other.output;
   // solve --step --report is refused (E1263), before the envelope is read: a step solve writes no HTML report.
   auto report = run(presk() + " solve " + program_ + " --step s.json --budget 1e-2 --out r.json --report r.html");
   EXPECT_EQ(report.status, 2) << report.output;

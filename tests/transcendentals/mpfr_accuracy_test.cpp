@@ -104,9 +104,10 @@ class MpfrReference {
       case UnaryFn::sqrt:
         mpfr_sqrt(v_, x_, MPFR_RNDN);
         break;
-      case UnaryFn::rsqrt:  // IEEE 754's rSqrt: 1/√−0 = −∞ (mpfr_rec_sqrt gives +∞ there)
+      case UnaryFn::rsqrt:  // presk's meaning, the reference's: rsqrt(±0) = +∞ (docs/semantics.md)
         mpfr_sqrt(v_, x_, MPFR_RNDN);
         mpfr_ui_div(v_, 1, v_, MPFR_RNDN);
+        if (mpfr_zero_p(x_)) mpfr_set_inf(v_, 1);
         break;
       case UnaryFn::gelu_tanh:  // x·σ(2u): no cancellation in the tail, unlike x/2·(1 + tanh u)
         two_u();
