@@ -381,4 +381,13 @@ Value reshaped(Builder& builder, const Value& value, const Shape& shape, const s
   return builder.emit("reshape(" + value.expr + ", " + shape_list(shape) + ")", shape, value.kind, suffix);
 }
 
+const Value& real_input(Builder& builder, int index) {
+  const Value& value = builder.input(index);
+  if (value.kind != Kind::R) {
+    builder.fail("E1304").hint("presk imports arithmetic on float tensors (FLOAT, DOUBLE, FLOAT16, BFLOAT16)")
+        << "operand " << index << " must be a float tensor";
+  }
+  return value;
+}
+
 }  // namespace presk::onnx_import

@@ -197,6 +197,9 @@ void add_reduce_translators(std::map<std::string, Translator>& table);
 const std::set<std::string>& import_time_operators();
 bool fold_node(Builder& builder);
 
+// The node's operand `index` as a float value (E1304 when it is an integer or boolean tensor).
+const Value& real_input(Builder& builder, int index);
+
 // The node's operand as a tensor of its ONNX shape (a literal reshaped when ONNX gives it axes).
 Value tensor_input(Builder& builder, int index);
 

@@ -143,6 +143,9 @@ void check_operators(const onnx::GraphProto& graph) {
 
 void translate_node(Builder& builder, const onnx::NodeProto& node) {
   builder.node = &node;
+  if (node.output_size() == 0) {
+    builder.fail("E1309").hint("export the model again; run the ONNX checker") << "the node has no outputs";
+  }
   if (is_import_time(node) && fold_node(builder)) return;
   if (!has_translator(node)) {  // an import-time operator (check_operators) given run-time data
     int index = 0;

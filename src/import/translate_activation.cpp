@@ -11,15 +11,6 @@
 namespace presk::onnx_import {
 namespace {
 
-const Value& real_input(Builder& builder, int index) {
-  const Value& value = builder.input(index);
-  if (value.kind != Kind::R) {
-    builder.fail("E1304").hint("presk imports arithmetic on float tensors (FLOAT, DOUBLE, FLOAT16, BFLOAT16)")
-        << "operand " << index << " is an integer or boolean tensor";
-  }
-  return value;
-}
-
 std::string real(float value) { return "(" + ir::real_to_string(value) + ")"; }
 
 // An elementwise activation of one operand; `pattern` writes `X` for the operand.

@@ -14,12 +14,6 @@ std::string axes_list(const std::vector<int64_t>& axes) {
   return text + "]";
 }
 
-const Value& real_input(Builder& builder, int index) {
-  const Value& value = builder.input(index);
-  if (value.kind != Kind::R) builder.fail("E1304") << "operand " << index << " must be a float tensor";
-  return value;
-}
-
 // One operand's side of a matmul as einsum labels; size-1 batch axes the other operand
 // stretches are dropped from the operand (by a reshape) and from its labels.
 struct MatmulSide {

@@ -53,12 +53,6 @@ struct Window {
 
 std::string int_text(int64_t value) { return std::to_string(value); }
 
-const Value& real_input(Builder& builder, int index) {
-  const Value& value = builder.input(index);
-  if (value.kind != Kind::R) builder.fail("E1304") << "operand " << index << " must be a float tensor";
-  return value;
-}
-
 std::vector<int64_t> per_axis(Builder& builder, std::string_view name, size_t spatial, int64_t fallback) {
   std::vector<int64_t> values = builder.ints_attribute(name).value_or(std::vector<int64_t>(spatial, fallback));
   if (values.size() != spatial) {

@@ -22,15 +22,6 @@ void define_elementwise(Builder& builder, const std::string& expr, const std::ve
 
 namespace {
 
-const Value& real_input(Builder& builder, int index) {
-  const Value& value = builder.input(index);
-  if (value.kind != Kind::R) {
-    builder.fail("E1304").hint("presk imports arithmetic on float tensors (FLOAT, DOUBLE, FLOAT16, BFLOAT16)")
-        << "operand " << index << " is an integer or boolean tensor";
-  }
-  return value;
-}
-
 template <char Symbol>
 void binary(Builder& builder) {
   builder.accept_attributes({});

@@ -21,12 +21,6 @@ std::string int_list(const std::vector<int64_t>& values) {
   return text + "]";
 }
 
-const Value& real_input(Builder& builder, int index) {
-  const Value& value = builder.input(index);
-  if (value.kind != Kind::R) builder.fail("E1304") << "operand " << index << " must be a float tensor";
-  return value;
-}
-
 // The axes a Reduce node reduces: its attribute, or operand 1 (ReduceSum from opset 13, every
 // Reduce from 18); none given is every axis. nullopt: none given and noop_with_empty_axes.
 std::optional<std::vector<int64_t>> reduce_axes(Builder& builder, size_t rank, bool axes_operand) {
