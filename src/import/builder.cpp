@@ -286,6 +286,7 @@ std::string Builder::fresh_name(const std::string& wanted) {
 }
 
 Value Builder::emit(const std::string& expr, Shape shape, Kind kind, const std::string& suffix) {
+  check_element_count(*this, shape, "the node's result");
   std::string wanted = node->name();
   if (wanted.empty()) wanted = node->output_size() > 0 && !node->output(0).empty() ? node->output(0) : node->op_type();
   LetLine line{fresh_name(wanted + suffix), expr, node_label(), {}};
@@ -388,6 +389,19 @@ const Value& real_input(Builder& builder, int index) {
         << "operand " << index << " must be a float tensor";
   }
   return value;
+}
+
+void check_element_count(const Builder& builder, const Shape& shape, std::string_view what) {
+  constexpr int64_t kLimit = int64_t{1} << 40;  // the language's own limit (E0310)
+  int64_t count = 1;
+  for (const Extent& extent : shape) {
+    if (extent.factor > 0 && count > kLimit / extent.factor) count = kLimit + 1;
+    else count *= std::max<int64_t>(extent.factor, 1);
+  }
+  if (count <= kLimit) return;
+  auto error = builder.node != nullptr ? builder.fail("E1316") : NodeError("E1316", "the model");
+  error.hint("check the model's shapes (onnx.checker.check_model with full_check=True)")
+      << what << " " << shape_list(shape) << " has more than 2^40 elements, more than presk holds";
 }
 
 }  // namespace presk::onnx_import

@@ -197,6 +197,9 @@ void add_reduce_translators(std::map<std::string, Translator>& table);
 const std::set<std::string>& import_time_operators();
 bool fold_node(Builder& builder);
 
+// E1316 when a value of `shape` would hold more than 2^40 elements (its dims counted as 1).
+void check_element_count(const Builder& builder, const Shape& shape, std::string_view what);
+
 // The node's operand `index` as a float value (E1304 when it is an integer or boolean tensor).
 const Value& real_input(Builder& builder, int index);
 

@@ -84,6 +84,7 @@ void read_inputs(Builder& builder, const onnx::GraphProto& graph, std::map<std::
     for (int axis = 0; axis < tensor.shape().dim_size(); ++axis) {
       argument.shape.push_back(input_extent(builder, tensor.shape().dim(axis), input.name(), axis, dims));
     }
+    check_element_count(builder, argument.shape, "graph input `" + input.name() + "`");
     builder.arguments.push_back(argument);
     builder.define_value(input.name(), Value{argument.name, argument.shape, argument.kind, nullptr});
   }
