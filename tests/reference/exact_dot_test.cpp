@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "exec/reference/arith_mpfr.h"
+#include "reference/random_terms.h"
 #include "exec/reference/exact_dot.h"
 #include "reference/support.h"
 
@@ -19,34 +20,6 @@ namespace {
 
 using reference::ExactDot;
 using reference::MpfrBuffer;
-
-bool same_number(mpfr_srcptr a, mpfr_srcptr b) {
-  if (mpfr_nan_p(a) || mpfr_nan_p(b)) return mpfr_nan_p(a) && mpfr_nan_p(b);
-  return mpfr_equal_p(a, b) && mpfr_signbit(a) == mpfr_signbit(b);
-}
-
-// One operand: style 0 a random significand, 1 one to three set bits, 2 all p bits set; then
-// scaled by 2^k, k uniform in [−spread, spread], and given a random sign.
-void draw(mpfr_ptr v, int style, long spread, std::mt19937_64& rng, gmp_randstate_t state) {
-  long p = mpfr_get_prec(v);
-  if (style == 0) {
-    mpfr_urandomb(v, state);
-    if (mpfr_zero_p(v)) mpfr_set_ui(v, 1, MPFR_RNDN);
-  } else if (style == 1) {
-    mpfr_set_zero(v, 1);
-    MpfrBuffer bit(1, p);
-    for (int b = 0, n = 1 + static_cast<int>(rng() % 3); b < n; ++b) {
-      mpfr_set_ui_2exp(bit.data(), 1, -static_cast<long>(rng() % (p + 2)), MPFR_RNDN);
-      mpfr_add(v, v, bit.data(), MPFR_RNDN);
-    }
-  } else {
-    mpfr_set_ui_2exp(v, 1, p, MPFR_RNDN);
-    mpfr_sub_ui(v, v, 1, MPFR_RNDN);  // 2^p − 1, exact
-    mpfr_mul_2si(v, v, -p, MPFR_RNDN);
-  }
-  mpfr_mul_2si(v, v, static_cast<long>(rng() % (2 * spread + 1)) - spread, MPFR_RNDN);
-  if (rng() & 1) mpfr_neg(v, v, MPFR_RNDN);
-}
 
 // The window over terms [0, n) given as `runs` pieces, each scanned then added.
 void exact_dot(mpfr_ptr r, const MpfrBuffer& x, const MpfrBuffer& y, int64_t n, int runs) {
