@@ -271,6 +271,7 @@ SolveRun run_solve(const SolveCommandOptions& options, GlobalOptions& global) {
                                      options.run.envelope, sha256_file(options.run.envelope)};
   run.file = solve::realization_file(run.offer, run.solution, run.budget, run.options, context);
   if (!run.warnings.empty()) run.file["solve"]["warnings"] = run.warnings;
+  run.file["solve"]["program_sha256"] = sha256_file(options.run.program);  // presk report shows the text it solved
   if (run.options.profile) {
     const solve::Pricer pricer(run.offer, *run.options.profile);
     run.predicted = solve::predict_times(run.offer, pricer, run.solution.assignment);

@@ -33,6 +33,10 @@ rect.not-offered { stroke: #222; stroke-width: 1.5; stroke-dasharray: 3 2; }
 .note { font-size: 10.5px; fill: #777; color: #777; } line.grid { stroke: #e3e3e3; }
 line.target, line.budget-line { stroke: #c0392b; stroke-width: 1.3; stroke-dasharray: 5 3; }
 rect.frame { fill: none; stroke: #999; } rect.spread { fill: #f3d9a8; opacity: 0.7; }
+pre.program { font: 12px/1.45 "DejaVu Sans Mono", monospace; background: #fafbfc; border: 1px solid #ddd; padding: 6px 0; overflow-x: auto; }
+pre.program .line { display: block; padding: 0 8px; } pre.program .line:target { background: #fff3c4; }
+pre.program .ln { display: inline-block; width: 3.5em; color: #999; user-select: none; }
+pre.program .types { display: block; margin-left: 4.5em; color: #555; font-size: 11px; white-space: normal; } .let-type { margin-right: 10px; white-space: nowrap; }
 )";
 
 double number_of(const nlohmann::json& value, const std::string& origin, const std::string& field) {
@@ -104,9 +108,11 @@ std::string report_html(const solve::Record& record, const std::string& origin, 
   page += header(record, origin);
   page += budget_section(record, summary);
   if (curve) page += curve_section(*curve);
-  page += type_map_section(record);
+  const ProgramText program = find_program_text(record, origin);
+  page += type_map_section(record, program.shown);
   page += value_scales_section(record);
   page += moves_section(record);
+  page += program_section(record, program);
   return page + "</body></html>\n";
 }
 

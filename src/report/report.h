@@ -39,7 +39,8 @@ struct Curve {
 // The curve of a curve file's JSON: E1173 (naming the field) when it is not one.
 Curve parse_curve(const nlohmann::json& file, const std::string& origin);
 
-// The page. `origin` names the realization file in the title.
+// The page. `origin` names the realization file in the title (and where the program is looked
+// for beside it, report/sections.h's find_program_text).
 std::string report_html(const solve::Record& record, const std::string& origin, const Curve* curve);
 
 // Reads a realization file and an optional curve file and writes the page atomically:

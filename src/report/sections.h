@@ -13,8 +13,8 @@ namespace presk::report {
 
 // The type map: one row per function (sites) or module path (parameters), one cell per value,
 // coloured by its final type, sized and labelled by its bytes. Each cell is the one element
-// of class `cell` carrying the value's key.
-std::string type_map_section(const solve::Record& record);
+// of class `cell` carrying the value's key; with `link_lines`, a link to its line of the program.
+std::string type_map_section(const solve::Record& record, bool link_lines);
 
 // Every value's sensitivity ‖∂L/∂v‖₁ and its term in the estimate on log scales, the term
 // panel with the estimate's target.
@@ -40,5 +40,17 @@ std::string moves_section(const solve::Record& record);
 // The ε curve: the measured gaps and the traffic against the budget (log–log), the quality
 // axis against the seed-to-seed spread, and its table.
 std::string curve_section(const Curve& curve);
+
+// The program text a solve typed, found from the record (its path, then beside the realization
+// file) and checked against its program_sha256; `note` says why it is not shown otherwise.
+struct ProgramText {
+  bool shown = false;
+  std::string path, text, note;
+};
+ProgramText find_program_text(const solve::Record& record, const std::string& origin);
+
+// The program, one line per source line (anchors `line-N`), each with the values written there:
+// their keys, IR types and final types. The type map's cells link to these anchors.
+std::string program_section(const solve::Record& record, const ProgramText& program);
 
 }  // namespace presk::report

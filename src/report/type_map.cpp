@@ -34,10 +34,12 @@ double cell_width(const solve::RecordValue& v) {
   return std::max(by_bytes, std::round(10 + 7.0 * static_cast<double>(short_name(v).size())));
 }
 
-std::string cell(const solve::RecordValue& v, double x, double y) {
+std::string cell(const solve::RecordValue& v, double x, double y, bool link_line) {
   const double w = cell_width(v) - 3;
   const bool offered = v.offered == "offered";
-  std::string out = fmt::format(
+  const bool linked = link_line && v.line > 0;
+  std::string out = linked ? fmt::format(R"(<a href="#line-{}">)", v.line) : "";
+  out += fmt::format(
       R"(<g class="cell" data-key="{}" data-kind="{}" data-final="{}" data-bytes="{}" data-offered="{}">)",
       escape(v.key), v.kind, escape(v.final_type), exact_number(v.bytes), escape(v.offered));
   out += fmt::format(R"(<rect x="{:.0f}" y="{:.0f}" width="{:.0f}" height="{:.0f}" rx="3" fill="{}"{}/>)", x, y, w,
@@ -49,7 +51,7 @@ std::string cell(const solve::RecordValue& v, double x, double y) {
   out += fmt::format("<title>{} ({}, {}): {}, {} elements, {}; {}</title></g>", escape(v.key), escape(v.op),
                      escape(v.type), escape(v.final_type), v.elements, escape(bytes_text(v.bytes)),
                      escape(v.offered));
-  return out;
+  return linked ? out + "</a>" : out;
 }
 
 std::string legend(const solve::Record& record) {
@@ -64,7 +66,7 @@ std::string legend(const solve::Record& record) {
 
 }  // namespace
 
-std::string type_map_section(const solve::Record& record) {
+std::string type_map_section(const solve::Record& record, bool link_lines) {
   std::vector<std::string> rows;  // in the record's order of first appearance
   std::map<std::string, std::vector<const solve::RecordValue*>> members;
   for (const solve::RecordValue& v : record.values) {
@@ -83,7 +85,7 @@ std::string type_map_section(const solve::Record& record) {
         x = kLabelWidth;
         y += kCellHeight + 3;
       }
-      body += cell(*v, x, y);
+      body += cell(*v, x, y, link_lines);
       x += cell_width(*v);
     }
     y += kCellHeight + kRowGap;

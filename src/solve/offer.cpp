@@ -15,15 +15,31 @@
 namespace presk::solve {
 namespace {
 
-// The typable lets of the program by site name.
-std::map<std::string, bool> typable_sites(const ir::Program& program) {
-  std::map<std::string, bool> sites;
+// The 1-based source line a span starts on; 0 when the span is unknown.
+int line_of(const Span& span) {
+  if (!span.known() || span.begin > span.file->text.size()) return 0;
+  const auto begin = span.file->text.begin();
+  return 1 + static_cast<int>(std::count(begin, begin + span.begin, '\n'));
+}
+
+// The typable lets of the program by site name, with their source lines.
+std::map<std::string, int> typable_sites(const ir::Program& program) {
+  std::map<std::string, int> sites;
   for (const ir::Function& function : program.functions) {
     for (uint32_t i = 0; i < function.lets.size(); ++i) {
-      if (exec::native::is_typable(function.lets[i])) sites[function.site_name(i)] = true;
+      if (exec::native::is_typable(function.lets[i])) sites[function.site_name(i)] = line_of(function.lets[i].span);
     }
   }
   return sites;
+}
+
+// Each parameter's line: that of the first `param` let reading it.
+std::map<std::string, int> parameter_lines(const ir::Program& program, const ir::Function& entry) {
+  std::map<std::string, int> lines;
+  ir::for_each_param_let(program, entry, [&](const ir::Function& function, uint32_t i, const std::string& path) {
+    lines.emplace(path, line_of(function.lets[i].span));
+  });
+  return lines;
 }
 
 Value site_value(const precision::SiteEnvelope& site, double per_output) {
@@ -161,14 +177,18 @@ Offer make_offer(const ir::Program& program, const ir::Function& entry,
   for (const ir::ValueRef& result : entry.results) offer.output_elements += entry.type_of(result).element_count();
   offer.output_elements = std::max<int64_t>(offer.output_elements, 1);
   const double per_output = static_cast<double>(offer.output_elements);
-  const std::map<std::string, bool> typable = typable_sites(program);
+  const std::map<std::string, int> typable = typable_sites(program);
   for (const precision::SiteEnvelope& site : envelope.sites) {
-    if (!typable.count(site.site)) continue;
+    const auto found = typable.find(site.site);
+    if (found == typable.end()) continue;
     if (site.elements_per_sample <= 0) offer.per_sample_counts = false;
     offer.values.push_back(site_value(site, per_output));
+    offer.values.back().line = found->second;
   }
+  const std::map<std::string, int> lines = parameter_lines(program, entry);
   for (const precision::ParameterEnvelope& parameter : envelope.parameters) {
     offer.values.push_back(parameter_value(parameter, per_output));
+    if (const auto found = lines.find(parameter.path); found != lines.end()) offer.values.back().line = found->second;
   }
   for (Value& value : offer.values) {
     for (size_t r = 0; r < menu.rungs.size(); ++r) {

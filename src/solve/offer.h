@@ -52,6 +52,9 @@ struct Value {
   // move (two rungs of the same bytes are never both offered).
   std::vector<LadderStep> ladder;
   int64_t over = -2;  // a parameter's scale axis (precision/quant_axis.h)
+  // The 1-based line of the program text that wrote it: a site's let, or the first `param` let
+  // that reads a parameter; 0 when unknown (a generated let). presk report links a cell to it.
+  int line = 0;
 
   bool offered() const { return exclusion == Exclusion::offered; }
 };

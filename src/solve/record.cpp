@@ -40,6 +40,7 @@ Json values_json(const Offer& offer, const Solution& solution, const SolveOption
                       {"final", rung_name(offer, index, solution.assignment[i])},
                       {"bytes", json_number(offer.bytes(index, solution.assignment[i]))},
                       {"term", json_number(term(offer, solution.assignment, index, options.estimate))}});
+    if (v.line > 0) values.back()["line"] = v.line;
     if (offer.rung(index, solution.assignment[i]).integer()) {  // the integer decision's facts
       values.back()["over"] = v.over;
       values.back()["move"] = json_number(v.ladder[solution.assignment[i]].move);

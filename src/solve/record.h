@@ -40,6 +40,7 @@ struct RecordValue {
   double bytes = 0, term = 0;
   std::optional<int64_t> over;  // an integer final rung: its scale axis and largest move
   double move = 0;
+  int line = 0;  // its line in the program text (0: unknown)
 };
 struct RecordMove {
   std::string kind;  // move_kind_name

@@ -58,6 +58,7 @@ RecordValue read_value(const Reader& r, const nlohmann::json& v, const std::stri
     value.over = static_cast<int64_t>(r.number(v, "over", where));
     value.move = r.number(v, "move", where);
   }
+  if (v.contains("line")) value.line = static_cast<int>(r.number(v, "line", where));
   return value;
 }
 
