@@ -41,7 +41,7 @@ ProgramText find_program_text(const solve::Record& record, const std::string& or
     if (!std::filesystem::is_regular_file(path, error)) continue;
     std::string text;
     try {
-      text = read_input_file(path.string(), {"source file", "E0001", "", kProgramFileLimit});
+      text = read_input_file(path.string(), {"source file", "E0003", "check the path and that the file is readable", kProgramFileLimit});
     } catch (const UserError&) {
       continue;
     }
