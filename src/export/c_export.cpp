@@ -13,7 +13,7 @@ using exec::native::Realization;
 
 // The loader's code for parameter k: its elements read as doubles (Z: int64) and stored once,
 // rounded (RNE) into the parameter's realized type, as prepare_parameters does.
-std::string load_parameter(const ir::Param& param, size_t k, Store store) {
+std::string load_parameter(const ir::Param& param, size_t k, Store store, const exec::native::QuantSpec* quant) {
   std::ostringstream out;
   const int64_t count = element_count(param.type.shape);
   out << "  {\n    static const int64_t shape[] = {";
@@ -26,7 +26,15 @@ std::string load_parameter(const ir::Param& param, size_t k, Store store) {
       << "    w->p[" << k << "] = into;\n"
       << "    if (!into || !values || !pk_read_tensor(&file, \"" << param.path << "\", shape, " << param.type.shape.size()
       << ", 0, " << (integer ? "NULL, values" : "values, NULL") << ", message, message_size)) { free(values); goto fail; }\n"
-      << "    for (i = 0; i < " << count << "; ++i) into[i] = ";
+      ;
+  if (quant) {  // integer weights: their meanings f32(q·s), as the native kernels read them
+    const int64_t rank = static_cast<int64_t>(param.type.shape.size()), over = quant->over < 0 ? quant->over + rank : quant->over;
+    out << "    if (!pk_dequantize(values, " << count << ", shape, " << rank << ", " << quant->bits << ", " << over << ", "
+        << (quant->scheme == exec::native::QuantScheme::pow2) << ", " << quant->group
+        << ", (float*)into)) { free(values); goto fail; }\n    (void)i;\n    free(values);\n  }\n";
+    return out.str();
+  }
+  out << "    for (i = 0; i < " << count << "; ++i) into[i] = ";
   switch (store) {
     case Store::f64: case Store::i64: out << "values[i]"; break;
     case Store::f32: out << "(float)values[i]"; break;
@@ -96,7 +104,8 @@ std::string loader_text(const Parts& p, const Functions& functions) {
     out << "  if (!path) snprintf(message, message_size, \"no weights file\");\n"
         << "  if (!path || !pk_open(&file, path, message, message_size)) goto fail;\n";
     for (size_t k : functions.used_parameters()) {
-      out << load_parameter(p.program.params[k], k, functions.parameter_store(p.program.params[k]));
+      const ir::Param& param = p.program.params[k];
+      out << load_parameter(param, k, functions.parameter_store(param), p.realization.param_quant(param.path));
     }
     out << "  pk_close(&file);\n  return w;\nfail:\n  pk_close(&file);\n  presk_" << p.name << "_free(w);\n  return NULL;\n";
   }

@@ -70,10 +70,8 @@ std::string allocation(const CValue& value) {
 Store Functions::parameter_store(const ir::Param& param) const {
   if (param.type.kind == ir::ElemKind::Int) return Store::i64;
   if (param.type.kind == ir::ElemKind::Bool) return Store::b8;
-  if (realization_.param_quant(param.path)) {
-    user_error("E1542").hint("export a realization without `quant`, or run integer weights with `presk run --realize`")
-        << "`presk export c` does not cover integer weights yet (parameter `" << param.path << "` is quantized)";
-  }
+  // Integer weights are held as their meanings f32(q·s): the native kernels compute with those.
+  if (realization_.param_quant(param.path)) return Store::f32;
   return store_of(realization_.param_type(param.path));
 }
 

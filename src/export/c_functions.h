@@ -32,7 +32,7 @@ class Functions {
   const std::string& definitions() const { return definitions_; }
   // Indices (into program.params) of the parameters the functions read.
   const std::set<size_t>& used_parameters() const { return used_parameters_; }
-  // A parameter's storage: its realized type (integer weights: E1542).
+  // A parameter's storage: its realized type (integer weights: f32, their meanings).
   Store parameter_store(const ir::Param& param) const;
 
  private:

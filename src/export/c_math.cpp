@@ -101,16 +101,16 @@ constexpr const char* kUndefines = R"C(#undef PK_T
 
 // math_impl.h over the macros above (T = PK_T). Integer lanes wrap as a SIMD lane does
 // (unsigned arithmetic); the arithmetic shift is spelled without implementation-defined behavior.
-constexpr const char* kMathTemplate = R"C(static inline PK_I PK_F(pk_bits)(PK_T x) { PK_I i; memcpy(&i, &x, sizeof i); return i; }
-static inline PK_T PK_F(pk_from_bits)(PK_I i) { PK_T x; memcpy(&x, &i, sizeof x); return x; }
-static inline PK_I PK_F(pk_iadd)(PK_I a, PK_I b) { PK_U u = (PK_U)a + (PK_U)b; PK_I r; memcpy(&r, &u, sizeof r); return r; }
-static inline PK_I PK_F(pk_isub)(PK_I a, PK_I b) { PK_U u = (PK_U)a - (PK_U)b; PK_I r; memcpy(&r, &u, sizeof r); return r; }
-static inline PK_I PK_F(pk_shl)(PK_I a, int n) { PK_U u = (PK_U)a << n; PK_I r; memcpy(&r, &u, sizeof r); return r; }
-static inline PK_I PK_F(pk_sar)(PK_I a, int n) { return a >= 0 ? a >> n : ~(~a >> n); }
-static inline int PK_F(pk_isnan)(PK_T x) { return x != x; }
+constexpr const char* kMathTemplate = R"C(PK_INTERNAL PK_I PK_F(pk_bits)(PK_T x) { PK_I i; memcpy(&i, &x, sizeof i); return i; }
+PK_INTERNAL PK_T PK_F(pk_from_bits)(PK_I i) { PK_T x; memcpy(&x, &i, sizeof x); return x; }
+PK_INTERNAL PK_I PK_F(pk_iadd)(PK_I a, PK_I b) { PK_U u = (PK_U)a + (PK_U)b; PK_I r; memcpy(&r, &u, sizeof r); return r; }
+PK_INTERNAL PK_I PK_F(pk_isub)(PK_I a, PK_I b) { PK_U u = (PK_U)a - (PK_U)b; PK_I r; memcpy(&r, &u, sizeof r); return r; }
+PK_INTERNAL PK_I PK_F(pk_shl)(PK_I a, int n) { PK_U u = (PK_U)a << n; PK_I r; memcpy(&r, &u, sizeof r); return r; }
+PK_INTERNAL PK_I PK_F(pk_sar)(PK_I a, int n) { return a >= 0 ? a >> n : ~(~a >> n); }
+PK_INTERNAL int PK_F(pk_isnan)(PK_T x) { return x != x; }
 
 /* Cody-Waite: x = k ln2 + r. */
-static inline PK_T PK_F(pk_reduce_ln2)(PK_T x, PK_I* k) {
+PK_INTERNAL PK_T PK_F(pk_reduce_ln2)(PK_T x, PK_I* k) {
   const PK_T shifter = PK_SHIFTER;
   PK_T t = x * (PK_T)1.4426950408889634;
   PK_T kf, r;
@@ -120,19 +120,19 @@ static inline PK_T PK_F(pk_reduce_ln2)(PK_T x, PK_I* k) {
   r = PK_FMA((PK_T)0 - kf, PK_LN2_HI, x);
   return PK_FMA((PK_T)0 - kf, PK_LN2_LO, r);
 }
-static inline PK_T PK_F(pk_pow2)(PK_I k) { return PK_F(pk_from_bits)(PK_F(pk_shl)(PK_F(pk_iadd)(k, PK_BIAS), PK_MANT)); }
-static inline PK_T PK_F(pk_exp_polynomial)(PK_T xc, PK_I* k) {
+PK_INTERNAL PK_T PK_F(pk_pow2)(PK_I k) { return PK_F(pk_from_bits)(PK_F(pk_shl)(PK_F(pk_iadd)(k, PK_BIAS), PK_MANT)); }
+PK_INTERNAL PK_T PK_F(pk_exp_polynomial)(PK_T xc, PK_I* k) {
   PK_T r = PK_F(pk_reduce_ln2)(xc, k);
   PK_T p = PK_F(pk_inverse_factorial)[PK_EXP_DEGREE];
   int n;
   for (n = PK_EXP_DEGREE - 1; n >= 0; --n) p = PK_FMA(p, r, PK_F(pk_inverse_factorial)[n]);
   return p;
 }
-static inline PK_T PK_F(pk_times_pow2)(PK_T p, PK_I k) {
+PK_INTERNAL PK_T PK_F(pk_times_pow2)(PK_T p, PK_I k) {
   PK_I k1 = PK_F(pk_sar)(k, 1);
   return (p * PK_F(pk_pow2)(k1)) * PK_F(pk_pow2)(PK_F(pk_isub)(k, k1));
 }
-static inline PK_T PK_F(pk_exp)(PK_T x) {
+PK_INTERNAL PK_T PK_F(pk_exp)(PK_T x) {
   int under = x < PK_EXP_LO;
   PK_T xc = x > PK_EXP_HI ? PK_EXP_HI : x;
   PK_I k;
@@ -143,7 +143,7 @@ static inline PK_T PK_F(pk_exp)(PK_T x) {
   y = under ? (PK_T)0 : y;
   return PK_F(pk_isnan)(x) ? x : y;
 }
-static inline PK_T PK_F(pk_exp_scaled)(PK_T x) {
+PK_INTERNAL PK_T PK_F(pk_exp_scaled)(PK_T x) {
   int under = x < PK_EXP_SCALED_LO;
   PK_T xc = under ? (PK_T)0 : x;
   PK_I k;
@@ -151,7 +151,7 @@ static inline PK_T PK_F(pk_exp_scaled)(PK_T x) {
   PK_T y = PK_F(pk_times_pow2)(p, PK_F(pk_iadd)(k, PK_EXP_SCALE));
   return under ? (PK_T)0 : y;
 }
-static inline PK_T PK_F(pk_expm1_nonpositive)(PK_T x) {
+PK_INTERNAL PK_T PK_F(pk_expm1_nonpositive)(PK_T x) {
   PK_T xc = x < PK_EXPM1_LO ? PK_EXPM1_LO : x;
   PK_I k;
   PK_T r = PK_F(pk_reduce_ln2)(xc, &k);
@@ -163,12 +163,12 @@ static inline PK_T PK_F(pk_expm1_nonpositive)(PK_T x) {
   u = PK_F(pk_pow2)(k);
   return PK_FMA(u, q, u - (PK_T)1);
 }
-static inline PK_T PK_F(pk_tanh)(PK_T x) {
+PK_INTERNAL PK_T PK_F(pk_tanh)(PK_T x) {
   PK_T t = PK_F(pk_expm1_nonpositive)((PK_T)-2 * PK_FABS(x));
   PK_T y = PK_COPYSIGN(((PK_T)0 - t) / (t + (PK_T)2), x);
   return PK_F(pk_isnan)(x) ? x : y;
 }
-static inline PK_T PK_F(pk_log)(PK_T x) {
+PK_INTERNAL PK_T PK_F(pk_log)(PK_T x) {
   int tiny = x < PK_MIN_NORMAL;
   PK_T xs = tiny ? x * PK_SUBNORMAL_SCALE : x;
   PK_I ix = PK_F(pk_iadd)(PK_F(pk_bits)(xs), PK_ONE_MINUS_SQRT_HALF);
@@ -191,15 +191,15 @@ static inline PK_T PK_F(pk_log)(PK_T x) {
   y = x == (PK_T)INFINITY ? x : y;
   return PK_F(pk_isnan)(x) ? x : y;
 }
-static inline PK_T PK_F(pk_gelu_tanh)(PK_T x) {
+PK_INTERNAL PK_T PK_F(pk_gelu_tanh)(PK_T x) {
   PK_T a = (PK_T)0.044715 * (x * x);
   PK_T two_u = PK_FMA(a, x, x) * (PK_T)1.5957691216057308;
   PK_T e = PK_F(pk_exp)((PK_T)0 - PK_FABS(two_u));
   PK_T numerator = two_u < (PK_T)0 ? x * e : x;
   return numerator / ((PK_T)1 + e);
 }
-static inline PK_T PK_F(pk_rsqrt)(PK_T x) { return (PK_T)1 / (PK_SQRT(x) + (PK_T)0); }
-static inline PK_T PK_F(pk_gelu_tanh_grad)(PK_T x) {
+PK_INTERNAL PK_T PK_F(pk_rsqrt)(PK_T x) { return (PK_T)1 / (PK_SQRT(x) + (PK_T)0); }
+PK_INTERNAL PK_T PK_F(pk_gelu_tanh_grad)(PK_T x) {
   PK_T a = (PK_T)0.044715 * (x * x);
   PK_T two_u = PK_FMA(a, x, x) * (PK_T)1.5957691216057308;
   PK_T e_scaled = PK_F(pk_exp_scaled)((PK_T)0 - PK_FABS(two_u));
@@ -215,14 +215,14 @@ static inline PK_T PK_F(pk_gelu_tanh_grad)(PK_T x) {
   return PK_F(pk_isnan)(x) ? x : y;
 }
 /* maxNum and minNum: a NaN operand yields the other one; +0 above -0. */
-static inline PK_T PK_F(pk_max)(PK_T a, PK_T b) {
+PK_INTERNAL PK_T PK_F(pk_max)(PK_T a, PK_T b) {
   if (a != a) return b;
   if (b != b) return a;
   if (a > b) return a;
   if (b > a) return b;
   return signbit(a) ? b : a;
 }
-static inline PK_T PK_F(pk_min)(PK_T a, PK_T b) {
+PK_INTERNAL PK_T PK_F(pk_min)(PK_T a, PK_T b) {
   if (a != a) return b;
   if (b != b) return a;
   if (a < b) return a;
@@ -230,13 +230,13 @@ static inline PK_T PK_F(pk_min)(PK_T a, PK_T b) {
   return signbit(a) ? a : b;
 }
 /* The fold m = x0, then m = x where m is NaN, x > m, or x == m is +0; NaN terms skipped. */
-static inline PK_T PK_F(pk_max_fold)(PK_T m, PK_T x) {
+PK_INTERNAL PK_T PK_F(pk_max_fold)(PK_T m, PK_T x) {
   if (m != m || x > m || (x == m && !signbit(x))) m = x != x ? m : x;
   return m;
 }
 /* Sum of t[0 .. n) in the realization's order: sequential (partials <= 1), or term m into
    partial m mod partials, then the tree p[r] = p[2r] + p[2r+1] (an odd last carried up). */
-static inline PK_T PK_F(pk_combine)(PK_T* p, long count) {
+PK_INTERNAL PK_T PK_F(pk_combine)(PK_T* p, long count) {
   long r;
   if (count == 0) return (PK_T)0;
   while (count > 1) {
@@ -246,7 +246,7 @@ static inline PK_T PK_F(pk_combine)(PK_T* p, long count) {
   }
   return p[0];
 }
-static inline PK_T PK_F(pk_ordered_sum)(pk_context* cx, const PK_T* t, long n, long partials) {
+PK_INTERNAL PK_T PK_F(pk_ordered_sum)(pk_context* cx, const PK_T* t, long n, long partials) {
   PK_T s, *p;
   long m, count;
   if (n == 0) return (PK_T)0;
@@ -265,7 +265,7 @@ static inline PK_T PK_F(pk_ordered_sum)(pk_context* cx, const PK_T* t, long n, l
 )C";
 
 // The binary64-only functions of math_impl.h: erf, gelu_erf and their derivatives.
-constexpr const char* kErfFunctions = R"C(static inline void pk_erf_series_and_fraction(double ay, double e, double* erf_small, double* erfc_large) {
+constexpr const char* kErfFunctions = R"C(PK_INTERNAL void pk_erf_series_and_fraction(double ay, double e, double* erf_small, double* erfc_large) {
   const double split = 1.25;
   int small = ay < split;
   double ys = small ? ay : split;
@@ -279,7 +279,7 @@ constexpr const char* kErfFunctions = R"C(static inline void pk_erf_series_and_f
   for (n = 150; n >= 1; --n) f = yc + (0.5 * n) / f;
   *erfc_large = (e * 0.56418958354775629) / f;
 }
-static inline double pk_erfc_of_gelu(double x, double* gauss) {
+PK_INTERNAL double pk_erfc_of_gelu(double x, double* gauss) {
   const double split = 1.25;
   double y = x * -0.70710678118654752;
   double ax = fabs(x), ay, xx, hi, lo, e, erf_small = 0, erfc_large = 0, erfc_pos, erfc_neg;
@@ -298,19 +298,19 @@ static inline double pk_erfc_of_gelu(double x, double* gauss) {
   erfc_neg = small ? 1.0 + erf_small : 2.0 - erfc_large;
   return y < 0 ? erfc_neg : erfc_pos;
 }
-static inline double pk_gelu_erf_d(double x) {
+PK_INTERNAL double pk_gelu_erf_d(double x) {
   double gauss = 0;
   double erfc = pk_erfc_of_gelu(x, &gauss);
   double g = (0.5 * x) * erfc;
   return pk_isnan_d(x) ? x : g;
 }
-static inline double pk_gelu_erf_grad_d(double x) {
+PK_INTERNAL double pk_gelu_erf_grad_d(double x) {
   double gauss = 0;
   double erfc = pk_erfc_of_gelu(x, &gauss);
   double g = fma(x * gauss, 0.3989422804014327, 0.5 * erfc);
   return pk_isnan_d(x) ? x : g;
 }
-static inline double pk_erf_d(double x) {
+PK_INTERNAL double pk_erf_d(double x) {
   double ax = fabs(x), hi, lo, e, erf_small = 0, erfc_large = 0, magnitude, y;
   ax = ax < 27 ? ax : 27;
   hi = ax * ax;
@@ -322,7 +322,7 @@ static inline double pk_erf_d(double x) {
   y = x < 0 ? 0.0 - magnitude : magnitude;
   return pk_isnan_d(x) ? x : y;
 }
-static inline double pk_erf_grad_d(double x) {
+PK_INTERNAL double pk_erf_grad_d(double x) {
   double ax = fabs(x), hi, lo, e, y;
   ax = ax < 28 ? ax : 28;
   hi = ax * ax;
@@ -333,10 +333,10 @@ static inline double pk_erf_grad_d(double x) {
   return pk_isnan_d(x) ? x : y;
 }
 /* The binary64 functions in f32: the function of the widened input, rounded once. */
-static inline float pk_gelu_erf_f(float x) { return (float)pk_gelu_erf_d((double)x); }
-static inline float pk_gelu_erf_grad_f(float x) { return (float)pk_gelu_erf_grad_d((double)x); }
-static inline float pk_erf_f(float x) { return (float)pk_erf_d((double)x); }
-static inline float pk_erf_grad_f(float x) { return (float)pk_erf_grad_d((double)x); }
+PK_INTERNAL float pk_gelu_erf_f(float x) { return (float)pk_gelu_erf_d((double)x); }
+PK_INTERNAL float pk_gelu_erf_grad_f(float x) { return (float)pk_gelu_erf_grad_d((double)x); }
+PK_INTERNAL float pk_erf_f(float x) { return (float)pk_erf_d((double)x); }
+PK_INTERNAL float pk_erf_grad_f(float x) { return (float)pk_erf_grad_d((double)x); }
 )C";
 
 template <typename T>

@@ -38,6 +38,13 @@ std::string c_runtime_prelude() {
 #pragma GCC optimize("fp-contract=off")
 #endif
 
+/* The runtime's functions: file-local, and unused ones are no warning. */
+#if defined(__GNUC__)
+#define PK_INTERNAL static inline __attribute__((unused))
+#else
+#define PK_INTERNAL static inline
+#endif
+
 /* A run: its allocations (a list, all freed on an error) and where an error goes. */
 typedef struct pk_block { struct pk_block *prev, *next; double align; } pk_block;
 typedef struct pk_context {
@@ -47,14 +54,14 @@ typedef struct pk_context {
   size_t message_size;
 } pk_context;
 
-static inline void pk_fail(pk_context* cx, const char* text) {
+PK_INTERNAL void pk_fail(pk_context* cx, const char* text) {
   if (cx->message && cx->message_size) {
     strncpy(cx->message, text, cx->message_size - 1);
     cx->message[cx->message_size - 1] = 0;
   }
   longjmp(cx->on_error, 1);
 }
-static inline void* pk_alloc(pk_context* cx, size_t bytes) {
+PK_INTERNAL void* pk_alloc(pk_context* cx, size_t bytes) {
   pk_block* block = (pk_block*)malloc(sizeof(pk_block) + (bytes ? bytes : 1));
   if (!block) pk_fail(cx, "out of memory");
   block->prev = &cx->blocks;
@@ -63,33 +70,33 @@ static inline void* pk_alloc(pk_context* cx, size_t bytes) {
   cx->blocks.next = block;
   return block + 1;
 }
-static inline void pk_free(pk_context* cx, void* p) {
+PK_INTERNAL void pk_free(pk_context* cx, void* p) {
   pk_block* block = (pk_block*)p - 1;
   (void)cx;
   block->prev->next = block->next;
   if (block->next) block->next->prev = block->prev;
   free(block);
 }
-static inline void pk_free_all(pk_context* cx) {
+PK_INTERNAL void pk_free_all(pk_context* cx) {
   while (cx->blocks.next) pk_free(cx, cx->blocks.next + 1);
 }
 
 /* bf16 as its 16-bit pattern; f32 -> bf16 rounds to nearest, ties to even; NaN stays quiet. */
-static inline uint16_t pk_bf16_from_f32(float x) {
+PK_INTERNAL uint16_t pk_bf16_from_f32(float x) {
   uint32_t bits;
   memcpy(&bits, &x, 4);
   if ((bits & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((bits >> 16) | 0x0040u);
   return (uint16_t)((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
 }
-static inline float pk_f32_from_bf16(uint16_t b) {
+PK_INTERNAL float pk_f32_from_bf16(uint16_t b) {
   uint32_t bits = (uint32_t)b << 16;
   float x;
   memcpy(&x, &bits, 4);
   return x;
 }
-static inline float pk_round_bf16(float x) { return pk_f32_from_bf16(pk_bf16_from_f32(x)); }
+PK_INTERNAL float pk_round_bf16(float x) { return pk_f32_from_bf16(pk_bf16_from_f32(x)); }
 /* f64 -> bf16 rounded once (never through f32, which could round twice). */
-static inline uint16_t pk_bf16_from_f64(double x) {
+PK_INTERNAL uint16_t pk_bf16_from_f64(double x) {
   uint64_t bits;
   double a = fabs(x), r;
   if (x != x) return (uint16_t)(signbit(x) ? 0xffc0u : 0x7fc0u);
@@ -103,7 +110,7 @@ static inline uint16_t pk_bf16_from_f64(double x) {
   return pk_bf16_from_f32((float)r); /* exact: r has 8 significant bits (or is infinite) */
 }
 /* An integer rounded once (RNE) to `precision` significant bits, as a float. */
-static inline float pk_float_from_i64(int64_t z, int precision) {
+PK_INTERNAL float pk_float_from_i64(int64_t z, int precision) {
   uint64_t magnitude = z < 0 ? (uint64_t)0 - (uint64_t)z : (uint64_t)z, kept = magnitude, rest, half;
   int width = 0, shift = 0;
   float value;
@@ -120,15 +127,15 @@ static inline float pk_float_from_i64(int64_t z, int precision) {
 }
 
 /* Z arithmetic is exact: a result outside int64 is an error, never a wrapped value. */
-static inline int64_t pk_add_i64(pk_context* cx, int64_t a, int64_t b) {
+PK_INTERNAL int64_t pk_add_i64(pk_context* cx, int64_t a, int64_t b) {
   if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) pk_fail(cx, "integer overflow in `add`");
   return a + b;
 }
-static inline int64_t pk_sub_i64(pk_context* cx, int64_t a, int64_t b) {
+PK_INTERNAL int64_t pk_sub_i64(pk_context* cx, int64_t a, int64_t b) {
   if ((b < 0 && a > INT64_MAX + b) || (b > 0 && a < INT64_MIN + b)) pk_fail(cx, "integer overflow in `sub`");
   return a - b;
 }
-static inline int64_t pk_mul_i64(pk_context* cx, int64_t a, int64_t b) {
+PK_INTERNAL int64_t pk_mul_i64(pk_context* cx, int64_t a, int64_t b) {
   if (a != 0 && b != 0) {
     if ((a == -1 && b == INT64_MIN) || (b == -1 && a == INT64_MIN)) pk_fail(cx, "integer overflow in `mul`");
     if (a != -1 && b != -1) {
@@ -138,10 +145,10 @@ static inline int64_t pk_mul_i64(pk_context* cx, int64_t a, int64_t b) {
   }
   return (int64_t)((uint64_t)a * (uint64_t)b);
 }
-static inline int64_t pk_neg_i64(pk_context* cx, int64_t a) { return pk_sub_i64(cx, 0, a); }
-static inline int64_t pk_abs_i64(pk_context* cx, int64_t a) { return a < 0 ? pk_sub_i64(cx, 0, a) : a; }
-static inline int64_t pk_max_i64(int64_t a, int64_t b) { return a > b ? a : b; }
-static inline int64_t pk_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
+PK_INTERNAL int64_t pk_neg_i64(pk_context* cx, int64_t a) { return pk_sub_i64(cx, 0, a); }
+PK_INTERNAL int64_t pk_abs_i64(pk_context* cx, int64_t a) { return a < 0 ? pk_sub_i64(cx, 0, a) : a; }
+PK_INTERNAL int64_t pk_max_i64(int64_t a, int64_t b) { return a > b ? a : b; }
+PK_INTERNAL int64_t pk_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
 )C";
 }
 
@@ -162,9 +169,9 @@ typedef struct pk_file {
   const char* at;
 } pk_file;
 
-static inline void pk_skip_space(pk_file* f) { while (*f->at == ' ' || *f->at == '\n' || *f->at == '\r' || *f->at == '\t') ++f->at; }
-static inline int pk_expect(pk_file* f, char c) { pk_skip_space(f); if (*f->at != c) return 0; ++f->at; return 1; }
-static inline int pk_string(pk_file* f, char* out, size_t size) {
+PK_INTERNAL void pk_skip_space(pk_file* f) { while (*f->at == ' ' || *f->at == '\n' || *f->at == '\r' || *f->at == '\t') ++f->at; }
+PK_INTERNAL int pk_expect(pk_file* f, char c) { pk_skip_space(f); if (*f->at != c) return 0; ++f->at; return 1; }
+PK_INTERNAL int pk_string(pk_file* f, char* out, size_t size) {
   size_t n = 0;
   if (!pk_expect(f, '"')) return 0;
   while (*f->at && *f->at != '"') {
@@ -175,7 +182,7 @@ static inline int pk_string(pk_file* f, char* out, size_t size) {
   if (out && size) out[n] = 0;
   return *f->at++ == '"';
 }
-static inline int pk_integer(pk_file* f, int64_t* out) {
+PK_INTERNAL int pk_integer(pk_file* f, int64_t* out) {
   char* end;
   pk_skip_space(f);
   *out = (int64_t)strtoll(f->at, &end, 10);
@@ -183,7 +190,7 @@ static inline int pk_integer(pk_file* f, int64_t* out) {
   f->at = end;
   return 1;
 }
-static inline int pk_skip_value(pk_file* f) {
+PK_INTERNAL int pk_skip_value(pk_file* f) {
   int depth = 0;
   char scratch[2];
   pk_skip_space(f);
@@ -197,7 +204,7 @@ static inline int pk_skip_value(pk_file* f) {
   } while (depth > 0);
   return 1;
 }
-static inline int pk_integer_list(pk_file* f, int64_t* out, int capacity, int* count) {
+PK_INTERNAL int pk_integer_list(pk_file* f, int64_t* out, int capacity, int* count) {
   *count = 0;
   if (!pk_expect(f, '[')) return 0;
   if (pk_expect(f, ']')) return 1;
@@ -208,7 +215,7 @@ static inline int pk_integer_list(pk_file* f, int64_t* out, int capacity, int* c
   } while (pk_expect(f, ','));
   return pk_expect(f, ']');
 }
-static inline int pk_tensor_fields(pk_file* f, pk_tensor_info* t) {
+PK_INTERNAL int pk_tensor_fields(pk_file* f, pk_tensor_info* t) {
   char key[32];
   int64_t offsets[2];
   int count = 0;
@@ -226,7 +233,7 @@ static inline int pk_tensor_fields(pk_file* f, pk_tensor_info* t) {
   return pk_expect(f, '}');
 }
 /* Finds tensor `name`: 1 found, 0 absent, -1 a malformed header. */
-static inline int pk_find_tensor(pk_file* f, const char* name, pk_tensor_info* t) {
+PK_INTERNAL int pk_find_tensor(pk_file* f, const char* name, pk_tensor_info* t) {
   char key[256];
   f->at = f->header;
   if (!pk_expect(f, '{')) return -1;
@@ -242,7 +249,7 @@ static inline int pk_find_tensor(pk_file* f, const char* name, pk_tensor_info* t
   } while (pk_expect(f, ','));
   return 0;
 }
-static inline int pk_open(pk_file* f, const char* path, char* message, size_t size) {
+PK_INTERNAL int pk_open(pk_file* f, const char* path, char* message, size_t size) {
   unsigned char length[8];
   uint64_t n = 0;
   int i;
@@ -258,19 +265,19 @@ static inline int pk_open(pk_file* f, const char* path, char* message, size_t si
   f->data_start = 8 + n;
   return 1;
 }
-static inline void pk_close(pk_file* f) {
+PK_INTERNAL void pk_close(pk_file* f) {
   if (f->file) fclose(f->file);
   free(f->header);
   memset(f, 0, sizeof *f);
 }
-static inline int pk_dtype_bytes(const char* dtype) {
+PK_INTERNAL int pk_dtype_bytes(const char* dtype) {
   if (!strcmp(dtype, "F64") || !strcmp(dtype, "I64")) return 8;
   if (!strcmp(dtype, "F32") || !strcmp(dtype, "I32")) return 4;
   if (!strcmp(dtype, "BF16")) return 2;
   if (!strcmp(dtype, "I8") || !strcmp(dtype, "U8") || !strcmp(dtype, "BOOL")) return 1;
   return 0;
 }
-static inline double pk_element_as_double(const char* dtype, const unsigned char* p) {
+PK_INTERNAL double pk_element_as_double(const char* dtype, const unsigned char* p) {
   uint64_t u = 0;
   int i, n = pk_dtype_bytes(dtype);
   double d;
@@ -284,7 +291,7 @@ static inline double pk_element_as_double(const char* dtype, const unsigned char
   if (!strcmp(dtype, "I8")) return (double)(int8_t)(uint8_t)u;
   return (double)(uint8_t)u;
 }
-static inline int64_t pk_element_as_i64(const char* dtype, const unsigned char* p) {
+PK_INTERNAL int64_t pk_element_as_i64(const char* dtype, const unsigned char* p) {
   uint64_t u = 0;
   int i, n = pk_dtype_bytes(dtype);
   int64_t v;
@@ -294,9 +301,57 @@ static inline int64_t pk_element_as_i64(const char* dtype, const unsigned char* 
   if (!strcmp(dtype, "I8")) return (int8_t)(uint8_t)u;
   return (int64_t)u;
 }
+/* Integer weights (exec/native/kernels_int.cpp): q = round(w / s) to nearest even, clamped to
+   ±qmax, one f32 scale per index of every axis but `over` (or per `group` elements along it);
+   absmax s = f32(max|w| / qmax), pow2 the least power of two >= that; a weight means f32(q·s),
+   which is what the native kernels compute with. `values` becomes those meanings in `out`. */
+PK_INTERNAL long pk_scale_index(long index, const int64_t* shape, int rank, int over, int64_t group) {
+  long stride = 1, extent = (long)shape[over], outer, inner, groups, along;
+  int a;
+  for (a = rank - 1; a > over; --a) stride *= (long)shape[a];
+  outer = index / (stride * extent);
+  inner = index % stride;
+  if (group == 0) return outer * stride + inner;
+  groups = extent / (long)group;
+  along = index / stride % extent / (long)group;
+  return (outer * groups + along) * stride + inner;
+}
+PK_INTERNAL float pk_scale_of(double max_abs, int qmax, int pow2) {
+  double s, mantissa;
+  int exponent;
+  if (max_abs == 0) return 0.0f;
+  s = max_abs / qmax;
+  if (!pow2) return (float)s;
+  mantissa = frexp(s, &exponent);
+  return (float)ldexp(1.0, mantissa == 0.5 ? exponent - 1 : exponent);
+}
+PK_INTERNAL int pk_dequantize(const double* values, long count, const int64_t* shape, int rank, int bits, int over, int pow2,
+                              int64_t group, float* out) {
+  const int qmax = (1 << (bits - 1)) - 1;
+  const long per_scale = (long)(group == 0 ? shape[over] : group) > 0 ? (long)(group == 0 ? shape[over] : group) : 1;
+  const long scales = shape[over] == 0 ? 0 : count / per_scale;
+  double* max_abs = (double*)calloc((size_t)(scales ? scales : 1), sizeof(double));
+  float* scale = (float*)malloc((size_t)(scales ? scales : 1) * sizeof(float));
+  long i, c;
+  if (!max_abs || !scale) { free(max_abs); free(scale); return 0; }
+  for (i = 0; i < count; ++i) {
+    double* m = &max_abs[pk_scale_index(i, shape, rank, over, group)];
+    *m = *m < fabs(values[i]) ? fabs(values[i]) : *m; /* std::max(m, |w|) */
+  }
+  for (c = 0; c < scales; ++c) scale[c] = pk_scale_of(max_abs[c], qmax, pow2);
+  for (i = 0; i < count; ++i) {
+    const float s = scale[pk_scale_index(i, shape, rank, over, group)];
+    double q = s == 0 ? 0.0 : nearbyint(values[i] / s);
+    q = q < -1.0 * qmax ? -1.0 * qmax : q > 1.0 * qmax ? 1.0 * qmax : q;
+    out[i] = (float)(int)q * s;
+  }
+  free(max_abs);
+  free(scale);
+  return 1;
+}
 /* Reads tensor `name` of `shape` (its `rank` axes; a leading sample axis of extent 1 allowed
    when `sample_axis`), as doubles (`reals`) or int64 (`integers`): 1, or 0 with a message. */
-static inline int pk_read_tensor(pk_file* f, const char* name, const int64_t* shape, int rank, int sample_axis,
+PK_INTERNAL int pk_read_tensor(pk_file* f, const char* name, const int64_t* shape, int rank, int sample_axis,
                           double* reals, int64_t* integers, char* message, size_t size) {
   pk_tensor_info t;
   int found = pk_find_tensor(f, name, &t), i, skip, bytes, is_real;
@@ -344,7 +399,7 @@ typedef struct pk_output {
   uint64_t count;
 } pk_output;
 /* Writes the outputs to `path` (little-endian safetensors): 1, or 0. */
-static inline int pk_write_outputs(const char* path, const pk_output* outputs, int n) {
+PK_INTERNAL int pk_write_outputs(const char* path, const pk_output* outputs, int n) {
   char header[65536], *at = header;
   uint64_t offset = 0, length;
   unsigned char prefix[8];

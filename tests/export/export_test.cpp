@@ -1,7 +1,7 @@
 // `presk export c` end to end: the generated C, compiled with the system's `cc` (at -O2 and
 // -O0, -ffp-contract=off), run on the same weights and inputs as `presk run --realize R`, writes
 // the same bytes, for the examples' entries under f64, f32, bf16, an interleaved order, a mixed
-// realization and one `presk solve` wrote; and what it does not cover is a coded error.
+// realization, int8 and int4 weights, and one `presk solve` wrote; and what it does not cover is a coded error.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -10,10 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "common/error_code.h"
 #include "common/realizations.h"
 #include "common/run_command.h"
 #include "exec/native/realization.h"
 #include "exec/reference/parameters.h"
+#include "export/c_export.h"
 #include "lang/frontend.h"
 #include "support/safetensors.h"
 #include "support/temp_folder.h"
@@ -75,12 +77,13 @@ std::vector<std::byte> tensor_bytes(const std::string& path, const std::string& 
   return std::vector<std::byte>(bytes.begin(), bytes.end());
 }
 
-// The realizations compared: uniform f64/f32/bf16, interleaved-8 and the mixed one of
-// tests/common (sites and parameters in f64, f32 and bf16), as files.
+// The realizations compared: uniform f64/f32/bf16, interleaved-8, the mixed one of tests/common
+// (sites and parameters in f64, f32 and bf16), and int8 absmax / int4 pow2 weights, as files.
 std::vector<std::pair<std::string, std::string>> realizations(const ir::Program& program, const testing_support::TempFolder& folder) {
   std::vector<std::pair<std::string, std::string>> out = {{"f64", "f64"}, {"f32", "f32"}, {"bf16", "bf16"}};
   for (const exec::native::Realization& r : testing::test_realizations(program)) {
-    if (r.origin != "interleaved-8" && r.origin != "mixed") continue;
+    if (r.origin != "interleaved-8" && r.origin != "mixed" && r.origin != "int8" && r.origin != "int4") continue;
+    if (r.origin.starts_with("int") && r.quant.empty()) continue;  // no parameter of rank 2
     const std::string path = folder.file(r.origin + ".json");
     std::ofstream(path) << exec::native::realization_to_json(r).dump(2);
     out.push_back({r.origin, "@" + path});
@@ -167,11 +170,11 @@ TEST(ExportC, CodedErrors) {
   struct Refusal {
     std::string args, code;
   };
-  const std::string quant = folder.file("int8.json");
-  std::ofstream(quant) << R"({"format": 1, "quant": {"out": {"bits": 8}}})";
+  const std::string file = folder.file("a-file");
+  std::ofstream(file) << "not a folder";
   const Refusal refusals[] = {
       {mlp + " --entry nope --realize f32 --out " + folder.file("o"), "E0"},  // the front end refuses the entry first
-      {mlp + " --entry loss --realize @" + quant + " --out " + folder.file("o"), "E1542"},
+      {mlp + " --entry loss --realize f32 --out " + file, "E1544"},
       {mlp + " --entry loss --realize f32 --name 9x --out " + folder.file("o"), "E1546"},
   };
   for (const Refusal& r : refusals) {
@@ -179,6 +182,27 @@ TEST(ExportC, CodedErrors) {
     EXPECT_EQ(result.status, 1) << r.args << "\n" << result.output;
     EXPECT_NE(result.output.find("error[" + r.code), std::string::npos) << r.args << "\n" << result.output;
   }
+}
+
+// What the library refuses: an entry that does not exist, and an op it does not cover (a
+// training compile's dropout), named with its site.
+TEST(ExportC, RefusesWhatItDoesNotCover) {
+  lang::FrontendOptions training;
+  training.dims = {{"T", 4}};
+  training.training = true;
+  const ir::Program program = lang::compile(lang::read_source(example("gpt_tiny.psk")), training);
+  const exec::native::Realization f32 = exec::native::uniform_realization(exec::native::RealType::f32);
+  EXPECT_EQ(testing::error_code([&] { export_c::export_c(program, "nope", f32, "t", ""); }), "E1540");
+  try {
+    export_c::export_c(program, "loss", f32, "t", "");
+    ADD_FAILURE() << "a training compile's dropout was exported";
+  } catch (const UserError& error) {
+    EXPECT_EQ(error.code(), "E1541");
+    EXPECT_NE(std::string(error.what()).find("dropout"), std::string::npos) << error.what();
+  }
+  EXPECT_TRUE(export_c::is_c_name("logits_2"));
+  EXPECT_FALSE(export_c::is_c_name("2logits"));
+  EXPECT_FALSE(export_c::is_c_name("a-b"));
 }
 
 }  // namespace
