@@ -9,18 +9,10 @@
 
 namespace presk::export_c {
 
-std::string c_real_literal(double value, bool as_float) {
-  const char* suffix = as_float ? "f" : "";
-  const std::string type = as_float ? "(float)" : "(double)";
-  if (std::isnan(value)) return std::signbit(value) ? "(-" + type + "NAN)" : type + "NAN";
-  if (std::isinf(value)) return value < 0 ? "(-" + type + "INFINITY)" : type + "INFINITY";
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%a%s", value, suffix);
-  return value < 0 || std::signbit(value) ? "(" + std::string(buffer) + ")" : std::string(buffer);
-}
+namespace {
 
-std::string c_runtime_prelude() {
-  return R"C(#include <float.h>
+// Includes, the FLT_EVAL_METHOD check, the run context, bf16 and integer conversions, Z arithmetic.
+constexpr const char* kPrelude = R"C(#include <float.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -149,11 +141,10 @@ PK_INTERNAL int64_t pk_neg_i64(pk_context* cx, int64_t a) { return pk_sub_i64(cx
 PK_INTERNAL int64_t pk_abs_i64(pk_context* cx, int64_t a) { return a < 0 ? pk_sub_i64(cx, 0, a) : a; }
 PK_INTERNAL int64_t pk_max_i64(int64_t a, int64_t b) { return a > b ? a : b; }
 PK_INTERNAL int64_t pk_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
-)C";
-}
+)C";;
 
-std::string c_safetensors_reader() {
-  return R"C(
+// The safetensors reader and integer-weight quantization.
+constexpr const char* kReader = R"C(
 /* safetensors: an 8-byte little-endian header length, the JSON header, the tensors' bytes. */
 typedef struct pk_tensor_info {
   char name[256];
@@ -384,11 +375,10 @@ PK_INTERNAL int pk_read_tensor(pk_file* f, const char* name, const int64_t* shap
   free(data);
   return 1;
 }
-)C";
-}
+)C";;
 
-std::string c_safetensors_writer() {
-  return R"C(
+// The driver's safetensors writer.
+constexpr const char* kWriter = R"C(
 typedef struct pk_output {
   const char* name;
   const char* dtype;
@@ -424,7 +414,25 @@ PK_INTERNAL int pk_write_outputs(const char* path, const pk_output* outputs, int
   for (i = 0; i < n; ++i) fwrite(outputs[i].data, (size_t)outputs[i].bytes, (size_t)outputs[i].count, file);
   return fclose(file) == 0;
 }
-)C";
+)C";;
+
+}  // namespace
+
+
+std::string c_real_literal(double value, bool as_float) {
+  const char* suffix = as_float ? "f" : "";
+  const std::string type = as_float ? "(float)" : "(double)";
+  if (std::isnan(value)) return std::signbit(value) ? "(-" + type + "NAN)" : type + "NAN";
+  if (std::isinf(value)) return value < 0 ? "(-" + type + "INFINITY)" : type + "INFINITY";
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%a%s", value, suffix);
+  return value < 0 || std::signbit(value) ? "(" + std::string(buffer) + ")" : std::string(buffer);
 }
+
+std::string c_runtime_prelude() { return kPrelude; }
+
+std::string c_safetensors_reader() { return kReader; }
+
+std::string c_safetensors_writer() { return kWriter; }
 
 }  // namespace presk::export_c

@@ -4,6 +4,7 @@
 // realization, int8 and int4 weights, and one `presk solve` wrote; and what it does not cover is a coded error.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -122,11 +123,13 @@ void expect_same_bytes(const Case& c, const std::string& label, const std::strin
   }
 }
 
-void check_case(const Case& c) {
+// `only`: the realizations compared (empty: all).
+void check_case(const Case& c, const std::vector<std::string>& only = {}) {
   testing_support::TempFolder folder;
   const ir::Program program = compile(c);
   write_inputs(program, c.entry, folder.file("weights.safetensors"), folder.file("data.safetensors"));
   for (const auto& [label, realize] : realizations(program, folder)) {
+    if (!only.empty() && std::find(only.begin(), only.end(), label) == only.end()) continue;
     // -O0 once per entry (the mixed realization: every conversion); -O2 for each.
     expect_same_bytes(c, label, realize, folder, label == "mixed" ? std::vector<std::string>{"-O2", "-O0"} : std::vector<std::string>{"-O2"});
   }
@@ -146,6 +149,11 @@ TEST(ExportC, MlpSameBytesAsNative) {
 TEST(ExportC, TinyGptSameBytesAsNative) {
   check_case({example("gpt_tiny.psk"), "logits", "--dim T=5"});
   check_case({example("gpt_tiny.psk"), "loss", "--dim T=5"});
+}
+
+// Llama's grouped-query attention, rotary embedding (slice, concat), SiLU and RMS norms.
+TEST(ExportC, LlamaSameBytesAsNative) {
+  check_case({example("llama.psk"), "logits", "--dim T=4 --const V=32 --const F=24"}, {"bf16", "mixed", "int4"});
 }
 
 // A realization `presk solve` wrote (calibrated and solved on the tiny MLP) exports with its bits.
