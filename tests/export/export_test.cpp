@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -154,6 +155,29 @@ TEST(ExportC, TinyGptSameBytesAsNative) {
 // Llama's grouped-query attention, rotary embedding (slice, concat), SiLU and RMS norms.
 TEST(ExportC, LlamaSameBytesAsNative) {
   check_case({example("llama.psk"), "logits", "--dim T=4 --const V=32 --const F=24"}, {"bf16", "mixed", "int4"});
+}
+
+// Every elementwise function on edge values (±0, ±∞, NaN, subnormals, each function's thresholds
+// and clamps), each rounded into the site's type first: the transcendentals are presk's own
+// algorithms, written once more in C, and must agree on every bit, NaN payloads included.
+TEST(ExportC, EdgeValuesSameBytesAsNative) {
+  const std::vector<double> x = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1e-310, -1e-310, 1e-45, 0x1p-126, 700.0, 709.9,
+                                 710.5, 720.0, -745.0, -746.5, -800.0, 88.5, 89.5, 90.0, -103.9, -104.5, -110.0, 1.25,
+                                 -1.25, 1.2499, 27.0, 28.5, 30.0, 56.5, 60.0, 0.5, -0.5, 3.0, -3.0, 1e10, -1e10, 1e300,
+                                 -1e300, 3.4e38, 1.0, -1.0, 2.0, 1e-8, -1e-8, 0.3, -5.5, 12.25, -17.0, 5e-324};
+  std::vector<double> y;
+  for (size_t i = 0; i < x.size(); ++i) y.push_back(i % 7 == 0 ? 0.0 : i % 7 == 1 ? -0.0 : i % 7 == 2 ? NAN : 0.75 - 0.5 * static_cast<double>(i % 5));
+  testing_support::TempFolder folder;
+  const std::string n = std::to_string(x.size());
+  const Case c{std::string(PRESK_SOURCE_DIR) + "/tests/export/elementwise.psk", "functions", "--dim N=" + n};
+  const ir::Program program = compile(c);
+  write_inputs(program, c.entry, folder.file("weights.safetensors"), folder.file("data.safetensors"));
+  Tensor xs(ElementType::f64, {static_cast<int64_t>(x.size())}), ys = xs;
+  for (size_t i = 0; i < x.size(); ++i) xs.set(i, x[i]), ys.set(i, y[i]);
+  write_safetensors(folder.file("data.safetensors"), {{"x", xs}, {"y", ys}});
+  for (const auto& [label, realize] : realizations(program, folder)) {
+    if (label != "int8" && label != "int4") expect_same_bytes(c, label, realize, folder, {"-O2"});
+  }
 }
 
 // A realization `presk solve` wrote (calibrated and solved on the tiny MLP) exports with its bits.
