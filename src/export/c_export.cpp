@@ -22,7 +22,7 @@ std::string load_parameter(const ir::Param& param, size_t k, Store store, const 
   const bool integer = store == Store::i64 || store == Store::b8;
   out << "};\n    " << c_type(store) << "* into = (" << c_type(store) << "*)malloc(" << std::max<int64_t>(count, 1)
       << " * sizeof(" << c_type(store) << "));\n    " << (integer ? "int64_t" : "double") << "* values = ("
-      << (integer ? "int64_t" : "double") << "*)malloc(" << std::max<int64_t>(count, 1) << " * 8);\n    long i;\n"
+      << (integer ? "int64_t" : "double") << "*)malloc(" << std::max<int64_t>(count, 1) << " * 8);\n    pk_index i;\n"
       << "    w->p[" << k << "] = into;\n"
       << "    if (!into || !values || !pk_read_tensor(&file, \"" << param.path << "\", shape, " << param.type.shape.size()
       << ", 0, " << (integer ? "NULL, values" : "values, NULL") << ", message, message_size)) { free(values); goto fail; }\n"
@@ -117,8 +117,8 @@ std::string loader_text(const Parts& p, const Functions& functions) {
 std::string run_text(const Parts& p) {
   std::ostringstream out;
   const RealType default_type = p.realization.default_type;
-  out << signature(p) << " {\n  static const long no_layers[1] = {0};\n"
-      << "  pk_context* cx = (pk_context*)calloc(1, sizeof(pk_context));\n  long i;\n";
+  out << signature(p) << " {\n  static const pk_index no_layers[1] = {0};\n"
+      << "  pk_context* cx = (pk_context*)calloc(1, sizeof(pk_context));\n  pk_index i;\n";
   for (size_t k = 0; k < p.entry.argument_types.size(); ++k) {
     const ir::Type& type = p.entry.argument_types[k];
     const Store store = type.kind == ir::ElemKind::Real ? store_of(default_type) : type.kind == ir::ElemKind::Int ? Store::i64 : Store::b8;
@@ -187,7 +187,7 @@ std::string driver_text(const Parts& p) {
         << (integer ? "NULL, read" : "read") << k << (integer ? "" : ", NULL") << ", message, sizeof message)) {\n"
         << "    fprintf(stderr, \"%s: %s\\n\", argv[2], message);\n    return 1;\n  }\n";
     if (type.kind == ir::ElemKind::Bool) {
-      out << "  { long i; for (i = 0; i < " << element_count(type.shape) << "; ++i) bytes" << k << "[i] = read" << k << "[i] != 0; }\n";
+      out << "  { pk_index i; for (i = 0; i < " << element_count(type.shape) << "; ++i) bytes" << k << "[i] = read" << k << "[i] != 0; }\n";
     }
   }
   out << "  pk_close(&data);\n"

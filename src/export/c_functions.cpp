@@ -116,7 +116,7 @@ Specialization Functions::specialize(const ir::Function& function, const std::st
   const std::string type = c_type(value.store);
   std::ostringstream text;
   text << "/* " << function.name << (path.empty() ? "" : " in `" + path + "`") << " */\n"
-       << "static " << type << "* " << own.c_name << "(pk_context* cx, const pk_weights* W, const long* L";
+       << "static " << type << "* " << own.c_name << "(pk_context* cx, const pk_weights* W, const pk_index* L";
   for (const CValue& argument : frame.arguments) text << ", const " << c_type(argument.store) << "* " << argument.name;
   text << ") {\n  (void)W;\n  (void)L;\n" << frame.body.str();
   if (is_let && frame.owned[result.index]) {
@@ -206,7 +206,7 @@ void Functions::emit_fold(Frame& frame, uint32_t index) {
   std::ostringstream& out = frame.body;
   const std::string name = "v" + std::to_string(index);
   out << "  /* fold " << callee->name << " over `" << inner << "`, " << layers << " layers */\n";
-  out << "  long L" << index << "[" << frame.depth + 1 << "];\n";
+  out << "  pk_index L" << index << "[" << frame.depth + 1 << "];\n";
   for (size_t d = 0; d < frame.depth; ++d) out << "  L" << index << "[" << d << "] = L[" << d << "];\n";
   std::string current = initial.name;
   Store store = initial.store;
@@ -215,7 +215,7 @@ void Functions::emit_fold(Frame& frame, uint32_t index) {
   for (int peeled = 0; layer < layers; ++peeled) {
     const Specialization s = specialize(*callee, inner, frame.depth + 1, {store});
     if (s.result == store && peeled > 0) {  // settled: the remaining layers in a loop
-      out << "  for (long l = " << layer << "; l < " << layers << "; ++l) {\n    " << c_type(store) << "* next;\n    L"
+      out << "  for (pk_index l = " << layer << "; l < " << layers << "; ++l) {\n    " << c_type(store) << "* next;\n    L"
           << index << "[" << frame.depth << "] = l;\n    next = " << s.c_name << "(cx, W, L" << index << ", " << current
           << ");\n    pk_free(cx, " << current << ");\n    " << current << " = next;\n  }\n";
       layer = layers;

@@ -236,8 +236,8 @@ PK_INTERNAL PK_T PK_F(pk_max_fold)(PK_T m, PK_T x) {
 }
 /* Sum of t[0 .. n) in the realization's order: sequential (partials <= 1), or term m into
    partial m mod partials, then the tree p[r] = p[2r] + p[2r+1] (an odd last carried up). */
-PK_INTERNAL PK_T PK_F(pk_combine)(PK_T* p, long count) {
-  long r;
+PK_INTERNAL PK_T PK_F(pk_combine)(PK_T* p, pk_index count) {
+  pk_index r;
   if (count == 0) return (PK_T)0;
   while (count > 1) {
     for (r = 0; r + 1 < count; r += 2) p[r / 2] = p[r] + p[r + 1];
@@ -246,9 +246,9 @@ PK_INTERNAL PK_T PK_F(pk_combine)(PK_T* p, long count) {
   }
   return p[0];
 }
-PK_INTERNAL PK_T PK_F(pk_ordered_sum)(pk_context* cx, const PK_T* t, long n, long partials) {
+PK_INTERNAL PK_T PK_F(pk_ordered_sum)(pk_context* cx, const PK_T* t, pk_index n, pk_index partials) {
   PK_T s, *p;
-  long m, count;
+  pk_index m, count;
   if (n == 0) return (PK_T)0;
   if (partials <= 1) {
     s = t[0];

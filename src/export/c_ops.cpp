@@ -80,7 +80,7 @@ std::vector<std::string> open_loops(std::ostringstream& out, const std::vector<i
   std::vector<std::string> names;
   for (size_t a = 0; a < shape.size(); ++a) {
     names.push_back(prefix + std::to_string(a));
-    out << "  for (long " << names.back() << " = 0; " << names.back() << " < " << shape[a] << "; ++" << names.back() << ")\n";
+    out << "  for (pk_index " << names.back() << " = 0; " << names.back() << " < " << shape[a] << "; ++" << names.back() << ")\n";
   }
   out << "  {\n";
   return names;
@@ -261,10 +261,10 @@ void embed(LetCode& code) {
   const CValue &table = code.operands[0], &index = code.operands[1];
   const int64_t rows = table.shape.at(0), row = rows ? element_count(table.shape) / rows : 0;
   std::ostringstream& out = code.out;
-  out << "  for (long p = 0; p < " << element_count(index.shape) << "; ++p) {\n"
+  out << "  for (pk_index p = 0; p < " << element_count(index.shape) << "; ++p) {\n"
       << "    const int64_t r = " << index.name << "[p];\n"
       << "    if (r < 0 || r >= " << rows << ") pk_fail(cx, \"embed index outside the table's " << rows << " rows\");\n"
-      << "    for (long j = 0; j < " << row << "; ++j) " << code.result.name << "[p * " << row << " + j] = "
+      << "    for (pk_index j = 0; j < " << row << "; ++j) " << code.result.name << "[p * " << row << " + j] = "
       << moved(code, table, table.name + "[r * " + std::to_string(row) + " + j]") << ";\n  }\n";
 }
 
@@ -287,13 +287,13 @@ void literal(LetCode& code) {
       value = c_real_literal(*rounded, code.site == RealType::f32);
     }
   }
-  code.out << "  for (long i = 0; i < " << n << "; ++i) " << code.result.name << "[i] = " << value << ";\n";
+  code.out << "  for (pk_index i = 0; i < " << n << "; ++i) " << code.result.name << "[i] = " << value << ";\n";
 }
 
 void iota(LetCode& code) {
   const size_t axis = static_cast<size_t>(code.let.attrs.axes.at(0));
   const std::vector<int64_t> strides = row_strides(code.result.shape);
-  code.out << "  for (long i = 0; i < " << element_count(code.result.shape) << "; ++i) " << code.result.name
+  code.out << "  for (pk_index i = 0; i < " << element_count(code.result.shape) << "; ++i) " << code.result.name
            << "[i] = (i / " << strides[axis] << ") % " << code.result.shape[axis] << ";\n";
 }
 

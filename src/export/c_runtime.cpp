@@ -15,6 +15,7 @@ namespace {
 constexpr const char* kPrelude = R"C(#include <float.h>
 #include <math.h>
 #include <setjmp.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,9 @@ constexpr const char* kPrelude = R"C(#include <float.h>
 #else
 #define PK_INTERNAL static inline
 #endif
+
+/* Element counts and indices: as wide as a pointer (64 bits where long is 32). */
+typedef ptrdiff_t pk_index;
 
 /* A run: its allocations (a list, all freed on an error) and where an error goes. */
 typedef struct pk_block { struct pk_block *prev, *next; double align; } pk_block;
@@ -296,15 +300,15 @@ PK_INTERNAL int64_t pk_element_as_i64(const char* dtype, const unsigned char* p)
    ±qmax, one f32 scale per index of every axis but `over` (or per `group` elements along it);
    absmax s = f32(max|w| / qmax), pow2 the least power of two >= that; a weight means f32(q·s),
    which is what the native kernels compute with. `values` becomes those meanings in `out`. */
-PK_INTERNAL long pk_scale_index(long index, const int64_t* shape, int rank, int over, int64_t group) {
-  long stride = 1, extent = (long)shape[over], outer, inner, groups, along;
+PK_INTERNAL pk_index pk_scale_index(pk_index index, const int64_t* shape, int rank, int over, int64_t group) {
+  pk_index stride = 1, extent = (pk_index)shape[over], outer, inner, groups, along;
   int a;
-  for (a = rank - 1; a > over; --a) stride *= (long)shape[a];
+  for (a = rank - 1; a > over; --a) stride *= (pk_index)shape[a];
   outer = index / (stride * extent);
   inner = index % stride;
   if (group == 0) return outer * stride + inner;
-  groups = extent / (long)group;
-  along = index / stride % extent / (long)group;
+  groups = extent / (pk_index)group;
+  along = index / stride % extent / (pk_index)group;
   return (outer * groups + along) * stride + inner;
 }
 PK_INTERNAL float pk_scale_of(double max_abs, int qmax, int pow2) {
@@ -316,14 +320,14 @@ PK_INTERNAL float pk_scale_of(double max_abs, int qmax, int pow2) {
   mantissa = frexp(s, &exponent);
   return (float)ldexp(1.0, mantissa == 0.5 ? exponent - 1 : exponent);
 }
-PK_INTERNAL int pk_dequantize(const double* values, long count, const int64_t* shape, int rank, int bits, int over, int pow2,
+PK_INTERNAL int pk_dequantize(const double* values, pk_index count, const int64_t* shape, int rank, int bits, int over, int pow2,
                               int64_t group, float* out) {
   const int qmax = (1 << (bits - 1)) - 1;
-  const long per_scale = (long)(group == 0 ? shape[over] : group) > 0 ? (long)(group == 0 ? shape[over] : group) : 1;
-  const long scales = shape[over] == 0 ? 0 : count / per_scale;
+  const pk_index per_scale = (pk_index)(group == 0 ? shape[over] : group) > 0 ? (pk_index)(group == 0 ? shape[over] : group) : 1;
+  const pk_index scales = shape[over] == 0 ? 0 : count / per_scale;
   double* max_abs = (double*)calloc((size_t)(scales ? scales : 1), sizeof(double));
   float* scale = (float*)malloc((size_t)(scales ? scales : 1) * sizeof(float));
-  long i, c;
+  pk_index i, c;
   if (!max_abs || !scale) { free(max_abs); free(scale); return 0; }
   for (i = 0; i < count; ++i) {
     double* m = &max_abs[pk_scale_index(i, shape, rank, over, group)];

@@ -36,15 +36,15 @@ AxisSplit split_axes(const std::vector<int64_t>& shape, const std::vector<bool>&
 
 // Opens loops over the kept axes, defining `base` (the first term's offset) and counting `o`.
 void open_rows(std::ostringstream& out, const AxisSplit& kept) {
-  out << "  {\n  long o = 0;\n";
+  out << "  {\n  pk_index o = 0;\n";
   const std::vector<std::string> k = open_loops(out, kept.extents, "k");
-  out << "    const long base = " << offset_text(k, kept.strides) << ";\n";
+  out << "    const pk_index base = " << offset_text(k, kept.strides) << ";\n";
 }
 void close_rows(std::ostringstream& out) { out << "    ++o;\n  }\n  }\n"; }
 
 // t[0 … T) = the terms of the row at `base`, loaded into the compute type.
 void gather_terms(std::ostringstream& out, const LetCode& code, const AxisSplit& terms, const std::string& into) {
-  out << "    {\n    long n = 0;\n";
+  out << "    {\n    pk_index n = 0;\n";
   const std::vector<std::string> r = open_loops(out, terms.extents, "r");
   const CValue& x = code.operands[0];
   out << "      " << into << "[n++] = " << load(x.store, code.site, x.name + "[base + " + offset_text(r, terms.strides) + "]")
@@ -80,7 +80,7 @@ void emit_reduction(LetCode& code) {
   open_rows(out, kept);
   gather_terms(out, code, terms, "t");
   if (code.let.op == ir::Op::reduce_max) {
-    out << "    " << c << " m = t[0];\n    long n;\n    for (n = 1; n < " << count << "; ++n) m = pk_max_fold" << s
+    out << "    " << c << " m = t[0];\n    pk_index n;\n    for (n = 1; n < " << count << "; ++n) m = pk_max_fold" << s
         << "(m, t[n]);\n    " << code.result.name << "[o] = " << store(code.site, "m") << ";\n";
   } else {
     out << "    " << c << " sum = pk_ordered_sum" << s << "(cx, t, " << count << ", " << partials_of(code.order) << ");\n";
@@ -105,7 +105,7 @@ void emit_normalization(LetCode& code) {
       << c << "*)pk_alloc(cx, " << count << " * sizeof(" << c << "));\n";
   open_rows(out, kept);
   gather_terms(out, code, terms, "d");
-  out << "    " << c << " m = d[0], sum;\n    long n;\n"
+  out << "    " << c << " m = d[0], sum;\n    pk_index n;\n"
       << "    for (n = 1; n < " << count << "; ++n) m = pk_max_fold" << s << "(m, d[n]);\n"
       << "    for (n = 0; n < " << count << "; ++n) { d[n] = d[n] - m; e[n] = pk_exp" << s << "(d[n]); }\n"
       << "    sum = pk_ordered_sum" << s << "(cx, e, " << count << ", " << partials_of(code.order) << ");\n";
@@ -128,7 +128,7 @@ void emit_cross_entropy(LetCode& code) {
   std::ostringstream& out = code.out;
   out << "  {\n  " << c << "* d = (" << c << "*)pk_alloc(cx, " << std::max<int64_t>(classes, 1) << " * sizeof(" << c
       << "));\n  " << c << "* losses = (" << c << "*)pk_alloc(cx, " << std::max<int64_t>(positions, 1) << " * sizeof(" << c
-      << "));\n  " << c << " mean;\n  long o, v;\n"
+      << "));\n  " << c << " mean;\n  pk_index o, v;\n"
       << "  for (o = 0; o < " << positions << "; ++o) {\n"
       << "    const int64_t target = " << targets.name << "[o];\n    " << c << " m, shifted_target, sum;\n"
       << "    if (target < 0 || target >= " << classes << ") pk_fail(cx, \"cross_entropy target outside [0, " << classes
@@ -172,11 +172,11 @@ void emit_contract(LetCode& code) {
   };
   std::ostringstream& out = code.out;
   const std::string c = compute_type(code.site), fma = code.site == RealType::f64 ? "fma" : "fmaf";
-  out << "  {\n  long o = 0;\n";
+  out << "  {\n  pk_index o = 0;\n";
   for (char ch : result) {
     const std::string index = add(ch);
     const int64_t extent = has(a, ch) ? x.shape[a.find(ch)] : y.shape[b.find(ch)];
-    out << "  for (long " << index << " = 0; " << index << " < " << extent << "; ++" << index << ")\n";
+    out << "  for (pk_index " << index << " = 0; " << index << " < " << extent << "; ++" << index << ")\n";
   }
   const int64_t terms = [&] {
     int64_t n = 1;
@@ -184,11 +184,11 @@ void emit_contract(LetCode& code) {
     return n;
   }();
   const int64_t partials = partials_of(code.order), chains = std::min(partials, std::max<int64_t>(terms, 1));
-  out << "  {\n    " << c << " p[" << chains << "];\n    long t = 0, r;\n    for (r = 0; r < " << chains
+  out << "  {\n    " << c << " p[" << chains << "];\n    pk_index t = 0, r;\n    for (r = 0; r < " << chains
       << "; ++r) p[r] = 0;\n";
   for (char ch : k_letters) {
     const std::string index = add(ch);
-    out << "    for (long " << index << " = 0; " << index << " < " << x.shape[a.find(ch)] << "; ++" << index << ")\n";
+    out << "    for (pk_index " << index << " = 0; " << index << " < " << x.shape[a.find(ch)] << "; ++" << index << ")\n";
   }
   const std::string chain = partials > 1 ? "p[t % " + std::to_string(partials) + "]" : "p[0]";
   out << "    {\n      " << chain << " = " << fma << "(" << load(x.store, code.site, x.name + "[" + a_offset + "]") << ", "
