@@ -217,7 +217,7 @@ TEST(ExportC, CodedErrors) {
 }
 
 // What the library refuses: an entry that does not exist, and an op it does not cover (a
-// training compile's dropout), named with its site.
+// training compile's dropout), named with its site; and the same export twice, the same text.
 TEST(ExportC, RefusesWhatItDoesNotCover) {
   lang::FrontendOptions training;
   training.dims = {{"T", 4}};
@@ -232,6 +232,13 @@ TEST(ExportC, RefusesWhatItDoesNotCover) {
     EXPECT_EQ(error.code(), "E1541");
     EXPECT_NE(std::string(error.what()).find("dropout"), std::string::npos) << error.what();
   }
+  lang::FrontendOptions inference;
+  inference.dims = {{"T", 4}};
+  const ir::Program logits = lang::compile(lang::read_source(example("gpt_tiny.psk")), inference);
+  const export_c::CExport once = export_c::export_c(logits, "logits", f32, "t", "origin");
+  const export_c::CExport again = export_c::export_c(logits, "logits", f32, "t", "origin");
+  EXPECT_EQ(once.source, again.source);  // the same export writes the same bytes
+  EXPECT_EQ(once.header, again.header);
   EXPECT_TRUE(export_c::is_c_name("logits_2"));
   EXPECT_FALSE(export_c::is_c_name("2logits"));
   EXPECT_FALSE(export_c::is_c_name("a-b"));
