@@ -93,10 +93,16 @@ std::vector<std::pair<std::string, std::string>> realizations(const ir::Program&
   return out;
 }
 
-// Exports `c` under `realize`, compiles it at each of `levels`, runs it, and compares its
+// The compilers: `cc` at -O2, and at -O0; clang at -O2 for the host's FMA unit with its own
+// default contraction (on): the file's pragma must keep every a·b + c unfused.
+const std::string kO2 = "cc -std=c99 -O2 -ffp-contract=off";
+const std::string kO0 = "cc -std=c99 -O0 -ffp-contract=off";
+const std::string kClangNative = "clang -std=c99 -O2 -march=native";
+
+// Exports `c` under `realize`, compiles it with each of `compilers`, runs it, and compares its
 // result's dtype and bytes with `presk run --realize`'s.
 void expect_same_bytes(const Case& c, const std::string& label, const std::string& realize, const testing_support::TempFolder& folder,
-                       const std::vector<std::string>& levels) {
+                       const std::vector<std::string>& compilers) {
   const std::string weights = folder.file("weights.safetensors"), data = folder.file("data.safetensors");
   const std::string expected = folder.file("native.safetensors"), source_dir = folder.file("c");
   const testing::CommandResult run = run_command(presk() + " run " + c.program + " --entry " + c.entry + " " + c.dims +
@@ -108,10 +114,11 @@ void expect_same_bytes(const Case& c, const std::string& label, const std::strin
   ASSERT_EQ(exported.status, 0) << exported.output;
   std::string want_dtype;
   const std::vector<std::byte> want = tensor_bytes(expected, c.entry, &want_dtype);
-  for (const std::string& level : levels) {
-    const std::string binary = folder.file("t" + level), got_path = folder.file("c" + level + ".safetensors");
+  for (size_t k = 0; k < compilers.size(); ++k) {
+    const std::string& level = compilers[k];
+    const std::string binary = folder.file("t" + std::to_string(k)), got_path = folder.file("c" + std::to_string(k) + ".safetensors");
     const testing::CommandResult built =
-        run_command("cc -std=c99 " + level + " -ffp-contract=off -Wall -Wextra -DPRESK_MAIN " + source_dir + "/t.c -lm -o " + binary);
+        run_command(level + " -Wall -Wextra -DPRESK_MAIN " + source_dir + "/t.c -lm -o " + binary);
     ASSERT_EQ(built.status, 0) << built.output;
     EXPECT_EQ(built.output, "") << "warnings in the generated C (" << label << ")";
     const testing::CommandResult ran = run_command(binary + " " + weights + " " + data + " " + got_path);
@@ -131,8 +138,8 @@ void check_case(const Case& c, const std::vector<std::string>& only = {}) {
   write_inputs(program, c.entry, folder.file("weights.safetensors"), folder.file("data.safetensors"));
   for (const auto& [label, realize] : realizations(program, folder)) {
     if (!only.empty() && std::find(only.begin(), only.end(), label) == only.end()) continue;
-    // -O0 once per entry (the mixed realization: every conversion); -O2 for each.
-    expect_same_bytes(c, label, realize, folder, label == "mixed" ? std::vector<std::string>{"-O2", "-O0"} : std::vector<std::string>{"-O2"});
+    // -O0 and clang once per entry (the mixed realization: every conversion); -O2 for each.
+    expect_same_bytes(c, label, realize, folder, label == "mixed" ? std::vector<std::string>{kO2, kO0, kClangNative} : std::vector<std::string>{kO2});
   }
 }
 
@@ -176,7 +183,7 @@ TEST(ExportC, EdgeValuesSameBytesAsNative) {
   for (size_t i = 0; i < x.size(); ++i) xs.set(i, x[i]), ys.set(i, y[i]);
   write_safetensors(folder.file("data.safetensors"), {{"x", xs}, {"y", ys}});
   for (const auto& [label, realize] : realizations(program, folder)) {
-    if (label != "int8" && label != "int4") expect_same_bytes(c, label, realize, folder, {"-O2"});
+    if (label != "int8" && label != "int4") expect_same_bytes(c, label, realize, folder, {kO2, kClangNative});
   }
 }
 
@@ -193,7 +200,7 @@ TEST(ExportC, SolvedRealizationSameBytesAsNative) {
   ASSERT_EQ(solve.status, 0) << solve.output;
   const ir::Program program = compile(c);
   write_inputs(program, c.entry, folder.file("weights.safetensors"), folder.file("data.safetensors"));
-  expect_same_bytes(c, "solved", "@" + solved, folder, {"-O2"});
+  expect_same_bytes(c, "solved", "@" + solved, folder, {kO2, kClangNative});
 }
 
 TEST(ExportC, CodedErrors) {
