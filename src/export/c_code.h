@@ -17,8 +17,8 @@ using exec::native::RealType;
 
 // How an exported value is stored: a real type of the menu, int64 (Z) or a byte (B).
 enum class Store : uint8_t { f64, f32, bf16, i64, b8 };
-const char* c_type(Store store);        // "double", "float", "uint16_t", "int64_t", "uint8_t"
-const char* store_name(Store store);    // "f64", …, "i64", "bool"
+const char* c_type(Store store);             // "double", "float", "uint16_t", "int64_t", "uint8_t"
+const char* store_name(Store store);         // "f64", …, "i64", "bool"
 const char* safetensors_dtype(Store store);  // "F64", "F32", "BF16", "I64", "BOOL"
 Store store_of(RealType type);
 
@@ -53,10 +53,12 @@ std::string math_suffix(RealType site);
 // Row-major strides, and Σ index[a]·strides[a] as C text ("0" when empty).
 std::vector<int64_t> row_strides(const std::vector<int64_t>& shape);
 int64_t element_count(const std::vector<int64_t>& shape);
-std::string offset_text(const std::vector<std::string>& indices, const std::vector<int64_t>& strides);
+std::string offset_text(const std::vector<std::string>& indices,
+                        const std::vector<int64_t>& strides);
 // Opens nested loops `for (long <prefix>a = 0; …)` over `shape` (returns the index names) and
 // closes them.
-std::vector<std::string> open_loops(std::ostringstream& out, const std::vector<int64_t>& shape, const std::string& prefix);
+std::vector<std::string> open_loops(std::ostringstream& out, const std::vector<int64_t>& shape,
+                                    const std::string& prefix);
 void close_loops(std::ostringstream& out, size_t count);
 
 // The code of every op but param and the control ops (c_ops.cpp, c_ops_sums.cpp). An op or type

@@ -19,8 +19,9 @@ struct CExport {
 // presk_<name>_…; `origin` is written into the files' first comment. Errors: E1540 (no such
 // entry), E1541 (an op or type the export does not cover), E1543 (an
 // entry or callee with several results), E1545 (a fold whose carried type does not settle).
-CExport export_c(const ir::Program& program, const std::string& entry, const exec::native::Realization& realization,
-                 const std::string& name, const std::string& origin);
+CExport export_c(const ir::Program& program, const std::string& entry,
+                 const exec::native::Realization& realization, const std::string& name,
+                 const std::string& origin);
 
 // Whether `name` may name the generated API (a C identifier of letters, digits and `_`).
 bool is_c_name(const std::string& name);

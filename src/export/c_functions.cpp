@@ -53,7 +53,8 @@ std::vector<std::vector<uint32_t>> releases(const ir::Function& function) {
   return out;
 }
 
-std::string key_of(const ir::Function& function, const std::string& path, size_t depth, const std::vector<Store>& arguments) {
+std::string key_of(const ir::Function& function, const std::string& path, size_t depth,
+                   const std::vector<Store>& arguments) {
   std::string key = function.name + "|" + path + "|" + std::to_string(depth);
   for (Store store : arguments) key += std::string("|") + store_name(store);
   return key;
@@ -62,7 +63,8 @@ std::string key_of(const ir::Function& function, const std::string& path, size_t
 std::string allocation(const CValue& value) {
   const std::string type = c_type(value.store);
   return "  " + type + "* " + value.name + " = (" + type + "*)pk_alloc(cx, " +
-         std::to_string(std::max<int64_t>(element_count(value.shape), 1)) + " * sizeof(" + type + "));\n";
+         std::to_string(std::max<int64_t>(element_count(value.shape), 1)) + " * sizeof(" + type +
+         "));\n";
 }
 
 }  // namespace
@@ -78,7 +80,8 @@ Store Functions::parameter_store(const ir::Param& param) const {
 int64_t Functions::layer_count(const std::string& stack_path, size_t depth) const {
   const std::string prefix = stack_path + ".";
   for (const ir::Param& param : program_.params) {
-    if (param.path.compare(0, prefix.size(), prefix) == 0 && param.stack_depth > static_cast<int>(depth)) {
+    if (param.path.compare(0, prefix.size(), prefix) == 0 &&
+        param.stack_depth > static_cast<int>(depth)) {
       return param.type.shape[depth];
     }
   }
@@ -86,19 +89,25 @@ int64_t Functions::layer_count(const std::string& stack_path, size_t depth) cons
   return 0;
 }
 
-Specialization Functions::specialize(const ir::Function& function, const std::string& path, size_t depth,
-                                     const std::vector<Store>& arguments) {
+Specialization Functions::specialize(const ir::Function& function, const std::string& path,
+                                     size_t depth, const std::vector<Store>& arguments) {
   const std::string key = key_of(function, path, depth, arguments);
   if (auto it = done_.find(key); it != done_.end()) return it->second;
   if (function.results.size() != 1) {
     user_error("E1543").hint("export an entry whose functions each return one value")
-        << "`presk export c` does not cover functions with " << function.results.size() << " results (`"
-        << function.name << "`)";
+        << "`presk export c` does not cover functions with " << function.results.size()
+        << " results (`" << function.name << "`)";
   }
-  Frame frame{function, path, depth, {}, std::vector<CValue>(function.lets.size()),
-              std::vector<bool>(function.lets.size(), false), {}};
+  Frame frame{function,
+              path,
+              depth,
+              {},
+              std::vector<CValue>(function.lets.size()),
+              std::vector<bool>(function.lets.size(), false),
+              {}};
   for (size_t k = 0; k < arguments.size(); ++k) {
-    frame.arguments.push_back({"a" + std::to_string(k), arguments[k], function.argument_types[k].shape});
+    frame.arguments.push_back(
+        {"a" + std::to_string(k), arguments[k], function.argument_types[k].shape});
   }
   const std::vector<bool> live = live_lets(function);
   const std::vector<std::vector<uint32_t>> released = releases(function);
@@ -116,15 +125,18 @@ Specialization Functions::specialize(const ir::Function& function, const std::st
   const std::string type = c_type(value.store);
   std::ostringstream text;
   text << "/* " << function.name << (path.empty() ? "" : " in `" + path + "`") << " */\n"
-       << "static " << type << "* " << own.c_name << "(pk_context* cx, const pk_weights* W, const pk_index* L";
-  for (const CValue& argument : frame.arguments) text << ", const " << c_type(argument.store) << "* " << argument.name;
+       << "static " << type << "* " << own.c_name
+       << "(pk_context* cx, const pk_weights* W, const pk_index* L";
+  for (const CValue& argument : frame.arguments)
+    text << ", const " << c_type(argument.store) << "* " << argument.name;
   text << ") {\n  (void)W;\n  (void)L;\n" << frame.body.str();
   if (is_let && frame.owned[result.index]) {
     text << "  return " << value.name << ";\n}\n\n";
   } else {  // an argument or a parameter: handed on in a buffer of its own
     CValue copy{"r", value.store, value.shape};
-    text << allocation(copy) << "  memcpy(r, " << value.name << ", " << std::max<int64_t>(element_count(value.shape), 1)
-         << " * sizeof(" << type << "));\n  return r;\n}\n\n";
+    text << allocation(copy) << "  memcpy(r, " << value.name << ", "
+         << std::max<int64_t>(element_count(value.shape), 1) << " * sizeof(" << type
+         << "));\n  return r;\n}\n\n";
   }
   definitions_ += text.str();
   done_[key] = own;
@@ -139,11 +151,15 @@ void Functions::emit_let(Frame& frame, uint32_t index) {
   const std::string site_name = frame.function.site_name(index);
   const RealType site = realization_.site_type(site_name);
   LetCode code{let, site_name, {}, {}, site, realization_.order, frame.body};
-  if (let.type.is_tuple() || ir::op_info(let.op).family == ir::OpFamily::Control) unsupported(code, "tuples");
+  if (let.type.is_tuple() || ir::op_info(let.op).family == ir::OpFamily::Control)
+    unsupported(code, "tuples");
   for (const ir::ValueRef& ref : let.operands) {
-    code.operands.push_back(ref.kind == ir::ValueRef::Kind::Argument ? frame.arguments[ref.index] : frame.lets[ref.index]);
+    code.operands.push_back(ref.kind == ir::ValueRef::Kind::Argument ? frame.arguments[ref.index]
+                                                                     : frame.lets[ref.index]);
   }
-  const Store store = let.type.kind == ir::ElemKind::Int ? Store::i64 : let.type.kind == ir::ElemKind::Bool ? Store::b8 : store_of(site);
+  const Store store = let.type.kind == ir::ElemKind::Int    ? Store::i64
+                      : let.type.kind == ir::ElemKind::Bool ? Store::b8
+                                                            : store_of(site);
   code.result = CValue{"v" + std::to_string(index), store, let.type.shape};
   frame.body << "  /* " << site_name << " = " << ir::op_name(let.op) << " : " << store_name(store)
              << ir::shape_text(let.type.shape) << " */\n"
@@ -165,10 +181,11 @@ void Functions::emit_param(Frame& frame, uint32_t index) {
   // The slice at the context's layers: the leading `depth` axes are the stack axes.
   const std::vector<int64_t> strides = row_strides(param.type.shape);
   std::string offset = "0";
-  for (size_t d = 0; d < frame.depth; ++d) offset += " + L[" + std::to_string(d) + "] * " + std::to_string(strides[d]);
+  for (size_t d = 0; d < frame.depth; ++d)
+    offset += " + L[" + std::to_string(d) + "] * " + std::to_string(strides[d]);
   const CValue value{"v" + std::to_string(index), store, let.type.shape};
-  frame.body << "  const " << c_type(store) << "* " << value.name << " = (const " << c_type(store) << "*)W->p[" << k
-             << "] + " << offset << "; /* " << path << " */\n";
+  frame.body << "  const " << c_type(store) << "* " << value.name << " = (const " << c_type(store)
+             << "*)W->p[" << k << "] + " << offset << "; /* " << path << " */\n";
   frame.lets[index] = value;
 }
 
@@ -179,11 +196,13 @@ void Functions::emit_call(Frame& frame, uint32_t index) {
   std::vector<Store> stores;
   std::vector<std::string> names;
   for (const ir::ValueRef& ref : let.operands) {
-    const CValue& v = ref.kind == ir::ValueRef::Kind::Argument ? frame.arguments[ref.index] : frame.lets[ref.index];
+    const CValue& v = ref.kind == ir::ValueRef::Kind::Argument ? frame.arguments[ref.index]
+                                                               : frame.lets[ref.index];
     stores.push_back(v.store);
     names.push_back(v.name);
   }
-  const Specialization s = specialize(*callee, ir::join_path(frame.path, let.attrs.path), frame.depth, stores);
+  const Specialization s =
+      specialize(*callee, ir::join_path(frame.path, let.attrs.path), frame.depth, stores);
   const CValue value{"v" + std::to_string(index), s.result, let.type.shape};
   frame.body << "  " << c_type(s.result) << "* " << value.name << " = " << s.c_name << "(cx, W, L";
   for (const std::string& name : names) frame.body << ", " << name;
@@ -202,12 +221,14 @@ void Functions::emit_fold(Frame& frame, uint32_t index) {
   const std::string inner = ir::join_path(frame.path, let.attrs.path);
   const int64_t layers = layer_count(inner, frame.depth);
   const ir::ValueRef& x = let.operands.at(0);
-  const CValue initial = x.kind == ir::ValueRef::Kind::Argument ? frame.arguments[x.index] : frame.lets[x.index];
+  const CValue initial =
+      x.kind == ir::ValueRef::Kind::Argument ? frame.arguments[x.index] : frame.lets[x.index];
   std::ostringstream& out = frame.body;
   const std::string name = "v" + std::to_string(index);
   out << "  /* fold " << callee->name << " over `" << inner << "`, " << layers << " layers */\n";
   out << "  pk_index L" << index << "[" << frame.depth + 1 << "];\n";
-  for (size_t d = 0; d < frame.depth; ++d) out << "  L" << index << "[" << d << "] = L[" << d << "];\n";
+  for (size_t d = 0; d < frame.depth; ++d)
+    out << "  L" << index << "[" << d << "] = L[" << d << "];\n";
   std::string current = initial.name;
   Store store = initial.store;
   bool owned = false;
@@ -215,18 +236,20 @@ void Functions::emit_fold(Frame& frame, uint32_t index) {
   for (int peeled = 0; layer < layers; ++peeled) {
     const Specialization s = specialize(*callee, inner, frame.depth + 1, {store});
     if (s.result == store && peeled > 0) {  // settled: the remaining layers in a loop
-      out << "  for (pk_index l = " << layer << "; l < " << layers << "; ++l) {\n    " << c_type(store) << "* next;\n    L"
-          << index << "[" << frame.depth << "] = l;\n    next = " << s.c_name << "(cx, W, L" << index << ", " << current
+      out << "  for (pk_index l = " << layer << "; l < " << layers << "; ++l) {\n    "
+          << c_type(store) << "* next;\n    L" << index << "[" << frame.depth
+          << "] = l;\n    next = " << s.c_name << "(cx, W, L" << index << ", " << current
           << ");\n    pk_free(cx, " << current << ");\n    " << current << " = next;\n  }\n";
       layer = layers;
       break;
     }
     if (peeled > 3) {
-      user_error("E1545") << "the value `" << callee->name << "` carries from layer to layer changes its type at every layer";
+      user_error("E1545") << "the value `" << callee->name
+                          << "` carries from layer to layer changes its type at every layer";
     }
     const std::string next = name + "_" + std::to_string(layer);
-    out << "  L" << index << "[" << frame.depth << "] = " << layer << ";\n  " << c_type(s.result) << "* " << next << " = "
-        << s.c_name << "(cx, W, L" << index << ", " << current << ");\n";
+    out << "  L" << index << "[" << frame.depth << "] = " << layer << ";\n  " << c_type(s.result)
+        << "* " << next << " = " << s.c_name << "(cx, W, L" << index << ", " << current << ");\n";
     if (owned) out << "  pk_free(cx, " << current << ");\n";
     current = next, store = s.result, owned = true, ++layer;
   }
@@ -235,7 +258,8 @@ void Functions::emit_fold(Frame& frame, uint32_t index) {
     out << "  " << c_type(store) << "* " << name << " = " << current << ";\n";
   } else {  // no layers: the argument handed on, in a buffer of its own
     out << allocation(value) << "  memcpy(" << name << ", " << current << ", "
-        << std::max<int64_t>(element_count(value.shape), 1) << " * sizeof(" << c_type(store) << "));\n";
+        << std::max<int64_t>(element_count(value.shape), 1) << " * sizeof(" << c_type(store)
+        << "));\n";
   }
   frame.lets[index] = value;
   frame.owned[index] = true;

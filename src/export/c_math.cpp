@@ -101,7 +101,8 @@ constexpr const char* kUndefines = R"C(#undef PK_T
 
 // math_impl.h over the macros above (T = PK_T). Integer lanes wrap as a SIMD lane does
 // (unsigned arithmetic); the arithmetic shift is spelled without implementation-defined behavior.
-constexpr const char* kMathTemplate = R"C(PK_INTERNAL PK_I PK_F(pk_bits)(PK_T x) { PK_I i; memcpy(&i, &x, sizeof i); return i; }
+constexpr const char* kMathTemplate =
+    R"C(PK_INTERNAL PK_I PK_F(pk_bits)(PK_T x) { PK_I i; memcpy(&i, &x, sizeof i); return i; }
 PK_INTERNAL PK_T PK_F(pk_from_bits)(PK_I i) { PK_T x; memcpy(&x, &i, sizeof x); return x; }
 PK_INTERNAL PK_I PK_F(pk_iadd)(PK_I a, PK_I b) { PK_U u = (PK_U)a + (PK_U)b; PK_I r; memcpy(&r, &u, sizeof r); return r; }
 PK_INTERNAL PK_I PK_F(pk_isub)(PK_I a, PK_I b) { PK_U u = (PK_U)a - (PK_U)b; PK_I r; memcpy(&r, &u, sizeof r); return r; }
@@ -265,7 +266,8 @@ PK_INTERNAL PK_T PK_F(pk_ordered_sum)(pk_context* cx, const PK_T* t, pk_index n,
 )C";
 
 // The binary64-only functions of math_impl.h: erf, gelu_erf and their derivatives.
-constexpr const char* kErfFunctions = R"C(PK_INTERNAL void pk_erf_series_and_fraction(double ay, double e, double* erf_small, double* erfc_large) {
+constexpr const char* kErfFunctions =
+    R"C(PK_INTERNAL void pk_erf_series_and_fraction(double ay, double e, double* erf_small, double* erfc_large) {
   const double split = 1.25;
   int small = ay < split;
   double ys = small ? ay : split;
@@ -341,9 +343,11 @@ PK_INTERNAL float pk_erf_grad_f(float x) { return (float)pk_erf_grad_d((double)x
 
 template <typename T>
 std::string table(const char* name, int first, int last, T (*value)(int)) {
-  std::string text = std::string("static const ") + (sizeof(T) == 8 ? "double " : "float ") + name + "[] = {";
+  std::string text =
+      std::string("static const ") + (sizeof(T) == 8 ? "double " : "float ") + name + "[] = {";
   for (int n = 0; n < first; ++n) text += "0, ";
-  for (int n = first; n <= last; ++n) text += c_real_literal(static_cast<double>(value(n)), sizeof(T) == 4) + (n < last ? ", " : "");
+  for (int n = first; n <= last; ++n)
+    text += c_real_literal(static_cast<double>(value(n)), sizeof(T) == 4) + (n < last ? ", " : "");
   return text + "};\n";
 }
 
@@ -353,10 +357,13 @@ std::string c_math_functions() {
   using exec::native::scalar_math::inverse_factorial;
   std::string text;
   // The constants math_impl.h computes in C++ (1/n!, 2/(2i+1), 1/(2n+1)), as exact literals.
-  text += table<double>("pk_inverse_factorial_d", 0, 16, [](int n) { return inverse_factorial<double>(n); });
-  text += table<float>("pk_inverse_factorial_f", 0, 16, [](int n) { return inverse_factorial<float>(n); });
+  text += table<double>("pk_inverse_factorial_d", 0, 16,
+                        [](int n) { return inverse_factorial<double>(n); });
+  text += table<float>("pk_inverse_factorial_f", 0, 16,
+                       [](int n) { return inverse_factorial<float>(n); });
   text += table<double>("pk_log_coefficient_d", 1, 11, [](int i) { return 2.0 / (2 * i + 1); });
-  text += table<float>("pk_log_coefficient_f", 1, 5, [](int i) { return static_cast<float>(2.0 / (2 * i + 1)); });
+  text += table<float>("pk_log_coefficient_f", 1, 5,
+                       [](int i) { return static_cast<float>(2.0 / (2 * i + 1)); });
   text += table<double>("pk_erf_coefficient", 1, 25, [](int n) { return 1.0 / (2 * n + 1); });
   text += std::string(kDoubleDefines) + kMathTemplate + kUndefines;
   text += std::string(kFloatDefines) + kMathTemplate + kUndefines;

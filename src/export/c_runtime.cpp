@@ -145,7 +145,7 @@ PK_INTERNAL int64_t pk_neg_i64(pk_context* cx, int64_t a) { return pk_sub_i64(cx
 PK_INTERNAL int64_t pk_abs_i64(pk_context* cx, int64_t a) { return a < 0 ? pk_sub_i64(cx, 0, a) : a; }
 PK_INTERNAL int64_t pk_max_i64(int64_t a, int64_t b) { return a > b ? a : b; }
 PK_INTERNAL int64_t pk_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
-)C";;
+)C";
 
 // The safetensors reader and integer-weight quantization.
 constexpr const char* kReader = R"C(
@@ -379,7 +379,7 @@ PK_INTERNAL int pk_read_tensor(pk_file* f, const char* name, const int64_t* shap
   free(data);
   return 1;
 }
-)C";;
+)C";
 
 // The driver's safetensors writer.
 constexpr const char* kWriter = R"C(
@@ -418,10 +418,9 @@ PK_INTERNAL int pk_write_outputs(const char* path, const pk_output* outputs, int
   for (i = 0; i < n; ++i) fwrite(outputs[i].data, (size_t)outputs[i].bytes, (size_t)outputs[i].count, file);
   return fclose(file) == 0;
 }
-)C";;
+)C";
 
 }  // namespace
-
 
 std::string c_real_literal(double value, bool as_float) {
   const char* suffix = as_float ? "f" : "";
@@ -433,10 +432,16 @@ std::string c_real_literal(double value, bool as_float) {
   return value < 0 || std::signbit(value) ? "(" + std::string(buffer) + ")" : std::string(buffer);
 }
 
-std::string c_runtime_prelude() { return kPrelude; }
+std::string c_runtime_prelude() {
+  return kPrelude;
+}
 
-std::string c_safetensors_reader() { return kReader; }
+std::string c_safetensors_reader() {
+  return kReader;
+}
 
-std::string c_safetensors_writer() { return kWriter; }
+std::string c_safetensors_writer() {
+  return kWriter;
+}
 
 }  // namespace presk::export_c
