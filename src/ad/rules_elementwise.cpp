@@ -116,6 +116,12 @@ void gelu_erf(RuleContext& c) { chain(c, c.build.unary(Op::gelu_erf_grad, c.oper
 // d/dx erf(x) = 2/√π·e^(−x²): the op erf_grad
 void erf(RuleContext& c) { chain(c, c.build.unary(Op::erf_grad, c.operands[0])); }
 
+// d/dx sin x = cos x
+void sin(RuleContext& c) { chain(c, c.build.unary(Op::cos, c.operands[0])); }
+
+// d/dx cos x = −sin x
+void cos(RuleContext& c) { chain(c, c.build.unary(Op::neg, c.build.unary(Op::sin, c.operands[0]))); }
+
 // d/dx relu(x) = [x > 0] (0 at 0)
 void relu(RuleContext& c) {
   ValueRef positive = c.build.binary(Op::gt, c.operands[0], zero(c));

@@ -23,6 +23,11 @@ constexpr Entry kTable[] = {
     {Op::log, rules::log},         {Op::sqrt, rules::sqrt},
     {Op::rsqrt, rules::rsqrt},     {Op::tanh, rules::tanh},
     {Op::gelu_tanh, rules::gelu_tanh}, {Op::gelu_erf, rules::gelu_erf}, {Op::erf, rules::erf},
+    {Op::sin, rules::sin},         {Op::cos, rules::cos},
+    // The roundings: derivative 0 almost everywhere.
+    {Op::round, rules::none},      {Op::floor, rules::none},
+    {Op::ceil, rules::none},       {Op::round_f16, rules::none},
+    {Op::round_bf16, rules::none},
     {Op::relu, rules::relu},       {Op::lt, rules::none},
     {Op::le, rules::none},         {Op::gt, rules::none},
     {Op::ge, rules::none},         {Op::eq, rules::none},

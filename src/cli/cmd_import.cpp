@@ -1,4 +1,4 @@
-// `presk import MODEL.onnx --out model.psk --weights-out model.safetensors [--dim NAME=N]`:
+// `presk import MODEL.onnx --out model.psk --weights-out model.safetensors [--dim NAME=N] [--strip-qdq]`:
 // an ONNX model as a presk program and its weights (docs/import.md).
 #include <iostream>
 
@@ -16,11 +16,13 @@ struct ImportCommandOptions {
   std::string out;
   std::string weights_out;
   std::vector<std::string> dims;  // "NAME=N"
+  bool strip_qdq = false;
 };
 
 int run_import(const ImportCommandOptions& options) {
   onnx_import::ImportOptions import;
   import.source_name = options.model;
+  import.strip_qdq = options.strip_qdq;
   for (const lang::Binding& binding : parse_bindings(options.dims, "--dim", "E0005")) {
     import.dims[binding.name] = binding.value;
   }
@@ -45,6 +47,9 @@ Registration registration("import", 15, [](CLI::App& app, GlobalOptions&) {
                       "The safetensors file of its parameters (initializers and Constant nodes)")
       ->required();
   command->add_option("--dim", options->dims, "Bind a symbolic dimension of the inputs: NAME=N (repeatable)");
+  command->add_flag("--strip-qdq", options->strip_qdq,
+                    "Write the float model: drop each QuantizeLinear/DequantizeLinear pair, dequantize constant "
+                    "quantized weights at import");
   return [options] { return run_import(*options); };
 });
 

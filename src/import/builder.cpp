@@ -330,10 +330,12 @@ Value Builder::materialize(const Constant& constant) {
         << "the shape value `" << printable(constant.onnx_name) << "` (" << constant.symbols[0].text()
         << (single ? "" : ", …") << ") is used as data";
   }
-  if (constant.is_float() && single && std::isfinite(constant.values[0])) {
+  // 8-bit integers (quantization codes, their zero points and Clip bounds) are data: reals.
+  const bool byte = constant.data_type == onnx::TensorProto::INT8 || constant.data_type == onnx::TensorProto::UINT8;
+  if ((constant.is_float() || byte) && single && std::isfinite(constant.values[0])) {
     return Value{ir::real_to_string(constant.values[0]), {}, Kind::R, nullptr};
   }
-  if (!constant.is_float() && !constant.is_bool()) {
+  if (!constant.is_float() && !constant.is_bool() && !byte) {  // 8-bit codes are data: reals
     fail("E1304") << "the integer constant `" << constant.onnx_name
                   << "` is used as data; presk reads integer constants only as shapes, axes and "
                      "Gather indices (and booleans as masks)";

@@ -155,6 +155,8 @@ class Builder {
   std::vector<ParamRecord> params;
   std::vector<Argument> arguments;
   std::set<std::string> names_in_use;  // lets, arguments, dims, reserved words
+  // --strip-qdq: the outputs of the QuantizeLinear nodes read only by DequantizeLinear nodes.
+  std::set<std::string> stripped_quantize;
 
   // A fresh identifier from an ONNX name (sanitized, unique among names_in_use).
   std::string fresh_name(const std::string& wanted);
@@ -191,6 +193,9 @@ void add_slice_translators(std::map<std::string, Translator>& table);
 void add_conv_translators(std::map<std::string, Translator>& table);
 void add_activation_translators(std::map<std::string, Translator>& table);
 void add_reduce_translators(std::map<std::string, Translator>& table);
+void add_quant_translators(std::map<std::string, Translator>& table);
+void add_select_translators(std::map<std::string, Translator>& table);
+void add_resize_translators(std::map<std::string, Translator>& table);
 
 // Shape arithmetic at import (fold_shapes.cpp): the operators evaluated when every operand is
 // known at import, and the evaluation of the current node (false: not every operand is).

@@ -20,6 +20,9 @@ const std::map<std::string, Translator>& translators() {
     add_conv_translators(made);
     add_activation_translators(made);
     add_reduce_translators(made);
+    add_quant_translators(made);
+    add_select_translators(made);
+    add_resize_translators(made);
     return made;
   }();
   return table;
@@ -142,10 +145,51 @@ void check_operators(const onnx::GraphProto& graph) {
       << (order.size() == 1 ? "is" : "are") << " not supported: " << list;
 }
 
+// --strip-qdq: each QuantizeLinear whose codes only DequantizeLinear nodes read (and no graph
+// output is) becomes the identity, and so do those DequantizeLinear nodes; a Clip of the codes
+// between them (torch's export of a narrowed range) is part of the pair. Returns the codes' names:
+// the QuantizeLinear outputs and those Clips' outputs.
+std::set<std::string> stripped_quantize(const onnx::GraphProto& graph) {
+  std::map<std::string, std::string> pair_of;  // codes → the QuantizeLinear output they come from
+  std::map<std::string, bool> only_dequantized;
+  for (const onnx::NodeProto& node : graph.node()) {
+    if (node.op_type() == "QuantizeLinear" && node.output_size() > 0) {
+      pair_of[node.output(0)] = node.output(0);
+      only_dequantized[node.output(0)] = true;
+    } else if (node.op_type() == "Clip" && node.input_size() > 0 && node.output_size() > 0 &&
+               pair_of.count(node.input(0)) > 0) {
+      pair_of[node.output(0)] = pair_of.at(node.input(0));
+    }
+  }
+  for (const onnx::NodeProto& node : graph.node()) {
+    for (int i = 0; i < node.input_size(); ++i) {
+      auto it = pair_of.find(node.input(i));
+      if (it == pair_of.end() || i != 0) continue;
+      const bool clip = node.op_type() == "Clip" && pair_of.count(node.output(0)) > 0;
+      if (node.op_type() != "DequantizeLinear" && !clip) only_dequantized[it->second] = false;
+    }
+    for (int i = 1; i < node.input_size(); ++i) {
+      if (pair_of.count(node.input(i)) > 0) only_dequantized[pair_of.at(node.input(i))] = false;
+    }
+  }
+  for (const onnx::ValueInfoProto& output : graph.output()) {
+    auto it = pair_of.find(output.name());
+    if (it != pair_of.end()) only_dequantized[it->second] = false;
+  }
+  std::set<std::string> stripped;
+  for (const auto& [codes, quantized] : pair_of) {
+    if (only_dequantized.at(quantized)) stripped.insert(codes);
+  }
+  return stripped;
+}
+
 void translate_node(Builder& builder, const onnx::NodeProto& node) {
   builder.node = &node;
   if (node.output_size() == 0) {
     builder.fail("E1309").hint("export the model again; run the ONNX checker") << "the node has no outputs";
+  }
+  if (node.op_type() == "Clip" && builder.stripped_quantize.count(node.output(0)) > 0) {
+    return builder.define(0, builder.raw_input(0));  // --strip-qdq: part of a Q/DQ pair
   }
   if (is_import_time(node) && fold_node(builder)) return;
   if (!has_translator(node)) {  // an import-time operator (check_operators) given run-time data
@@ -168,6 +212,7 @@ ImportedModel import_onnx(std::span<const uint8_t> bytes, const ImportOptions& o
   builder.names_in_use.insert("p");
   std::map<std::string, std::string> dims;  // ONNX dim_param → presk dim
   check_operators(model.graph());
+  if (options.strip_qdq) builder.stripped_quantize = stripped_quantize(model.graph());
   read_inputs(builder, model.graph(), dims);
   for (const onnx::NodeProto& node : model.graph().node()) translate_node(builder, node);
   builder.node = nullptr;

@@ -17,6 +17,7 @@ namespace presk::onnx_import {
 struct ImportOptions {
   std::string source_name = "model.onnx";   // the model in messages and in the program's comments
   std::map<std::string, int64_t> dims;      // --dim: a symbolic dimension bound to an extent
+  bool strip_qdq = false;                   // --strip-qdq: the float model without its Q/DQ pairs
 };
 
 struct ImportedModel {

@@ -119,12 +119,9 @@ void translate_softmax(Builder& builder, const std::string& function) {
 }
 
 // (x − mean) / √(var + ε) · scale + bias over the axes from `axis` on, var the mean of
-// the squared deviations (opset 17).
+// the squared deviations (opset 17); the optional outputs Mean and InvStdDev 1/√(var + ε).
 void translate_layer_norm(Builder& builder) {
   builder.accept_attributes({"axis", "epsilon", "stash_type"});
-  for (int i = 1; i < builder.node->output_size(); ++i) {
-    if (!builder.node->output(i).empty()) builder.fail("E1303") << "the Mean and InvStdDev outputs are not supported";
-  }
   const Value& x = real_input(builder, 0);
   const Value& scale = real_input(builder, 1);
   size_t rank = x.shape.size();
@@ -138,7 +135,15 @@ void translate_layer_norm(Builder& builder) {
   Value mean = builder.emit("mean(" + x.expr + over, kept, Kind::R, "_mean");
   Value centered = builder.emit(x.expr + " - " + mean.expr, x.shape, Kind::R, "_centered");
   Value variance = builder.emit("mean(" + centered.expr + " * " + centered.expr + over, kept, Kind::R, "_variance");
-  std::string expr = centered.expr + " * rsqrt(" + variance.expr + " + " + epsilon + ") * " + operand(scale);
+  std::string inverse = "rsqrt(" + variance.expr + " + " + epsilon + ")";
+  const bool statistics = builder.node->output_size() > 1;  // the Mean and InvStdDev outputs
+  if (statistics) {
+    builder.define(1, mean);
+    Value inverse_value = builder.emit(inverse, kept, Kind::R, "_inv_std_dev");
+    if (builder.node->output_size() > 2) builder.define(2, inverse_value);
+    inverse = inverse_value.expr;
+  }
+  std::string expr = centered.expr + " * " + inverse + " * " + operand(scale);
   std::vector<const Value*> operands = {&x, &scale};
   if (builder.has_input(2)) {
     const Value& bias = real_input(builder, 2);

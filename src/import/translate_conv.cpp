@@ -110,6 +110,32 @@ std::string item_at(const Value& x, size_t axis, const std::string& item) {
   return expr + item + "]";
 }
 
+// A block of zeros of `shape`: a parameter; where an extent is symbolic (a batch), the parameter
+// has extent 1 there and is stretched by `where(c, zeros, zeros)` with c a comparison on a
+// slice of x that has the symbolic extents (either branch is the same zero: exact).
+Value zero_block(Builder& builder, const Value& x, const Shape& shape) {
+  Constant zeros;
+  zeros.data_type = onnx::TensorProto::FLOAT;
+  std::string corner;
+  Shape corner_shape;
+  bool symbolic = false;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    const bool known = shape[i].is_known();
+    symbolic = symbolic || !known;
+    zeros.shape.push_back(known ? shape[i].factor : 1);
+    corner += std::string(i == 0 ? "" : ", ") + (known ? "0 : 1" : ":");
+    corner_shape.push_back(known ? Extent{1, {}} : x.shape[i]);
+  }
+  size_t count_all = 1;
+  for (int64_t e : zeros.shape) count_all *= static_cast<size_t>(e);
+  zeros.values.assign(count_all, 0.0);
+  zeros.onnx_name = builder.node->output(0) + "_pad";
+  Value made = builder.materialize(zeros);
+  if (!symbolic) return made.shape == shape ? made : reshaped(builder, made, shape, "_pad");
+  Value stretch = builder.emit(x.expr + "[" + corner + "] == 0.0", corner_shape, Kind::B, "_batch");
+  return builder.emit("where(" + stretch.expr + ", " + made.expr + ", " + made.expr + ")", shape, Kind::R, "_pad");
+}
+
 // x padded along `axis` by `before`/`after` positions: zeros, or copies of the edge element.
 Value padded(Builder& builder, const Value& x, size_t axis, int64_t before, int64_t after, bool edge) {
   if (before == 0 && after == 0) return x;
@@ -127,15 +153,7 @@ Value padded(Builder& builder, const Value& x, size_t axis, int64_t before, int6
       parts.insert(parts.end(), static_cast<size_t>(count), copy);
       return;
     }
-    Constant zeros;
-    zeros.data_type = onnx::TensorProto::FLOAT;
-    for (const Extent& e : shape) zeros.shape.push_back(known_extent(builder, e, "an axis of a padded operand"));
-    size_t count_all = 1;
-    for (int64_t e : zeros.shape) count_all *= static_cast<size_t>(e);
-    zeros.values.assign(count_all, 0.0);
-    zeros.onnx_name = builder.node->output(0) + "_pad";
-    Value made = builder.materialize(zeros);
-    parts.push_back(made.shape == shape ? made : reshaped(builder, made, shape, "_pad"));
+    parts.push_back(zero_block(builder, x, shape));
   };
   block(before, false);
   parts.push_back(x);

@@ -119,6 +119,11 @@ void add_elementwise_translators(std::map<std::string, Translator>& table) {
   table["Tanh"] = [](Builder& b) { unary(b, "tanh"); };
   table["Relu"] = [](Builder& b) { unary(b, "relu"); };
   table["Erf"] = [](Builder& b) { unary(b, "erf"); };
+  table["Sin"] = [](Builder& b) { unary(b, "sin"); };
+  table["Cos"] = [](Builder& b) { unary(b, "cos"); };
+  table["Round"] = [](Builder& b) { unary(b, "round"); };  // ties to even, as ONNX's
+  table["Floor"] = [](Builder& b) { unary(b, "floor"); };
+  table["Ceil"] = [](Builder& b) { unary(b, "ceil"); };
 }
 
 }  // namespace presk::onnx_import

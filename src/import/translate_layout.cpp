@@ -66,7 +66,7 @@ void translate_identity(Builder& builder) {
 }
 
 // A Cast to FLOAT16 or BFLOAT16 of a real value (a float constant or a run-time real): a
-// rounding to a narrower format, which is part of the model's meaning.
+// rounding to a narrower format, which is part of the model's meaning (round_f16, round_bf16).
 bool narrows_float(int64_t to, const Value& x) {
   if (to != onnx::TensorProto::FLOAT16 && to != onnx::TensorProto::BFLOAT16) return false;
   if (!x.constant) return x.kind == Kind::R;
@@ -76,7 +76,7 @@ bool narrows_float(int64_t to, const Value& x) {
 }
 
 // Between float types Cast is the identity over the reals (a realization chooses the
-// machine types); from integers or booleans to a float type, `x + 0.0`: the language converts
+// machine types), but for the rounding to FLOAT16 or BFLOAT16; from integers or booleans to a float type, `x + 0.0`: the language converts
 // a Z or B operand that meets an R one (Z → R exactly, B → R as 0/1; docs/language.md).
 void translate_cast(Builder& builder) {
   builder.accept_attributes({"to", "saturate"});
@@ -85,10 +85,10 @@ void translate_cast(Builder& builder) {
   bool to_float = to == onnx::TensorProto::FLOAT || to == onnx::TensorProto::DOUBLE ||
                   to == onnx::TensorProto::FLOAT16 || to == onnx::TensorProto::BFLOAT16;
   bool to_integer = to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32;
-  if (narrows_float(to, x)) {
-    builder.fail("E1335").hint("keep the model in FLOAT or DOUBLE; presk's realization chooses narrower types")
-        << "Cast to " << data_type_name(static_cast<int>(to)) << " rounds to a narrower format, which the import "
-        << "does not express yet (reading it as the identity would change the model's meaning)";
+  if (narrows_float(to, x)) {  // the rounding to the narrower format, an op of its own
+    const Value& real = real_input(builder, 0);
+    std::string function = to == onnx::TensorProto::FLOAT16 ? "round_f16(" : "round_bf16(";
+    return define_elementwise(builder, function + real.expr + ")", {&real});
   }
   if (x.constant && x.expr.empty()) {  // shape arithmetic: cast the constant
     Constant cast = *x.constant;

@@ -1,5 +1,5 @@
 // Translators of the reductions (ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceL1,
-// ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp; axes an attribute, or an operand
+// ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp, CumSum; axes an attribute, or an operand
 // for ReduceSum from opset 13 and every Reduce from 18), Einsum as a plain contraction, and
 // the layout operators with constant operands: Tile, Expand, DepthToSpace, SpaceToDepth and
 // Trilu. Each is an exact composition of presk primitives (docs/import.md).
@@ -281,6 +281,41 @@ void translate_hardmax(Builder& builder) {
   builder.define(0, builder.emit("where(" + earlier.expr + " < 0.5, " + maxima.expr + ", 0.0)", x.shape));
 }
 
+// CumSum along a constant axis (exclusive, reverse): x with an axis of 1 after `axis` (its
+// position k), a BOOL parameter `takes[k, j]` (k ≤ j; exclusive k < j; reverse k ≥ j, k > j),
+// then `sum(where(takes, x, 0.0), axis)`: each output the sum of its terms and zeros, exact.
+void translate_cumsum(Builder& builder) {
+  builder.accept_attributes({"exclusive", "reverse"});
+  const Value& x = real_input(builder, 0);
+  const Constant& axis_operand = builder.constant_input(1, "the axis");
+  if (axis_operand.values.size() != 1) builder.fail("E1303") << "the axis must be one integer";
+  size_t rank = x.shape.size();
+  if (rank == 0) builder.fail("E1303") << "the operand is a scalar";
+  auto axis = static_cast<size_t>(builder.normalize_axis(axis_operand.integers()[0], rank, "axis"));
+  int64_t n = known_extent(builder, x.shape[axis], "the CumSum axis");
+  const bool exclusive = builder.int_attribute("exclusive", 0) != 0, reverse = builder.int_attribute("reverse", 0) != 0;
+  Constant takes;
+  takes.data_type = onnx::TensorProto::BOOL;
+  takes.shape = {n, n};
+  for (size_t i = axis + 1; i < rank; ++i) takes.shape.push_back(1);
+  takes.onnx_name = builder.node->output(0) + "_terms";
+  for (int64_t k = 0; k < n; ++k) {
+    for (int64_t j = 0; j < n; ++j) {
+      bool take = reverse ? (exclusive ? k > j : k >= j) : (exclusive ? k < j : k <= j);
+      takes.values.push_back(take ? 1.0 : 0.0);
+    }
+  }
+  Value mask = builder.materialize(takes);
+  Shape wide = x.shape;
+  wide.insert(wide.begin() + static_cast<std::ptrdiff_t>(axis) + 1, Extent{});
+  Value column = reshaped(builder, x, wide, "_column");
+  Shape summed = x.shape;
+  summed.insert(summed.begin() + static_cast<std::ptrdiff_t>(axis), Extent{});
+  Value sums = builder.emit("sum(where(" + mask.expr + ", " + column.expr + ", 0.0), axis: [" + std::to_string(axis) + "])",
+                            summed, Kind::R, "_sums");
+  builder.define(0, reshaped(builder, sums, x.shape, "_shape"));
+}
+
 }  // namespace
 
 void add_reduce_translators(std::map<std::string, Translator>& table) {
@@ -294,6 +329,7 @@ void add_reduce_translators(std::map<std::string, Translator>& table) {
   table["ReduceLogSum"] = [](Builder& b) { translate_reduce(b, "log(sum(XA)", false); };
   table["ReduceLogSumExp"] = [](Builder& b) { translate_reduce(b, "logsumexp", false); };
   table["Einsum"] = translate_einsum;
+  table["CumSum"] = translate_cumsum;
   table["Tile"] = translate_tile;
   table["Expand"] = translate_expand;
   table["DepthToSpace"] = [](Builder& b) { translate_depth_space(b, true); };

@@ -103,6 +103,9 @@ double transcendental_ulps(ir::Op op, RealType compute) {
       return f64 ? 64 : 1;
     case ir::Op::erf:
       return f64 ? 8 : 1;
+    case ir::Op::sin:
+    case ir::Op::cos:
+      return 1;  // glibc's binary64 sin/cos (f32: of the widened input, rounded once)
     case ir::Op::rsqrt:
       return 1.5;
     case ir::Op::sqrt:
@@ -185,6 +188,8 @@ Ceiling elementwise_rule(const RuleContext& context, const std::vector<Ceiling>&
     case ir::Op::gelu_tanh:
     case ir::Op::gelu_erf:
     case ir::Op::erf:
+    case ir::Op::sin:
+    case ir::Op::cos:
       return transcendental_rule(context, operands[0]);
     default:
       break;
@@ -197,7 +202,7 @@ Ceiling elementwise_rule(const RuleContext& context, const std::vector<Ceiling>&
 
 // y = f(x): |δy| ≤ sup|f′|·δx + (the function's ulps)·2u·|y|, since one ulp of y is at most
 // 2u·|y|. exp′ = exp ≤ max|y|; log, sqrt and rsqrt in relative terms at the maximum
-// (δ log x = δx/x, δ√x/√x = ½ δx/x); tanh′ ≤ 1; erf′ ≤ 2/√π; gelu′ bounded over [−max|x|, max|x|].
+// (δ log x = δx/x, δ√x/√x = ½ δx/x); tanh′, sin′, cos′ ≤ 1; erf′ ≤ 2/√π; gelu′ bounded over [−max|x|, max|x|].
 // A bf16 site computes in f32 and rounds the f32 result once more.
 Ceiling transcendental_rule(const RuleContext& context, const Ceiling& x) {
   const ir::Op op = context.let.op;
@@ -215,6 +220,8 @@ Ceiling transcendental_rule(const RuleContext& context, const Ceiling& x) {
       slope = 0.5 * relative(y, x.magnitude);
       break;
     case ir::Op::tanh:
+    case ir::Op::sin:
+    case ir::Op::cos:
       slope = 1;
       break;
     case ir::Op::erf:  // erf′(x) = 2/√π·e^(−x²) ≤ 2/√π

@@ -30,6 +30,8 @@ GROUPS = {
     "activation": models.activation_cases,
     "reduce": models.reduce_cases,
     "cnn": lambda: [models.cnn_case(), models.depthwise_case()],
+    "quant": models.quant_cases,
+    "select": models.select_cases,
 }
 SOLVE_GROUPS = {"solve": lambda: [models.transformer_case()],
                 "solve_cnn": lambda: [models.cnn_case(), models.depthwise_case()]}
@@ -76,14 +78,14 @@ def presk_values(args, work, name, entry, mode, dims):
     return np.array([float(v) for v in output["values"]]), output["shape"]
 
 
-def import_case(args, work, name, made):
+def import_case(args, work, name, made, import_args=()):
     model_path = f"{work}/{name}.onnx"
     with open(model_path, "wb") as f:
         f.write(made.SerializeToString())
     files = []
     for attempt in range(2):
         psk, weights = f"{work}/{name}.{attempt}.psk", f"{work}/{name}.{attempt}.safetensors"
-        run([args.presk, "import", model_path, "--out", psk, "--weights-out", weights])
+        run([args.presk, "import", model_path, "--out", psk, "--weights-out", weights] + list(import_args))
         files.append((open(psk, "rb").read(), open(weights, "rb").read()))
     assert files[0] == files[1], f"{name}: two imports wrote different bytes"
     os.replace(f"{work}/{name}.0.psk", f"{work}/{name}.psk")
@@ -144,6 +146,9 @@ def error_cases():
         ("dropout_mask", mask.SerializeToString(), [], "E1324"),
         ("compare_mixed_types", mixed.SerializeToString(), [], "E1325"),
         ("einsum_ellipsis", ellipsis.SerializeToString(), [], "E1326"),
+        ("quantize_int32", models.single("q32", "QuantizeLinear", [x], extra_inputs=["s", "z"],
+                                         initializers=[models.init("s", np.float32(0.1)),
+                                                       models.init("z", np.int32(0))])[1].SerializeToString(), [], "E1336"),
         ("truncated", good[: len(good) // 2], [], "E1301"),
         ("not_protobuf", b"\xff\xff\xff\xff not a model", [], "E1301"),
         ("attribute_value", models.single("gelu", "Gelu", [x], {"approximate": "fast"}, domain="com.microsoft")[1]
@@ -250,9 +255,15 @@ def check_against_ort(args, cases, modules):
     """Each case imported, run in f32 and exactly, and run by ONNX Runtime on the same inputs;
     exit status 1 when a gap exceeds the case's tolerance (check_exports.py runs it too)."""
     manifest, ours = [], {}
-    for name, made, inputs, tolerance in cases:
-        model_path = import_case(args, args.work, name, made)
+    for name, made, inputs, tolerance, *rest in cases:
+        # a fifth element: {"import_args": [...], "ort_model": the model ONNX Runtime runs instead}
+        options = rest[0] if rest else {}
+        model_path = import_case(args, args.work, name, made, options.get("import_args", ()))
         write_safetensors(f"{args.work}/{name}.data.safetensors", inputs)
+        if "ort_model" in options:
+            model_path = f"{args.work}/{name}.ort.onnx"
+            with open(model_path, "wb") as f:
+                f.write(options["ort_model"].SerializeToString())
         manifest.append({"name": name, "model": model_path, "inputs": ort_inputs(inputs)})
         for output in made.graph.output:
             entry = output.name

@@ -41,6 +41,11 @@ EXPECTED = os.path.join(HERE, "conformance_expected.txt")
 REASONS = os.path.join(HERE, "conformance_reasons.txt")
 RTOL, ATOL = 1e-3, 1e-7
 CONTROL_FLOW = {"If", "Loop", "Scan"}
+# Cases whose expected outputs disagree with ONNX's own definition, each with the reason.
+DIFFERENCES = {
+    "test_cast_FLOAT_to_BFLOAT16": "difference: ONNX 1.12's test data truncates to bfloat16; Cast rounds to nearest "
+                                   "even, as ONNX Runtime does (tests/import group quant, Cast_to_BFLOAT16)",
+}
 
 
 class Outcome:
@@ -182,6 +187,8 @@ def check_case(args, suite, name):
 
 
 def check_in(args, case_dir, model, work):
+    if os.path.basename(case_dir) in DIFFERENCES:
+        return Outcome("refused", DIFFERENCES[os.path.basename(case_dir)])
     psk, weights = os.path.join(work, "m.psk"), os.path.join(work, "m.safetensors")
     result = run([args.presk, "import", os.path.join(case_dir, "model.onnx"), "--out", psk, "--weights-out", weights],
                  args.timeout)

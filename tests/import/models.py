@@ -566,3 +566,155 @@ def shape_cases():
         made = model([node], [dynamic_info("x0", array, ["batch"], elem)], [out()])
         cases.append((name, made, {"x0": array}, 0))
     return cases
+
+
+QRNG = np.random.default_rng(31)
+
+
+def quant_inputs(*shape, spread=4.0):
+    return (spread * QRNG.standard_normal(shape)).astype(np.float32)
+
+
+def qdq_pair(prefix, x, scale, zero_point, nodes, inits, axis=None):
+    """x → QuantizeLinear → DequantizeLinear with constant scale and zero point; the output name."""
+    inits += [init(f"{prefix}.scale", scale), init(f"{prefix}.zero_point", zero_point)]
+    attrs = {} if axis is None else {"axis": axis}
+    nodes.append(helper.make_node("QuantizeLinear", [x, f"{prefix}.scale", f"{prefix}.zero_point"], [f"{prefix}_q"],
+                                  name=f"/{prefix}/QuantizeLinear", **attrs))
+    nodes.append(helper.make_node("DequantizeLinear", [f"{prefix}_q", f"{prefix}.scale", f"{prefix}.zero_point"],
+                                  [f"{prefix}_dq"], name=f"/{prefix}/DequantizeLinear", **attrs))
+    return f"{prefix}_dq"
+
+
+def quantized_weight(prefix, w, nodes, inits):
+    """A float weight [K, N] as ONNX Runtime's quantizer stores it: INT8 codes per output channel
+    (axis 1, symmetric, zero point 0) and a DequantizeLinear; returns (name, the dequantized f32)."""
+    scale = (np.abs(w).max(axis=0) / 127).astype(np.float32)
+    codes = np.clip(np.rint(w / scale), -127, 127).astype(np.int8)
+    inits += [init(f"{prefix}.weight_quantized", codes), init(f"{prefix}.weight_scale", scale),
+              init(f"{prefix}.weight_zero_point", np.zeros(scale.shape, np.int8))]
+    nodes.append(helper.make_node("DequantizeLinear", [f"{prefix}.weight_quantized", f"{prefix}.weight_scale",
+                                                       f"{prefix}.weight_zero_point"], [f"{prefix}.weight_dq"],
+                                  name=f"/{prefix}/weight/DequantizeLinear", axis=1))
+    return f"{prefix}.weight_dq", (codes.astype(np.float32) * scale).astype(np.float32)
+
+
+def qdq_mlp_case():
+    """The walkthrough's MLP in QDQ form as ONNX Runtime's static quantizer writes it: UINT8
+    activations per tensor, INT8 weights per channel; and the float model it came from, which
+    `presk import --strip-qdq` must reproduce (the weights dequantized)."""
+    x = quant_inputs(4, 8, spread=1.0)
+    w1, b1 = 0.4 * QRNG.standard_normal((8, 16)).astype(np.float32), 0.1 * QRNG.standard_normal(16).astype(np.float32)
+    w2, b2 = 0.3 * QRNG.standard_normal((16, 4)).astype(np.float32), 0.1 * QRNG.standard_normal(4).astype(np.float32)
+    nodes, inits = [], [init("fc1.bias", b1), init("fc2.bias", b2)]
+    h = qdq_pair("input", "x", np.float32(0.02), np.uint8(128), nodes, inits)
+    w1_name, w1_float = quantized_weight("fc1", w1, nodes, inits)
+    nodes += [helper.make_node("MatMul", [h, w1_name], ["fc1_mm"], name="/fc1/MatMul"),
+              helper.make_node("Add", ["fc1_mm", "fc1.bias"], ["fc1_out"], name="/fc1/Add"),
+              helper.make_node("Relu", ["fc1_out"], ["act"], name="/act/Relu")]
+    a = qdq_pair("act", "act", np.float32(0.015), np.uint8(0), nodes, inits)
+    w2_name, w2_float = quantized_weight("fc2", w2, nodes, inits)
+    nodes += [helper.make_node("MatMul", [a, w2_name], ["fc2_mm"], name="/fc2/MatMul"),
+              helper.make_node("Add", ["fc2_mm", "fc2.bias"], ["y"], name="/fc2/Add")]
+    quantized = model(nodes, [tensor_info("x", x)], [out()], inits, 13)
+    float_nodes = [helper.make_node("MatMul", ["x", "fc1.w"], ["fc1_mm"], name="/fc1/MatMul"),
+                   helper.make_node("Add", ["fc1_mm", "fc1.bias"], ["fc1_out"], name="/fc1/Add"),
+                   helper.make_node("Relu", ["fc1_out"], ["act"], name="/act/Relu"),
+                   helper.make_node("MatMul", ["act", "fc2.w"], ["fc2_mm"], name="/fc2/MatMul"),
+                   helper.make_node("Add", ["fc2_mm", "fc2.bias"], ["y"], name="/fc2/Add")]
+    original = model(float_nodes, [tensor_info("x", x)], [out()],
+                     [init("fc1.w", w1_float), init("fc1.bias", b1), init("fc2.w", w2_float), init("fc2.bias", b2)], 13)
+    return [("qdq_mlp", quantized, {"x": x}, 8),
+            ("qdq_mlp_stripped", quantized, {"x": x}, 8, {"import_args": ["--strip-qdq"], "ort_model": original})]
+
+
+def quant_cases():
+    """QuantizeLinear/DequantizeLinear with their exact meaning (round half to even, saturation),
+    Round/Floor/Ceil, and the Casts that round to FLOAT16/BFLOAT16."""
+    U8, I8 = TensorProto.UINT8, TensorProto.INT8
+    cases = []
+    # per tensor, UINT8: a power-of-two scale, so x / scale is exact and the ties (k + ½) are met
+    x = np.concatenate([quant_inputs(20), (np.arange(-6, 6) + 0.5).astype(np.float32) * 0.0625,
+                        np.array([100.0, -100.0], np.float32)]).reshape(2, 17)
+    for zero_point, dtype, elem in [(np.uint8(128), "u8", U8), (np.int8(-3), "i8", I8)]:
+        node = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], name="/q/QuantizeLinear")
+        made = model([node], [tensor_info("x", x)], [helper.make_tensor_value_info("y", elem, None)],
+                     [init("s", np.float32(0.0625)), init("z", zero_point)], 13)
+        cases.append((f"QuantizeLinear_tensor_{dtype}", made, {"x": x}, 0))
+    # per axis (axis 1), INT8 codes, scales that are not powers of two
+    x = quant_inputs(2, 3, 4)
+    nodes, inits = [], []
+    y = qdq_pair("c", "x", np.array([0.05, 0.1, 0.03], np.float32), np.array([0, -5, 7], np.int8), nodes, inits, axis=1)
+    nodes.append(helper.make_node("Identity", [y], ["y"], name="out"))
+    cases.append(("QDQ_axis_i8", model(nodes, [tensor_info("x", x)], [out()], inits, 13), {"x": x}, 2))
+    cases += qdq_mlp_case()
+    r = np.concatenate([quant_inputs(16), np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.0, -7.25], np.float32)])
+    for op in ["Round", "Floor", "Ceil"]:
+        cases.append(single(op, op, [r.reshape(4, 6)], tolerance=0))
+    wide = (quant_inputs(4, 6) * np.float32(1000)).astype(np.float32)
+    for to, name in [(TensorProto.FLOAT16, "FLOAT16"), (TensorProto.BFLOAT16, "BFLOAT16")]:
+        nodes = [helper.make_node("Cast", ["x"], ["h"], name="/narrow/Cast", to=to),
+                 helper.make_node("Cast", ["h"], ["y"], name="/widen/Cast", to=TensorProto.FLOAT)]
+        cases.append((f"Cast_to_{name}", model(nodes, [tensor_info("x", wide)], [out()], [], 13), {"x": wide}, 0))
+    return cases
+
+
+def select_cases():
+    """ArgMax/ArgMin, GatherElements, the two losses, Sin and Cos: compositions that select by an
+    index, and the new trigonometric primitives."""
+    x = quant_inputs(3, 5, spread=1.0)
+    x[1, 3] = x[1, 1] = x[1].max() + 1  # a tie: the first (or with select_last_index the last)
+    I64 = TensorProto.INT64
+    cases = []
+    for op in ["ArgMax", "ArgMin"]:
+        for attrs in [{"axis": 1}, {"axis": 0, "keepdims": 0}, {"axis": 1, "select_last_index": 1}]:
+            node = helper.make_node(op, ["x"], ["y"], name=f"/{op}", **attrs)
+            tag = "_".join(f"{k}{v}" for k, v in attrs.items())
+            cases.append((f"{op}_{tag}", model([node], [tensor_info("x", x)], [helper.make_tensor_value_info("y", I64, None)],
+                                              [], 13), {"x": x}, 0))
+    data = quant_inputs(3, 4)
+    indices = QRNG.integers(-4, 4, (3, 4)).astype(np.int64)
+    node = helper.make_node("GatherElements", ["x", "i"], ["y"], name="/GatherElements", axis=1)
+    cases.append(("GatherElements_axis1", model([node], [tensor_info("x", data), tensor_info("i", indices)], [out()], [], 13),
+                  {"x": data, "i": indices}, 0))
+    scores = quant_inputs(4, 5, 2, spread=1.0)
+    target = QRNG.integers(0, 5, (4, 2)).astype(np.int64)
+    target[0, 0] = 2
+    weight = (QRNG.random(5) + 0.5).astype(np.float32)
+    for reduction in ["none", "sum", "mean"]:
+        for op in ["NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"]:
+            for weighted in [False, True]:
+                inputs = ["x", "t"] + (["w"] if weighted else [])
+                node = helper.make_node(op, inputs, ["y"], name=f"/{op}", reduction=reduction, ignore_index=2)
+                infos = [tensor_info("x", scores), tensor_info("t", target)] + ([tensor_info("w", weight)] if weighted else [])
+                # NLL reads log-probabilities (≤ 0): a sum of one sign, no cancellation to amplify
+                x = -np.abs(scores) if op == "NegativeLogLikelihoodLoss" else scores
+                feeds = {"x": x, "t": target} | ({"w": weight} if weighted else {})
+                cases.append((f"{op}_{reduction}{'_weighted' if weighted else ''}",
+                              model([node], infos, [out()], [], 13), feeds, 8))
+    for op in ["Sin", "Cos"]:
+        cases.append(single(op, op, [quant_inputs(3, 4)], tolerance=2))
+    sums = quant_inputs(2, 5, 3)
+    for attrs in [{}, {"exclusive": 1}, {"reverse": 1}, {"exclusive": 1, "reverse": 1}]:
+        node = helper.make_node("CumSum", ["x", "axis"], ["y"], name="/CumSum", **attrs)
+        tag = "_".join(attrs) or "inclusive"
+        cases.append((f"CumSum_{tag}", model([node], [tensor_info("x", sums)], [out()],
+                                             [init("axis", np.array(1, np.int64))], 13), {"x": sums}, 4))
+    image = quant_inputs(1, 2, 4, 5, spread=1.0)
+    empty = init("roi", np.zeros(0, np.float32))
+    for tag, attrs, scales, sizes, tolerance in [
+            ("nearest_up", {"mode": "nearest"}, [1, 1, 2, 1.5], None, 0),
+            ("nearest_asymmetric_floor", {"mode": "nearest", "coordinate_transformation_mode": "asymmetric",
+                                          "nearest_mode": "floor"}, [1, 1, 2, 2], None, 0),
+            ("linear_down", {"mode": "linear"}, [1, 1, 0.5, 0.6], None, 16),
+            ("linear_align_corners", {"mode": "linear", "coordinate_transformation_mode": "align_corners"},
+             None, [1, 2, 7, 3], 16),
+            ("cubic_up", {"mode": "cubic"}, [1, 1, 1.5, 2], None, 16)]:
+        inits = [empty, init("scales", np.array(scales or [], np.float32))]
+        names = ["x", "roi", "scales"]
+        if sizes:
+            inits.append(init("sizes", np.array(sizes, np.int64)))
+            names.append("sizes")
+        node = helper.make_node("Resize", names, ["y"], name="/Resize", **attrs)
+        cases.append((f"Resize_{tag}", model([node], [tensor_info("x", image)], [out()], inits, 13), {"x": image}, tolerance))
+    return cases

@@ -120,7 +120,9 @@ TEST(Consistency, UnaryPrimitives) {
   const UnaryCase cases[] = {{ir::Op::neg, 0},   {ir::Op::abs, 0},      {ir::Op::relu, 0},  {ir::Op::sqrt, 0.5},
                              {ir::Op::exp, 1},   {ir::Op::log, 1},      {ir::Op::tanh, 3},  {ir::Op::rsqrt, 1.5},
                              {ir::Op::gelu_erf, 64}, {ir::Op::gelu_tanh, 400},
-                             {ir::Op::erf, 8}};
+                             {ir::Op::erf, 8},   {ir::Op::sin, 1},      {ir::Op::cos, 1},
+                             {ir::Op::round, 0}, {ir::Op::floor, 0},    {ir::Op::ceil, 0},
+                             {ir::Op::round_f16, 0}, {ir::Op::round_bf16, 0}};
   for (RealType type : kTypes) {
     const double u = real_unit_roundoff(type);
     const double tiny = std::ldexp(1.0, std::numeric_limits<double>::min_exponent - 53);

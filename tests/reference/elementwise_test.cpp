@@ -38,6 +38,37 @@ TEST(ReferenceElementwise, TranscendentalsAreCorrectlyRounded) {
   check_unary(Op::rsqrt, xs, [](mpfr_ptr r, mpfr_srcptr x) { mpfr_rec_sqrt(r, x, MPFR_RNDN); });
   check_unary(Op::tanh, xs, [](mpfr_ptr r, mpfr_srcptr x) { mpfr_tanh(r, x, MPFR_RNDN); });
   check_unary(Op::erf, xs, [](mpfr_ptr r, mpfr_srcptr x) { mpfr_erf(r, x, MPFR_RNDN); });
+  check_unary(Op::sin, xs, [](mpfr_ptr r, mpfr_srcptr x) { mpfr_sin(r, x, MPFR_RNDN); });
+  check_unary(Op::cos, xs, [](mpfr_ptr r, mpfr_srcptr x) { mpfr_cos(r, x, MPFR_RNDN); });
+}
+
+// The roundings against values derived by hand: ties to even, the formats' largest numbers,
+// their subnormals, and the overflow to ±∞.
+TEST(ReferenceElementwise, RoundingsAreExact) {
+  struct Case {
+    Op op;
+    double x, want;
+  };
+  const double inf = HUGE_VAL;
+  const std::vector<Case> cases = {
+      {Op::round, 2.5, 2},       {Op::round, 3.5, 4},      {Op::round, -2.5, -2},   {Op::round, -0.5, 0},
+      {Op::round, 0.49999999999999994, 0}, {Op::round, 1e300, 1e300}, {Op::round, -7.25, -7},
+      {Op::floor, -0.5, -1},     {Op::floor, 2.999, 2},    {Op::ceil, -0.5, 0},     {Op::ceil, 2.001, 3},
+      {Op::round_f16, 1 + 0x1p-11, 1},              {Op::round_f16, 1 + 3 * 0x1p-11, 1 + 0x1p-9},
+      {Op::round_f16, 65504, 65504},                {Op::round_f16, 65519.99, 65504},
+      {Op::round_f16, 65520, inf},                  {Op::round_f16, -1e6, -inf},
+      {Op::round_f16, 0x1p-25, 0},                  {Op::round_f16, 0x1.8p-25, 0x1p-24},
+      {Op::round_f16, 3 * 0x1p-25, 2 * 0x1p-24},    {Op::round_f16, 0.1, 0x1.998p-4},
+      {Op::round_bf16, 1 + 0x1p-8, 1},              {Op::round_bf16, 1 + 3 * 0x1p-8, 1 + 0x1p-6},
+      {Op::round_bf16, 0x1.fep127, 0x1.fep127},     {Op::round_bf16, 0x1.ffp127, inf},
+      {Op::round_bf16, 0x1p-134, 0},                {Op::round_bf16, 0x1.8p-134, 0x1p-133},
+      {Op::round_bf16, 3.14159265358979, 3.140625},
+  };
+  for (const Case& c : cases) {
+    ir::Program program = single_op_program(c.op, {real_type({1})}, real_type({1}));
+    std::vector<MpfrValue> out = run_mpfr(program, {real_input({1}, {c.x})});
+    EXPECT_EQ(mpfr_get_d(out[0].real(0), MPFR_RNDN), c.want) << ir::op_name(c.op) << " at x = " << c.x;
+  }
 }
 
 TEST(ReferenceElementwise, GeluFormulas) {

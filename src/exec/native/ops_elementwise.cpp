@@ -1,6 +1,7 @@
 // Sources, elementwise ops, reductions, normalizations and the loss. Each real op loads its
 // operands into the site's compute type (value.h), computes there, and stores into the site's
 // type; sums follow the realization's order (ordered_sum).
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cmath>
@@ -324,9 +325,38 @@ void binary_chunked(ir::Op op, C* out, const C* a, size_t n, const Operand<C>& b
   });
 }
 
+// x rounded to the nearest integer, ties to even (independent of the FPU's rounding mode).
+template <typename C>
+C nearest_integer(C x) {
+  const C below = std::floor(x), fraction = x - below;  // exact
+  if (fraction != C(0.5)) return fraction < C(0.5) ? below : below + 1;
+  return std::fmod(below, C(2)) == 0 ? below : below + 1;
+}
+
+// x rounded to the nearest number of a format of `precision` significant bits, smallest quantum
+// 2^`quantum_min` and largest finite number below 2^`exponent_max` (binary16: 11, −24, 16;
+// bfloat16: 8, −133, 128), ties to even, ±∞ beyond: one rounding of the binary64 value.
+inline double to_format(double x, int precision, int quantum_min, int exponent_max) {
+  if (!std::isfinite(x) || x == 0) return x;
+  int exponent = 0;
+  std::frexp(x, &exponent);  // x = m·2^exponent, ½ ≤ |m| < 1
+  const int quantum = std::max(exponent - precision, quantum_min);
+  const double y = std::ldexp(nearest_integer(std::ldexp(x, -quantum)), quantum);
+  int y_exponent = 0;
+  std::frexp(y, &y_exponent);
+  return y_exponent > exponent_max ? std::copysign(HUGE_VAL, x) : y;
+}
+
 template <typename C>
 C unary(ir::Op op, C x) {
   switch (op) {
+    case ir::Op::sin: return static_cast<C>(std::sin(static_cast<double>(x)));
+    case ir::Op::cos: return static_cast<C>(std::cos(static_cast<double>(x)));
+    case ir::Op::round: return nearest_integer(x);
+    case ir::Op::floor: return std::floor(x);
+    case ir::Op::ceil: return std::ceil(x);
+    case ir::Op::round_f16: return static_cast<C>(to_format(static_cast<double>(x), 11, -24, 16));
+    case ir::Op::round_bf16: return static_cast<C>(to_format(static_cast<double>(x), 8, -133, 128));
     case ir::Op::neg: return -x;
     case ir::Op::abs: return std::fabs(x);
     case ir::Op::relu: return max_of(x, C(0));  // relu(NaN) = 0, as max(NaN, 0)

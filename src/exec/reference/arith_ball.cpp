@@ -145,6 +145,27 @@ void BallArith::special_binary_slow(Number* r, const Number* x, const Number* y,
   arb_indeterminate(r);
 }
 
+void BallArith::round(Number* r, const Number* x, Rounding kind) const {
+  Points at(x);
+  mpfr_t low, high;
+  mpfr_init2(low, std::max<long>(bits_, mpfr_get_prec(at[0]) + 2));
+  mpfr_init2(high, std::max<long>(bits_, mpfr_get_prec(at[at.count() > 1 ? 1 : 0]) + 2));
+  round_mpfr(low, at[0], kind);
+  round_mpfr(high, at[at.count() > 1 ? 1 : 0], kind);
+  if (mpfr_nan_p(low) || mpfr_nan_p(high)) {
+    arb_indeterminate(r);
+  } else if (mpfr_equal_p(low, high)) {
+    arf_set_mpfr(arb_midref(r), low);
+    mag_zero(arb_radref(r));
+  } else if (mpfr_inf_p(low) || mpfr_inf_p(high)) {
+    arb_zero_pm_inf(r);
+  } else {
+    arb_set_interval_mpfr(r, low, high, bits_);
+  }
+  mpfr_clear(low);
+  mpfr_clear(high);
+}
+
 // maxNum/minNum: a NaN operand yields the other (both NaN: NaN); Arb orders the rest, ±∞ included.
 void BallArith::max(Number* r, const Number* x, const Number* y) const {
   if (is_nan(x)) return arb_set(r, y);

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <string>
 
+#include "exec/reference/arith_mpfr.h"
+
 namespace presk::reference {
 
 // `count` Arb balls, each starting as exactly 0.
@@ -82,6 +84,11 @@ class BallArith {
   void rsqrt(Number* r, const Number* x) const { unary(r, x, mpfr_rec_sqrt, arb_rsqrt); }
   void tanh(Number* r, const Number* x) const { unary(r, x, mpfr_tanh, arb_tanh); }
   void erf(Number* r, const Number* x) const { unary(r, x, mpfr_erf, arb_hypgeom_erf); }
+  void sin(Number* r, const Number* x) const { unary(r, x, mpfr_sin, arb_sin); }
+  void cos(Number* r, const Number* x) const { unary(r, x, mpfr_cos, arb_cos); }
+  // The rounding of each endpoint (the roundings are monotone): exact where they agree, else
+  // the ball spanning both (±∞ in the span: the whole line).
+  void round(Number* r, const Number* x, Rounding kind) const;
   void pi(Number* r) const { arb_const_pi(r, bits_); }
   void scale_2exp(Number* r, const Number* x, long k) const { arb_mul_2exp_si(r, x, k); }
 

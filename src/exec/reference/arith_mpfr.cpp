@@ -1,6 +1,7 @@
 // MPFR storage and the few MPFR operations that are more than one call.
 #include "exec/reference/arith_mpfr.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 #include <utility>
@@ -69,6 +70,33 @@ int MpfrArith::compare(const Number* x, const Number* y) const {
 
 std::string MpfrArith::to_decimal(const Number* x, int digits) const {
   return format_mpfr(x, digits);
+}
+
+void round_mpfr(mpfr_ptr r, mpfr_srcptr x, Rounding kind) {
+  if (!mpfr_number_p(x) || mpfr_zero_p(x)) {
+    mpfr_set(r, x, MPFR_RNDN);
+    return;
+  }
+  switch (kind) {
+    case Rounding::nearest_integer: mpfr_rint(r, x, MPFR_RNDN); return;  // ties to even
+    case Rounding::floor: mpfr_floor(r, x); return;
+    case Rounding::ceil: mpfr_ceil(r, x); return;
+    case Rounding::binary16:
+    case Rounding::bfloat16: break;
+  }
+  // x = m·2^e with ½ ≤ |m| < 1: a format of p significant bits and smallest quantum 2^qmin has
+  // the quantum 2^max(e − p, qmin) at x; x / quantum rounded to the nearest integer (ties to
+  // even), times the quantum, is the nearest number of the format; beyond its largest, ±∞.
+  const bool half = kind == Rounding::binary16;
+  const long p = half ? 11 : 8, qmin = half ? -24 : -133, emax = half ? 16 : 128;
+  const long quantum = std::max<long>(mpfr_get_exp(x) - p, qmin);
+  mpfr_t scaled;
+  mpfr_init2(scaled, mpfr_get_prec(x) + 2);
+  mpfr_mul_2si(scaled, x, -quantum, MPFR_RNDN);  // exact
+  mpfr_rint(scaled, scaled, MPFR_RNDN);
+  mpfr_mul_2si(r, scaled, quantum, MPFR_RNDN);   // exact: at most p + 1 bits
+  mpfr_clear(scaled);
+  if (mpfr_get_exp(r) > emax) mpfr_set_inf(r, mpfr_sgn(x));
 }
 
 std::string format_mpfr(const __mpfr_struct* x, int digits, mpfr_rnd_t rounding) {

@@ -11,6 +11,13 @@
 
 namespace presk::reference {
 
+// The exact roundings of the op list (round, floor, ceil, round_f16, round_bf16).
+enum class Rounding : uint8_t { nearest_integer, floor, ceil, binary16, bfloat16 };
+
+// r ← x rounded by `kind`, exactly (r's precision ≥ 53 holds every result); NaN, ±∞ and ±0
+// stay themselves. Monotone non-decreasing in x (the ball arithmetic rounds its endpoints).
+void round_mpfr(mpfr_ptr r, mpfr_srcptr x, Rounding kind);
+
 // `count` MPFR numbers of one precision in a single allocation (headers, then limbs); every
 // number starts as +0. The numbers are initialized with MPFR's custom interface and must not
 // be mpfr_clear'ed or have their precision changed.
@@ -70,6 +77,9 @@ class MpfrArith {
   void rsqrt(Number* r, const Number* x) const { mpfr_rec_sqrt(r, x, MPFR_RNDN); }
   void tanh(Number* r, const Number* x) const { mpfr_tanh(r, x, MPFR_RNDN); }
   void erf(Number* r, const Number* x) const { mpfr_erf(r, x, MPFR_RNDN); }
+  void sin(Number* r, const Number* x) const { mpfr_sin(r, x, MPFR_RNDN); }
+  void cos(Number* r, const Number* x) const { mpfr_cos(r, x, MPFR_RNDN); }
+  void round(Number* r, const Number* x, Rounding kind) const { round_mpfr(r, x, kind); }
   void pi(Number* r) const { mpfr_const_pi(r, MPFR_RNDN); }
   void scale_2exp(Number* r, const Number* x, long k) const { mpfr_mul_2si(r, x, k, MPFR_RNDN); }
 

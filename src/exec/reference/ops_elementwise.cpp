@@ -126,6 +126,13 @@ void real_unary(const A& a, const ActivationConstants<A>& c, Op op, N* r, const 
     case Op::gelu_tanh: gelu_tanh(a, c, r, x, t); return;
     case Op::gelu_erf: gelu_erf(a, c, r, x, t); return;
     case Op::erf: a.erf(r, x); return;
+    case Op::sin: a.sin(r, x); return;
+    case Op::cos: a.cos(r, x); return;
+    case Op::round: a.round(r, x, Rounding::nearest_integer); return;
+    case Op::floor: a.round(r, x, Rounding::floor); return;
+    case Op::ceil: a.round(r, x, Rounding::ceil); return;
+    case Op::round_f16: a.round(r, x, Rounding::binary16); return;
+    case Op::round_bf16: a.round(r, x, Rounding::bfloat16); return;
     case Op::erf_grad: erf_grad(a, c, r, x, t); return;
     case Op::gelu_tanh_grad: gelu_tanh_grad(a, c, r, x, t); return;
     case Op::gelu_erf_grad: gelu_erf_grad(a, c, r, x, t); return;
