@@ -84,7 +84,7 @@ class Serve(unittest.TestCase):
         self.assertIn("text/event-stream", response.getheader("Content-Type"))
         pieces, finish = [], None
         while True:
-            line = response.fp.readline().decode()
+            line = response.readline().decode()
             self.assertTrue(line, "the stream ended before [DONE]")
             if not line.strip():
                 continue
@@ -150,7 +150,7 @@ class Limits(unittest.TestCase):
             connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
             connection.request("POST", "/v1/completions", body=json.dumps({"prompt": "t", "max_tokens": 16, "stream": True}))
             response = connection.getresponse()
-            first = response.fp.readline().decode()  # the request is in flight: its first event came
+            first = response.readline().decode()  # the request is in flight: its first event came
             self.assertTrue(first.startswith("data: "), first)
             status, data = server.request("POST", "/v1/completions", body={"prompt": "the", "max_tokens": 2})
             self.assertEqual(status, 503, data)
@@ -160,6 +160,7 @@ class Limits(unittest.TestCase):
             events = [l for l in (first + rest).splitlines() if l.startswith("data: {")]
             self.assertEqual(len(events), 17)  # 16 tokens and the finish
             self.assertEqual(server.process.wait(timeout=60), 0)
+            connection.close()
         finally:
             if server.process.poll() is None:
                 server.process.kill()
