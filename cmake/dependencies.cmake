@@ -19,4 +19,5 @@ target_link_libraries(Arb::arb INTERFACE ${ARB_LIBRARY} ${FLINT_LIBRARY} PkgConf
 if(NOT PRESK_FUZZ)
   find_package(CLI11 CONFIG REQUIRED)
   find_package(GTest CONFIG REQUIRED)
+  pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)  # presk serve (src/serve)
 endif()

@@ -237,6 +237,36 @@ size_t vjp_forward_length(const ir::Function& function) {
   return length;
 }
 
+namespace {
+
+// Why `function` is a decode step (add_vjps skips it), or "" when it is not.
+std::string decode_reason(const ir::Program& program, const ir::Function& function, int depth = 0) {
+  if (function.name.ends_with(".vjp")) return "";
+  if (function.results.size() > 1) return "`" + function.name + "` returns several results";
+  for (size_t i = 0; i < function.lets.size(); ++i) {
+    const Op op = function.lets[i].op;
+    if (op == Op::scan || op == Op::cache_write || op == Op::causal_mask_at)
+      return "`" + function.name + "` holds " + ir::op_name(op) + " (" + function.site_name(static_cast<uint32_t>(i)) + ")";
+    const ir::Function* callee = ir::is_calling(op) ? program.find_function(function.lets[i].attrs.callee) : nullptr;
+    if (callee && depth < 64) {
+      std::string inner = decode_reason(program, *callee, depth + 1);
+      if (!inner.empty()) return inner;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+void require_differentiable(const ir::Program& program, const std::string& name) {
+  const ir::Function* function = program.find_function(name);
+  if (!function) return;
+  const std::string reason = decode_reason(program, *function);
+  if (reason.empty()) return;
+  user_error("E1500", function->span).hint("differentiate a full-sequence entry such as `loss`; a decode step is run, not trained")
+      << "`" << name << "` is a decode step, which is not differentiable: " << reason;
+}
+
 ir::Program add_vjps(const ir::Program& program) {
   Contexts contexts(program);
   ir::Program result = program;
@@ -244,7 +274,7 @@ ir::Program add_vjps(const ir::Program& program) {
   for (const ir::Function& function : program.functions) {
     result.functions.push_back(function);
     bool generated = function.name.ends_with(".vjp") || program.find_function(vjp_name(function.name));
-    if (generated) continue;
+    if (generated || !decode_reason(program, function).empty()) continue;
     std::optional<ir::Function> vjp = Generator(result, function, contexts).run();
     if (vjp) result.functions.push_back(std::move(*vjp));
   }

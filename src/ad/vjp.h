@@ -21,6 +21,10 @@ size_t vjp_forward_length(const ir::Function& function);
 // differentiate (a real result, and a real argument or a parameter read). A cotangent that
 // reaches an op without an adjoint rule is a user error (E0800) naming the op and the site.
 // The result verifies (ir/verifier.h) whenever the program does.
+// Decode steps (docs/language.md, "State") are not differentiated: add_vjps skips each
+// function with several results, a scan, cache_write or causal_mask_at, or a call of one.
+// require_differentiable throws E1500 for such a function, naming what makes it one.
 ir::Program add_vjps(const ir::Program& program);
+void require_differentiable(const ir::Program& program, const std::string& function);
 
 }  // namespace presk::ad

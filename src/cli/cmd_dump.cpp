@@ -226,6 +226,7 @@ int dump_sensitivity(const DumpOptions& options, const GlobalOptions& global) {
   RunInputOptions input{options.program_path, options.entry, options.bindings, options.weights, options.data,
                         options.offset, 0, 0, {reference_bytes_per_element(options.bits.value_or(kDefaultBits), false), 0, 3, false}};
   PreparedRun prepared = prepare_run(input, global);
+  ad::require_differentiable(prepared.program, options.entry);
   ir::Program program = ad::add_vjps(prepared.program);
   if (program.find_function(ad::vjp_name(options.entry)) == nullptr) {
     user_error("E0445").hint("differentiate an entry with a real result that reads a real argument or a parameter")

@@ -51,6 +51,7 @@ void accumulate(const MpfrArith& arith, std::optional<Value>& into, Value term) 
 }
 
 const ir::Function& vjp_of(const ir::Program& program, const ir::Function& entry) {
+  ad::require_differentiable(program, entry.name);
   const ir::Function* vjp = program.find_function(ad::vjp_name(entry.name));
   if (vjp == nullptr || entry.results.empty()) {
     user_error("E0542").hint("--grad needs a real result and a real argument or parameter to differentiate")

@@ -33,11 +33,11 @@ struct OpInfo {
 // Facts of every op, indexed by Op.
 const OpInfo& op_info(Op op);
 inline const char* op_name(Op op) { return op_info(op).name; }
-// Ops whose attrs.callee names a function: call, fold, fold_trace, fold_vjp.
+// Ops whose attrs.callee names a function: call, fold, fold_trace, fold_vjp, scan.
 inline bool is_calling(Op op) {
-  return op == Op::call || op == Op::fold || op == Op::fold_trace || op == Op::fold_vjp;
+  return op == Op::call || op == Op::fold || op == Op::fold_trace || op == Op::fold_vjp || op == Op::scan;
 }
-// Ops that run their callee once per layer of a stack: fold, fold_trace, fold_vjp.
+// Ops that run their callee once per layer of a stack: fold, fold_trace, fold_vjp, scan.
 inline bool is_folding(Op op) { return is_calling(op) && op != Op::call; }
 std::optional<Op> op_from_name(std::string_view name);
 int op_count();

@@ -311,6 +311,33 @@ InferredType fold_vjp_rule(const Function& callee, const std::vector<Type>& resu
   return InferredType{tuple_type(std::move(elements)), {}};
 }
 
+// scan(x, operands…) with attrs.axes the indices of the stacked operands (each [L, a…], layer
+// l's slice passed), the others passed whole; the callee (x, a…) → (x, r…) gives x, or with
+// further results the tuple (x, [L, r]…).
+InferredType scan_rule(const Function& callee, const std::vector<Type>& results, const std::vector<Type>& operands,
+                       const Attrs& attrs) {
+  int64_t layers = -1;
+  std::vector<Type> arguments = operands;
+  for (size_t k = 0; k < attrs.axes.size(); ++k) {
+    const int64_t i = attrs.axes[k];
+    if (i < 1 || i >= static_cast<int64_t>(operands.size()) || (k > 0 && i <= attrs.axes[k - 1]))
+      return fail("scan's axes=[…] lists stacked operands after the first, increasing");
+    Type& stack = arguments[static_cast<size_t>(i)];
+    if (stack.rank() < 1 || (layers >= 0 && stack.shape[0] != layers))
+      return fail("scan's stacked operands need one layer axis, of one extent");
+    layers = stack.shape[0];
+    stack = Type{stack.kind, {stack.shape.begin() + 1, stack.shape.end()}, {}, {}};
+  }
+  if (auto wrong = check_signature(callee, arguments)) return *wrong;
+  if (!(results[0] == operands[0]))
+    return fail("scan's callee `" + callee.name + "` must return its first argument's type first");
+  if (results.size() == 1) return give(results[0].kind, results[0].shape);
+  if (layers < 0) return fail("scan stacks its callee's further results by a stacked operand's layers: name one in axes");
+  std::vector<Type> elements{results[0]};
+  for (size_t i = 1; i < results.size(); ++i) elements.push_back(stacked(results[i], layers));
+  return InferredType{tuple_type(std::move(elements)), {}};
+}
+
 // get: element attrs.axes[0] of a tuple.
 InferredType get_rule(const Type& tuple, const Attrs& attrs) {
   if (!tuple.is_tuple()) return fail("get reads a tuple, given " + describe(tuple));
@@ -334,6 +361,7 @@ InferredType control_rule(Op op, const std::vector<Type>& operands, const Attrs&
   std::optional<std::vector<Type>> results = result_types(callee);
   if (!results || results->empty()) return fail("callee `" + callee.name + "` returns nothing defined");
   if (op == Op::fold_vjp) return fold_vjp_rule(callee, *results, operands);
+  if (op == Op::scan) return scan_rule(callee, *results, operands, attrs);
   const bool traced_pair = op == Op::fold_trace && results->size() >= 2;  // x → (x, r…): each r stacked
   if (op != Op::call && results->size() != 1 && !traced_pair) {
     return fail("callee `" + callee.name + "` returns " + std::to_string(results->size()) +

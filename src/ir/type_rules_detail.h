@@ -20,5 +20,8 @@ InferredType contract_rule(const Type& a, const Type& b, const Attrs& attrs);
 // reshape, transpose, slice, concat, broadcast, causal_mask.
 InferredType layout_rule(Op op, const std::vector<Type>& operands, const Attrs& attrs,
                          const TypeRuleContext& context);
+// The decode ops (type_rules_decode.cpp).
+InferredType cache_write_rule(const std::vector<Type>& operands, const Attrs& attrs);
+InferredType causal_mask_at_rule(const std::vector<Type>& operands);
 
 }  // namespace presk::ir::detail

@@ -200,6 +200,10 @@ InferredType layout_rule(Op op, const std::vector<Type>& operands, const Attrs& 
                     attrs.literal + "\"");
       }
       return give(ElemKind::Real, operands[0].shape);
+    case Op::cache_write:
+      return cache_write_rule(operands, attrs);
+    case Op::causal_mask_at:
+      return causal_mask_at_rule(operands);
     default:
       return fail(std::string(op_name(op)) + " is not a layout op");
   }
@@ -226,6 +230,9 @@ uint8_t attr_fields_read(Op op) {
     case Op::fold_trace:
     case Op::fold_vjp:
       return field(AttrField::Callee) | field(AttrField::Path);
+    case Op::scan:
+      return field(AttrField::Callee) | field(AttrField::Path) | field(AttrField::Axes);
+    case Op::cache_write:
     case Op::iota:
     case Op::sum:
     case Op::mean:

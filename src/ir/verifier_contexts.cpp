@@ -133,6 +133,8 @@ class ParameterReadChecker {
     int64_t stated = layers;
     if (let.op == Op::fold_trace) stated = let.type.elements.at(1).shape.at(0);
     if (let.op == Op::fold_vjp) stated = f.type_of(let.operands.at(0)).shape.at(0);
+    if (let.op == Op::scan && !let.attrs.axes.empty())
+      stated = f.type_of(let.operands.at(static_cast<size_t>(let.attrs.axes[0]))).shape.at(0);
     if (stated == layers) return true;
     reporter_.report("E0469", let.span,
                      f.site_name(i) + " states " + std::to_string(stated) +

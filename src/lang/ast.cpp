@@ -46,6 +46,12 @@ ListExpr::ListExpr(Loc l, std::vector<ExprPtr> e) : Expr(ExprKind::List, l), ele
   ++depth;
 }
 
+TupleExpr::TupleExpr(Loc l, std::vector<ExprPtr> e) : Expr(ExprKind::Tuple, l), elements(std::move(e)) {
+  depth = 0;
+  for (const ExprPtr& element : elements) depth = std::max(depth, element->depth);
+  ++depth;
+}
+
 namespace {
 
 void print_expr(std::ostream& out, const Expr& expr);
@@ -115,6 +121,15 @@ void print_expr(std::ostream& out, const Expr& expr) {
       return;
     }
     case ExprKind::Index: print_index(out, expr.as<IndexExpr>()); return;
+    case ExprKind::Tuple: {
+      out << "(tuple";
+      for (const ExprPtr& element : expr.as<TupleExpr>().elements) {
+        out << ' ';
+        print_expr(out, *element);
+      }
+      out << ")";
+      return;
+    }
     case ExprKind::List: {
       out << "[";
       const auto& list = expr.as<ListExpr>();
@@ -160,14 +175,22 @@ void print_function(std::ostream& out, const FnDecl& fn, const std::string& inde
   for (const ArgumentDecl& argument : fn.arguments) {
     out << indent << "  arg " << argument.name << " : " << type_text(argument.type) << '\n';
   }
-  out << indent << "  result : " << type_text(fn.result_type) << '\n';
+  out << indent << "  result : " << type_text(fn.result_type);
+  for (const TypeExpr& more : fn.more_results) out << ", " << type_text(more);
+  out << '\n';
   if (fn.budget) {
     out << indent << "  precision budget";
     for (const auto& [key, value] : fn.budget->terms) out << ' ' << key << '=' << value;
     out << '\n';
   }
   for (const LetStmt& let : fn.lets) {
-    out << indent << "  let " << let.name << " = " << expr_text(let.value) << '\n';
+    std::string names = let.name;
+    if (!let.names.empty()) {
+      names = "(";
+      for (size_t i = 0; i < let.names.size(); ++i) names += (i ? ", " : "") + let.names[i];
+      names += ")";
+    }
+    out << indent << "  let " << names << " = " << expr_text(let.value) << '\n';
   }
   out << indent << "  return " << expr_text(fn.result) << '\n';
 }

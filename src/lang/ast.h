@@ -11,7 +11,7 @@
 
 namespace presk::lang {
 
-enum class ExprKind : uint8_t { Number, String, Name, Unary, Binary, Call, Member, Index, List, Fold };
+enum class ExprKind : uint8_t { Number, String, Name, Unary, Binary, Call, Member, Index, List, Fold, Tuple };
 
 // Binary operators, by precedence class: comparisons < additive < multiplicative.
 enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, MatMul, Lt, Le, Gt, Ge, Eq, Ne };
@@ -119,6 +119,13 @@ struct FoldExpr : Expr {
   }
 };
 
+// (a, b, c): a function's several results, or the operands of a fold that carries state
+// (`fold blocks.decode over (x, cache, at)`).
+struct TupleExpr : Expr {
+  std::vector<ExprPtr> elements;
+  TupleExpr(Loc l, std::vector<ExprPtr> e);
+};
+
 // A type as written: R[T, D] (a tensor), LayerNorm (a module), stack{L} Block.
 struct TypeExpr {
   enum class Kind : uint8_t { Tensor, Module, Stack };
@@ -157,6 +164,7 @@ struct LetStmt {
   std::string name;
   Loc loc;
   ExprPtr value;
+  std::vector<std::string> names = {};  // let (a, b) = …: one per result (then `name` is the first)
 };
 
 // `precision = budget(rel_error = 1e-3)` on an entry.
@@ -172,6 +180,7 @@ struct FnDecl {
   bool is_entry = false;
   std::vector<ArgumentDecl> arguments;
   TypeExpr result_type;
+  std::vector<TypeExpr> more_results = {};  // -> (A, B, …): the results after the first
   std::optional<BudgetClause> budget;
   std::vector<LetStmt> lets;
   ExprPtr result;

@@ -53,6 +53,7 @@ class FunctionLowerer {
   std::string dropout_key() const { return function_.name + "/%" + std::to_string(function_.lets.size()); }
 
  private:
+  Value lower_value(const Expr& expr, std::optional<ir::ElemKind> literal_kind);
   Value lower_number(const NumberExpr& number, std::optional<ir::ElemKind> kind);
   Value literal(std::string text, ir::ElemKind kind, Loc loc);
   Value lower_name(const NameExpr& name);
@@ -62,6 +63,10 @@ class FunctionLowerer {
   Value lower_member(const Expr& expr);
   Value lower_index(const IndexExpr& index);
   Value lower_fold(const FoldExpr& fold);
+  // Decode (lower_decode.cpp): a fold that carries state, tuples of results.
+  Value lower_scan(const FoldExpr& fold, const FunctionInfo& callee, const std::string& path, int64_t layers);
+  void bind_results(const LetStmt& let, const Value& value);
+  void lower_results(const FnDecl& decl);
   Value call_function(const FunctionInfo& callee, const std::string& path, const CallExpr& call);
   Value read_param(const Resolved& resolved, Loc loc);
   std::optional<Resolved> resolve(const Expr& expr);
@@ -74,6 +79,7 @@ class FunctionLowerer {
   ir::Function function_;
   std::map<std::string, Value> locals_;
   std::set<std::string> callees_;
+  bool allow_tuple_ = false;  // the expression being lowered may be a tuple (let (a, b) = …, a result)
 };
 
 // Every function checked and lowered; the program of the selected entries assembled: the

@@ -161,8 +161,21 @@ Value lower_cross_entropy(FunctionLowerer& lowerer, const CallExpr& call, const 
 Value lower_einsum(FunctionLowerer& lowerer, const CallExpr& call, const std::vector<const Expr*>& positional);
 Value lower_where(FunctionLowerer& lowerer, const CallExpr& call, const std::vector<const Expr*>& positional);
 Value lower_causal_mask(FunctionLowerer& lowerer, const CallExpr& call, const Expr& operand);
+// Defined in lower_decode.cpp.
+Value lower_cache_write(FunctionLowerer& lowerer, const CallExpr& call, const std::vector<const Expr*>& positional,
+                        const std::function<std::optional<int64_t>(const ir::Type&)>& axis_of);
+Value lower_causal_mask_at(FunctionLowerer& lowerer, const CallExpr& call, const Expr& operand, const Expr& position);
 
 namespace {
+
+// cache_write(cache, rows, at, axis: A): the axis named or indexed in the cache's type.
+Value cache_write(FunctionLowerer& lowerer, const Args& args) {
+  auto axis = [&](const ir::Type& cache) -> std::optional<int64_t> {
+    const Expr* named = args.get("axis");
+    return named ? resolve_axis(lowerer, *named, cache) : std::optional<int64_t>(0);
+  };
+  return lower_cache_write(lowerer, args.call, args.positional, axis);
+}
 
 using Rule = std::function<Value(FunctionLowerer&, const Args&)>;
 
@@ -176,7 +189,12 @@ const std::map<std::string, Rule>& rules() {
       {"reshape", [](auto& l, const Args& a) { return check_args(l, a, 2, 2, {}) ? lower_reshape(l, a.call, a.positional) : Value{}; }},
       {"transpose", [](auto& l, const Args& a) { return check_args(l, a, 1, 2, {}) ? lower_transpose(l, a.call, a.positional) : Value{}; }},
       {"concat", [](auto& l, const Args& a) { return check_args(l, a, 2, 64, {"axis"}) ? lower_concat(l, a.call, a.positional, a.get("axis")) : Value{}; }},
-      {"causal_mask", [](auto& l, const Args& a) { return check_args(l, a, 1, 1, {}) ? lower_causal_mask(l, a.call, *a.positional[0]) : Value{}; }},
+      {"causal_mask", [](auto& l, const Args& a) {
+         if (!check_args(l, a, 1, 2, {})) return Value{};
+         return a.positional.size() == 1 ? lower_causal_mask(l, a.call, *a.positional[0])
+                                         : lower_causal_mask_at(l, a.call, *a.positional[0], *a.positional[1]);
+       }},
+      {"cache_write", [](auto& l, const Args& a) { return check_args(l, a, 3, 3, {"axis"}) ? cache_write(l, a) : Value{}; }},
       {"cross_entropy", [](auto& l, const Args& a) { return check_args(l, a, 2, 2, {}) ? lower_cross_entropy(l, a.call, *a.positional[0], *a.positional[1]) : Value{}; }},
       {"einsum", [](auto& l, const Args& a) { return check_args(l, a, 3, 3, {}) ? lower_einsum(l, a.call, a.positional) : Value{}; }},
       {"where", [](auto& l, const Args& a) { return check_args(l, a, 3, 3, {}) ? lower_where(l, a.call, a.positional) : Value{}; }},

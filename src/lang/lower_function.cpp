@@ -3,6 +3,7 @@
 #include "lang/lower.h"
 
 #include <charconv>
+#include <utility>
 
 namespace presk::lang {
 namespace {
@@ -38,7 +39,17 @@ ir::Function FunctionLowerer::lower() {
     if (let.name == info_.tree_argument) {
       report("E0303", let.loc, "`" + let.name + "` already names the parameter tree", "choose another name");
     }
+    if (!let.names.empty()) {
+      allow_tuple_ = true;
+      bind_results(let, lower_expr(*let.value));
+      continue;
+    }
     locals_[let.name] = lower_expr(*let.value);
+  }
+  if (!info_.valid) return std::move(function_);
+  if (info_.result_types.size() > 1 || decl.result->kind == ExprKind::Tuple) {
+    lower_results(decl);
+    return std::move(function_);
   }
   Value result = lower_expr(*decl.result);
   if (result.ok && !same_type(result.type, info_.result_type)) {
@@ -84,6 +95,17 @@ Value FunctionLowerer::literal(std::string text, ir::ElemKind kind, Loc loc) {
 }
 
 Value FunctionLowerer::lower_expr(const Expr& expr, std::optional<ir::ElemKind> literal_kind) {
+  const bool tuple_allowed = std::exchange(allow_tuple_, false);
+  Value value = lower_value(expr, literal_kind);
+  if (value.ok && value.type.is_tuple() && !tuple_allowed) {
+    report("E1503", expr.loc, "this gives " + std::to_string(value.type.elements.size()) + " results, not one value",
+           "name them: let (a, b) = …, or return them as the function's results");
+    return Value{};
+  }
+  return value;
+}
+
+Value FunctionLowerer::lower_value(const Expr& expr, std::optional<ir::ElemKind> literal_kind) {
   switch (expr.kind) {
     case ExprKind::Number: return lower_number(expr.as<NumberExpr>(), literal_kind);
     case ExprKind::Name: return lower_name(expr.as<NameExpr>());
@@ -93,6 +115,10 @@ Value FunctionLowerer::lower_expr(const Expr& expr, std::optional<ir::ElemKind> 
     case ExprKind::Member: return lower_member(expr);
     case ExprKind::Index: return lower_index(expr.as<IndexExpr>());
     case ExprKind::Fold: return lower_fold(expr.as<FoldExpr>());
+    case ExprKind::Tuple:
+      report("E1502", expr.loc, "a tuple (a, b, …) is only a function's results or a fold's state",
+             "return it as the body's last expression (-> (A, B)), or fold over (x, state…)");
+      return Value{};
     case ExprKind::String:
     case ExprKind::List:
       report("E0336", expr.loc, expr.kind == ExprKind::String ? "a string is not a value" : "a list is not a value",
@@ -233,11 +259,15 @@ Value FunctionLowerer::call_function(const FunctionInfo& callee, const std::stri
   ir::Attrs attrs;
   attrs.callee = callee.ir_name;
   attrs.path = path;
+  if (callee.result_types.size() > 1) {
+    return emit(ir::Op::call, ir::tuple_type(callee.result_types), operands, std::move(attrs), call.loc);
+  }
   return emit(ir::Op::call, callee.result_type, operands, std::move(attrs), call.loc);
 }
 
 Value FunctionLowerer::lower_fold(const FoldExpr& fold) {
-  Value initial = lower_expr(*fold.initial);
+  const bool scan = fold.initial->kind == ExprKind::Tuple;
+  Value initial = scan ? Value{} : lower_expr(*fold.initial);
   std::vector<std::pair<std::string, Loc>> segments;
   for (const std::string& name : fold.path) segments.emplace_back(name, fold.path_loc);
   auto resolved = resolve_path(segments);
@@ -255,6 +285,10 @@ Value FunctionLowerer::lower_fold(const FoldExpr& fold) {
     report("E0325", fold.path_loc, "`fold` applies a stacked parameter (declared `stack{N} Module`)",
            "declare the parameter as `param blocks : stack{L} Block`");
     return Value{};
+  }
+  if (scan) {
+    const int64_t layers = resolved->param ? resolved->param->layers : -1;
+    return callee->valid ? lower_scan(fold, *callee, resolved->path, layers) : Value{};
   }
   if (!callee->valid || !initial.ok) return Value{};
   if (callee->argument_types.size() != 1 || !same_type(callee->argument_types[0], callee->result_type)) {

@@ -100,7 +100,8 @@ std::optional<Resolved> FunctionLowerer::step(const Resolved& from, const std::s
   }
   auto fn = module.functions.find(name);
   if (fn != module.functions.end()) {
-    Resolved resolved{Resolved::Kind::Function, from.path, nullptr, &module, fn->second, false};
+    const ParamInfo* stack = from.kind == Resolved::Kind::Stack ? from.param : nullptr;  // its layer count
+    Resolved resolved{Resolved::Kind::Function, from.path, stack, &module, fn->second, false};
     resolved.through_stack = from.kind == Resolved::Kind::Stack;
     return resolved;
   }

@@ -174,7 +174,13 @@ FnDecl Parser::parse_function(bool is_entry) {
   fn.name = expect_name(is_entry ? "after `entry`" : "after `fn`");
   fn.arguments = parse_arguments();
   expect(TokenKind::Arrow, "before the result type");
-  fn.result_type = parse_type();
+  if (accept(TokenKind::LeftParen)) {  // -> (A, B, …): several results
+    fn.result_type = parse_type();
+    while (accept(TokenKind::Comma) && !at(TokenKind::RightParen)) fn.more_results.push_back(parse_type());
+    expect(TokenKind::RightParen, "to close the result types");
+  } else {
+    fn.result_type = parse_type();
+  }
   if (at(TokenKind::Precision)) fn.budget = parse_budget();
   parse_body(fn);
   return fn;
@@ -245,7 +251,15 @@ void Parser::parse_block(FnDecl& fn) {
       if (accept(TokenKind::Let)) {
         LetStmt let;
         let.loc = peek().loc;
-        let.name = expect_name("after `let`");
+        if (accept(TokenKind::LeftParen)) {  // let (a, b) = f(…): a function's several results
+          do {
+            let.names.push_back(expect_name("in `let (a, b) = …`"));
+          } while (accept(TokenKind::Comma));
+          expect(TokenKind::RightParen, "to close the names");
+          let.name = let.names.front();
+        } else {
+          let.name = expect_name("after `let`");
+        }
         expect(TokenKind::Assign, "after the let's name");
         let.value = parse_expr();
         fn.lets.push_back(std::move(let));

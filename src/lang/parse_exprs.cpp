@@ -103,7 +103,10 @@ ExprPtr Parser::parse_unary() {
 ExprPtr Parser::parse_postfix() {
   ExprPtr expr = parse_primary();
   while (true) {
-    if (at(TokenKind::LeftParen)) {
+    // A `(` that begins a line begins a new expression (a body's result tuple), not a call.
+    const bool call = at(TokenKind::LeftParen) && position_ > 0 &&
+                      source_->text.find('\n', tokens_[position_ - 1].loc.end) >= peek().loc.begin;
+    if (call) {
       expr = parse_call(expr);
     } else if (at(TokenKind::LeftBracket)) {
       expr = parse_index(expr);
@@ -173,10 +176,17 @@ ExprPtr Parser::parse_primary() {
     case TokenKind::String: advance(); return std::make_shared<StringExpr>(token.loc, token.text);
     case TokenKind::Identifier: advance(); return std::make_shared<NameExpr>(token.loc, token.text);
     case TokenKind::LeftParen: {
-      advance();
+      DepthGuard guard(*this);
+      uint32_t begin = advance().loc.begin;
       ExprPtr inner = parse_expr();
-      expect(TokenKind::RightParen, "to close the parenthesis");
-      return inner;
+      if (!at(TokenKind::Comma)) {
+        expect(TokenKind::RightParen, "to close the parenthesis");
+        return inner;
+      }
+      std::vector<ExprPtr> elements{inner};  // (a, b, …): a tuple
+      while (accept(TokenKind::Comma) && !at(TokenKind::RightParen)) elements.push_back(parse_expr());
+      expect(TokenKind::RightParen, "to close the tuple");
+      return checked(std::make_shared<TupleExpr>(loc_from(begin), std::move(elements)));
     }
     case TokenKind::LeftBracket: return parse_list();
     case TokenKind::Fold: return parse_fold();

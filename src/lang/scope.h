@@ -46,7 +46,8 @@ struct FunctionInfo {
   std::vector<ir::Type> argument_types;
   std::vector<Loc> argument_locs;
   std::vector<bool> argument_valid;   // its type evaluated (else the body does not report on it)
-  ir::Type result_type;
+  ir::Type result_type;                // the first result
+  std::vector<ir::Type> result_types;  // every result: -> (A, B, …) declares several
   bool valid = false;                  // the signature evaluated without error
   const ModuleInfo* root = nullptr;    // entries: the module of the parameter-tree argument
   std::string tree_argument;           // entries: that argument's name

@@ -72,15 +72,19 @@ void ProgramScope::resolve_signature(FunctionInfo& info) {
     info.argument_locs.push_back(argument.loc);
     info.argument_valid.push_back(type.has_value());
   }
-  if (decl.result_type.kind != TypeExpr::Kind::Tensor) {
-    report("E0329", decl.result_type.loc, "`" + decl.name + "` must return a tensor",
-           "a result type is R[…], Z[…] or B[…]");
-    valid = false;
-  } else if (auto type = eval_tensor_type(decl.result_type)) {
-    info.result_type = *type;
-  } else {
-    valid = false;
+  std::vector<const TypeExpr*> results{&decl.result_type};
+  for (const TypeExpr& more : decl.more_results) results.push_back(&more);
+  for (const TypeExpr* result : results) {
+    if (result->kind != TypeExpr::Kind::Tensor) {
+      report("E0329", result->loc, "`" + decl.name + "` must return tensors", "a result type is R[…], Z[…] or B[…]");
+      valid = false;
+    } else if (auto type = eval_tensor_type(*result)) {
+      info.result_types.push_back(*type);
+    } else {
+      valid = false;
+    }
   }
+  if (valid) info.result_type = info.result_types.front();
   if (decl.budget) {
     for (const auto& [key, value] : decl.budget->terms) {
       double number = std::strtod(value.c_str(), nullptr);

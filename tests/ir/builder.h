@@ -183,7 +183,12 @@ inline Function all_ops_function() {
   ValueRef sq = f.let(Op::slice, {f.let(Op::add, {cat, b}, real({4, 3}))}, real({3, 3}),
                       slice({0}, {1}, {4}));
   ValueRef masked = f.let(Op::causal_mask, {sq}, real({3, 3}));
-  return f.done(f.let(Op::sum, {masked}, real({1, 1}), axes({0, 1})));
+  Attrs one;
+  one.literal = "1";
+  ValueRef at = f.let(Op::literal, {}, integer({}), one);
+  ValueRef written = f.let(Op::cache_write, {masked, m, at}, real({3, 3}), axes({0}));
+  ValueRef shifted = f.let(Op::causal_mask_at, {written, at}, real({3, 3}));
+  return f.done(f.let(Op::sum, {shifted}, real({1, 1}), axes({0, 1})));
 }
 
 }  // namespace presk::ir::testing

@@ -131,7 +131,11 @@ class Runner {
       }
     }
     std::vector<Value> results;
-    for (const ir::ValueRef& ref : function.results) results.push_back(resolve(ref, frame));
+    for (size_t r = 0; r < function.results.size(); ++r) {
+      results.push_back(resolve(function.results[r], frame));
+      const auto& refs = function.results;  // one value returned twice: neither may be written
+      if (std::count(refs.begin(), refs.end(), refs[r]) > 1) results.back().writable = false;
+    }
     return results;
   }
 
@@ -280,6 +284,26 @@ class Runner {
     return it->second;
   }
 
+  // Ownership (Value::writable, for cache_write): a value may be written in place when it is
+  // writable and its one reader is the let at hand. It becomes writable as an entry's argument
+  // that nothing else holds (execute_values), or as cache_write's result; it stays writable when
+  // handed on to its one reader by call or scan (a scan's stacked operand per layer), returned,
+  // or read out of a tuple; every other op's result is not writable.
+  bool sole_reader(const ir::Function& function, const ir::ValueRef& ref) {
+    auto [it, fresh] = reads_.try_emplace(&function);
+    std::vector<uint32_t>& reads = it->second;  // arguments first, then lets
+    const size_t arguments = function.argument_types.size();
+    if (fresh) {
+      reads.assign(arguments + function.lets.size(), 0);
+      auto slot = [&](const ir::ValueRef& r) { return r.kind == ir::ValueRef::Kind::Argument ? r.index : arguments + r.index; };
+      for (const ir::Let& let : function.lets) {
+        for (const ir::ValueRef& r : let.operands) ++reads[slot(r)];
+      }
+      for (const ir::ValueRef& r : function.results) reads[slot(r)] += 2;
+    }
+    return reads[ref.kind == ir::ValueRef::Kind::Argument ? ref.index : arguments + ref.index] == 1;
+  }
+
   bool first_operand_dies(const ir::Function& function, uint32_t index) {
     const std::vector<ir::ValueRef>& operands = function.lets[index].operands;
     if (operands.empty() || operands[0].kind != ir::ValueRef::Kind::Let) return false;
@@ -372,6 +396,53 @@ class Runner {
     return tuple;
   }
 
+  // scan(x, operands…): for l = 0 … L−1, (x, r…) = callee(x, layer l of each stacked operand
+  // or the whole operand…). A further result that is layer l of a stacked operand, written in
+  // place (cache_write on an owned cache), needs no stacking: the operand is the stack.
+  std::vector<Value> run_scan(const ir::Let& let, const std::vector<const Value*>& operands, const CallContext& context) {
+    const ir::Function& function = callee(let);
+    const std::vector<int64_t>& stacked_at = let.attrs.axes;
+    auto is_stacked = [&](size_t i) { return std::find(stacked_at.begin(), stacked_at.end(), static_cast<int64_t>(i)) != stacked_at.end(); };
+    const size_t further = let.type.is_tuple() ? let.type.elements.size() - 1 : 0;
+    std::vector<std::vector<Value>> per_layer(further);
+    std::vector<int64_t> source(further, -1);  // the stacked operand result k was written into, or -2: none
+    Value carried = *operands.at(0);
+    for (int64_t l = 0, layers = layer_count(let, context); l < layers; ++l) {
+      std::vector<Value> arguments{std::move(carried)};
+      for (size_t i = 1; i < operands.size(); ++i) {
+        arguments.push_back(is_stacked(i) ? layer_view(*operands[i], l) : *operands[i]);
+        if (!is_stacked(i)) arguments.back().writable = false;  // every layer reads it
+      }
+      std::vector<Value> results = run_function(function, arguments, layer_context(let, context, l));
+      internal_assert(results.size() == further + 1);
+      for (size_t k = 0; k < further; ++k) {
+        const Value& r = results[k + 1];
+        int64_t into = -2;
+        for (int64_t i : stacked_at) {
+          const Value& stack = *operands[static_cast<size_t>(i)];
+          const size_t layer_size = stack.count() / static_cast<size_t>(stack.shape[0]);
+          if (r.storage == stack.storage && r.type == stack.type && r.kind == stack.kind &&
+              r.offset == stack.offset + static_cast<size_t>(l) * layer_size && r.count() == layer_size) into = i;
+        }
+        source[k] = (l == 0 || source[k] == into) ? into : -2;
+        per_layer[k].push_back(std::move(results[k + 1]));
+      }
+      carried = std::move(results[0]);
+    }
+    std::vector<Value> tuple{std::move(carried)};
+    for (size_t k = 0; k < further; ++k) {
+      const bool shared = std::count(source.begin(), source.end(), source[k]) > 1;
+      if (source[k] >= 0 && !shared) {  // written in place: the operand is the stack
+        tuple.push_back(*operands[static_cast<size_t>(source[k])]);
+        continue;
+      }
+      const Value& first = per_layer[k].front();
+      tuple.push_back(stacked(per_layer[k], let.type.elements[k + 1].shape, first.type));
+      tuple.back().writable = true;  // fresh storage
+    }
+    return tuple;
+  }
+
   // fold_vjp(stacks…, ḡ): for l = L−1 … 0, (ḡ, θ̄_l …) = callee(layer l of each stack…, ḡ) in
   // layer l's context (views); the last ḡ handed on, each θ̄ stacked at layer l.
   std::vector<Value> run_fold_vjp(const ir::Let& let, const std::vector<const Value*>& operands,
@@ -401,6 +472,7 @@ class Runner {
       case ir::Op::fold: return run_call_or_fold(let, operands, context);
       case ir::Op::fold_trace: return run_fold_trace(let, *operands.at(0), context, site);
       case ir::Op::fold_vjp: return run_fold_vjp(let, operands, context, site);
+      case ir::Op::scan: return run_scan(let, operands, context);
       default: break;
     }
     internal_assert(false && "not a control op");
@@ -427,15 +499,27 @@ class Runner {
     return {};
   }
 
-  // Runs let `index` of `function` into `frame`.
+  // Runs let `index` of `function` into `frame`; only call, scan, get and cache_write hand on
+  // a writable value (sole_reader).
   void run_let(const ir::Function& function, uint32_t index, Frame& frame, const CallContext& context) {
     const ir::Let& let = function.lets[index];
-    if (let.op == ir::Op::get) {  // element i of a tuple, handed on unchanged
+    if (let.op == ir::Op::get) {  // element i of a tuple, handed on unchanged (and its ownership)
       const ir::ValueRef& tuple = let.operands.at(0);
       internal_assert(tuple.kind == ir::ValueRef::Kind::Let);
-      frame.lets[index] = frame.tuples.at(tuple.index).at(static_cast<size_t>(let.attrs.axes.at(0)));
+      Value& element = frame.tuples.at(tuple.index).at(static_cast<size_t>(let.attrs.axes.at(0)));
+      frame.lets[index] = element;
+      element.writable = false;
       return;
     }
+    run_computing_let(function, index, frame, context);
+    const bool hands_on = let.op == ir::Op::call || let.op == ir::Op::scan || let.op == ir::Op::cache_write;
+    if (hands_on) return;
+    frame.lets[index].writable = false;
+    for (Value& element : frame.tuples[index]) element.writable = false;
+  }
+
+  void run_computing_let(const ir::Function& function, uint32_t index, Frame& frame, const CallContext& context) {
+    const ir::Let& let = function.lets[index];
     const Epilogue& epilogue = epilogues(function)[index];
     if (let.op == ir::Op::add && epilogue.partner != kNone) {  // computed by the contraction
       frame.lets[index] = std::move(frame.lets[epilogue.partner]);
@@ -443,6 +527,15 @@ class Runner {
     }
     std::vector<const Value*> operands;
     for (const ir::ValueRef& ref : let.operands) operands.push_back(&resolve(ref, frame));
+    std::vector<Value> handed;  // call and scan: each operand, writable only if this let is its one reader
+    if (let.op == ir::Op::call || let.op == ir::Op::scan) {
+      handed.reserve(operands.size());
+      for (size_t k = 0; k < operands.size(); ++k) {
+        handed.push_back(*operands[k]);
+        handed.back().writable = operands[k]->writable && sole_reader(function, let.operands[k]);
+        operands[k] = &handed.back();
+      }
+    }
     const std::string& site_name = sites(function).names[index];
     const RealType site_type = sites(function).types[index];
     if (broadcasts_by_readers(function)[index] && operands[0]->kind == Value::Kind::real &&
@@ -460,7 +553,10 @@ class Runner {
       }
       ctx.bias = &resolve(bias, frame), ctx.bias_first = epilogue.bias_first;
     }
-    if (let.type.is_tuple()) {
+    if (let.op == ir::Op::cache_write) {
+      const bool own = operands[0]->writable && sole_reader(function, let.operands[0]);
+      frame.lets[index] = run_cache_write(let, operands, ctx, own);
+    } else if (let.type.is_tuple()) {
       frame.tuples[index] = run_control(let, operands, context, ctx.site);
       internal_assert(frame.tuples[index].size() == let.type.elements.size());
     } else if (options_.profile == nullptr || ir::op_info(let.op).family == ir::OpFamily::Control) {
@@ -489,6 +585,7 @@ class Runner {
   std::map<const ir::Function*, std::vector<uint8_t>> lazy_broadcasts_;
   std::map<const ir::Function*, Sites> sites_;
   std::map<const ir::Function*, std::vector<uint8_t>> live_;
+  std::map<const ir::Function*, std::vector<uint32_t>> reads_;
 };
 
 Value input_value(const Tensor& tensor, const ir::Type& type, RealType real_type) {
@@ -575,6 +672,9 @@ std::vector<Value> execute_values(const ir::Program& program, const std::string&
                           << format_shape(arguments[i].shape) << "; `" << entry << "` expects "
                           << ir::type_to_string(type);
     }
+  }
+  for (Value& argument : arguments) {  // nothing else holds it: the entry may write it in place
+    argument.writable = argument.kind == Value::Kind::real && argument.storage && argument.storage.use_count() == 1;
   }
   Runner runner(program, realization, parameters, options);
   return runner.run_function(*function, arguments, CallContext{});

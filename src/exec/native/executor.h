@@ -79,4 +79,8 @@ Value argument_value(const ir::Program& program, const std::string& entry, size_
                      const Realization& realization);
 Tensor output_tensor(const Value& value);
 
+// How many cache_write lets copied their cache instead of writing it in place, since the process
+// started (tests: a decode loop that hands the caches back copies none after its first step).
+uint64_t cache_write_copies();
+
 }  // namespace presk::exec::native

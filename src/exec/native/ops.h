@@ -51,6 +51,10 @@ Value run_cross_entropy(const ir::Let& let, const Value& logits, const Value& ta
 Value run_contract(const ir::Let& let, const Value& a, const Value& b, const OpContext& ctx);
 Value run_layout(const ir::Let& let, const std::vector<const Value*>& operands, const OpContext& ctx);
 Value run_embed(const ir::Let& let, const Value& table, const Value& index, const OpContext& ctx);
+// The decode ops (ops_decode.cpp). cache_write writes into the cache's storage when `own` (the
+// executor hands it the cache to own and the cache is in the site's type), else into a copy.
+Value run_cache_write(const ir::Let& let, const std::vector<const Value*>& operands, const OpContext& ctx, bool own);
+Value run_causal_mask_at(const ir::Let& let, const std::vector<const Value*>& operands, const OpContext& ctx);
 
 // Σ of terms t[offsets[0]], t[offsets[1]], … under the realization's order (sequential and
 // blocked: s = t0, s += t1, …; interleaved n: term m into partial m mod n, then the tree).

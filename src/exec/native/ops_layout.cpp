@@ -105,6 +105,8 @@ Value run_layout(const ir::Let& let, const std::vector<const Value*>& operands, 
     case ir::Op::causal_mask:
       if (ctx.site == RealType::f64) return causal_mask<double>(let, v, ctx);
       return causal_mask<float>(let, v, ctx);
+    case ir::Op::causal_mask_at: return run_causal_mask_at(let, operands, ctx);
+    case ir::Op::cache_write: return run_cache_write(let, operands, ctx, false);
     default: break;
   }
   user_error("E0623") << "the native executor has no layout op `" << ir::op_name(let.op) << "`";

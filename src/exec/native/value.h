@@ -62,6 +62,9 @@ struct Value {
   std::vector<int64_t> shape;
   std::shared_ptr<const Storage> storage;
   size_t offset = 0;  // first element in storage (a slice of a stacked parameter)
+  // The holder may write these elements in place: no other live handle reads them (the
+  // executor's ownership rule, executor.cpp; only cache_write writes through it).
+  bool writable = false;
 
   size_t count() const;
 };

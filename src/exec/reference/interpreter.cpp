@@ -148,6 +148,7 @@ Value<A> Evaluator<A>::evaluate(const ir::Function& function, uint32_t index,
     case ir::Op::fold: value = run_fold(let, context, *operands.at(0)); break;
     case ir::Op::get: value = copy_value(arith_, operands.at(0)->elements.at(let.attrs.axes.at(0))); break;
     case ir::Op::fold_trace:
+    case ir::Op::scan:
     case ir::Op::fold_vjp: value = run_stacked_fold(let, context, operands); break;
     case ir::Op::dropout:
       if (training_) {  // a training run: the mask of this window, call context and id

@@ -1,6 +1,8 @@
 // The reference's ops of reverse mode (src/ad/, docs/ad.md): fold_trace, a fold that also
 // keeps each layer's input, and fold_vjp, the callee's vjp over the layers in reverse. No
 // arithmetic of their own: values are copied exactly between layers and stacks.
+#include <algorithm>
+
 #include "exec/reference/arith_ball.h"
 #include "exec/reference/arith_mpfr.h"
 #include "exec/reference/interpreter.h"
@@ -73,6 +75,36 @@ Value<A> fold_vjp(const A& arith, const ir::Let& let, int64_t layers, const std:
   return tuple_of(std::move(elements));
 }
 
+// scan(x, operands…): for l = 0 … L−1, (x, r_l…) = f(x, each operand's layer l or the whole
+// operand…); x, or the tuple (x, each r stacked by layer).
+template <class A>
+Value<A> scan(const A& arith, const ir::Let& let, int64_t layers, const std::vector<const Value<A>*>& operands,
+              const LayerRunner<A>& run_layer) {
+  std::vector<Value<A>> elements;
+  elements.push_back(copy_value(arith, *operands.at(0)));
+  for (size_t k = 1; k < let.type.elements.size(); ++k)
+    elements.push_back(Value<A>::make_real(arith, let.type.elements[k].shape));
+  const std::vector<int64_t>& stacked = let.attrs.axes;
+  for (int64_t l = 0; l < layers; ++l) {
+    std::vector<Value<A>> rows(operands.size());
+    std::vector<const Value<A>*> arguments{&elements[0]};
+    for (size_t i = 1; i < operands.size(); ++i) {
+      const Value<A>& operand = *operands[i];
+      if (std::find(stacked.begin(), stacked.end(), static_cast<int64_t>(i)) == stacked.end()) {
+        arguments.push_back(&operand);
+        continue;
+      }
+      rows[i] = load_layer(arith, operand, l, Shape(operand.shape.begin() + 1, operand.shape.end()));
+      arguments.push_back(&rows[i]);
+    }
+    std::vector<Value<A>> results = run_layer(l, arguments);
+    for (size_t k = 1; k < results.size(); ++k) store_layer(arith, elements.at(k), l, results[k]);
+    elements[0] = std::move(results.at(0));
+  }
+  if (elements.size() == 1) return std::move(elements[0]);
+  return tuple_of(std::move(elements));
+}
+
 }  // namespace
 
 template <class A>
@@ -80,6 +112,7 @@ Value<A> eval_stacked_fold(const A& arith, const ir::Let& let, int64_t layers,
                            const std::vector<const Value<A>*>& operands,
                            const LayerRunner<A>& run_layer) {
   if (let.op == ir::Op::fold_trace) return fold_trace(arith, let, layers, *operands.at(0), run_layer);
+  if (let.op == ir::Op::scan) return scan(arith, let, layers, operands, run_layer);
   internal_assert(let.op == ir::Op::fold_vjp);
   return fold_vjp(arith, let, layers, std::vector<const Value<A>*>(operands.begin(), operands.end() - 1), *operands.back(), run_layer);
 }

@@ -107,6 +107,37 @@ Value<A> causal_mask(const A& a, const ir::Let& let, Operands<A> in) {
   });
 }
 
+// causal_mask_at(x, at): over the last two axes [i, j], x where j ≤ at + i, −∞ where j > at + i.
+template <class A>
+Value<A> causal_mask_at(const A& a, const ir::Let& let, Operands<A> in) {
+  const Shape& shape = let.type.shape;
+  const int64_t rows = shape[shape.size() - 2], columns = shape.back(), at = in[1]->integers.at(0);
+  return gather(a, let.type, in, [&](int64_t o) {
+    int64_t j = o % columns, i = (o / columns) % rows;
+    return j - i > at ? Source{-1, 0} : Source{0, o};
+  });
+}
+
+// cache_write(cache, rows, at) along attrs.axes[0]: the cache, positions at … at+n−1 of that
+// axis taken from the rows. A position outside the cache is E1501.
+template <class A>
+Value<A> cache_write(const A& a, const ir::Let& let, Operands<A> in) {
+  const int64_t axis = single_axis(let, let.type.rank()), at = in[2]->integers.at(0);
+  const int64_t extent = in[0]->shape[axis], n = in[1]->shape[axis];
+  if (at < 0 || at > extent - n) {
+    user_error("E1501", let.span).hint("a decode step's position lies in [0, T − rows]: generate at most T tokens")
+        << "cache_write at position " << at << " of " << n << " row(s) does not fit the cache's " << extent
+        << " positions";
+  }
+  const Shape rows_strides = row_major_strides(in[1]->shape);
+  return gather(a, let.type, in, [&](int64_t o) {
+    Shape index = unflatten(o, let.type.shape);
+    if (index[axis] < at || index[axis] >= at + n) return Source{0, o};
+    index[axis] -= at;
+    return Source{1, flatten(index, rows_strides)};
+  });
+}
+
 // embed(table : R[N, …], index : Z[…]) → rows of the table: out[p, q] = table[index[p], q].
 template <class A>
 Value<A> embed(const A& a, const ir::Let& let, Operands<A> in) {
@@ -141,6 +172,8 @@ Value<A> eval_layout(const A& arith, const ir::Let& let, Operands<A> in) {
     case ir::Op::slice: return slice(arith, let, in);
     case ir::Op::concat: return concat(arith, let, in);
     case ir::Op::causal_mask: return causal_mask(arith, let, in);
+    case ir::Op::causal_mask_at: return causal_mask_at(arith, let, in);
+    case ir::Op::cache_write: return cache_write(arith, let, in);
     case ir::Op::embed: return embed(arith, let, in);
     default: internal_assert(false && "not a layout op");
   }

@@ -1,0 +1,143 @@
+// `presk generate PROGRAM --weights W --prompt TEXT --tokens N`: text from a program's decode
+// entry (src/generate), streamed as it is generated; `--compare R2|exact` generates under a
+// second realization (or the exact reference) in lockstep and reports per step the logit gap,
+// the flips of the choice and the first divergence.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "cli/pipeline.h"
+#include "exec/reference/weights.h"
+#include "generate/generate.h"
+#include "support/diagnostics.h"
+
+namespace presk::cli {
+namespace {
+
+struct GenerateOptions {
+  std::string program_path;
+  BindingOptions bindings;
+  std::string weights;
+  std::string prompt;
+  int64_t tokens = 0;
+  std::string realize = "f32";
+  bool exact = false;
+  long bits = 128;
+  std::string compare;  // R2 | exact
+  generate::Sampling sampling;
+};
+
+// One side of a generation: the native executor under a realization, or the exact reference.
+struct Side {
+  std::string name;
+  std::optional<generate::NativeModel> model;
+  std::unique_ptr<generate::Stepper> stepper;
+};
+
+Side make_side(const std::string& what, const ir::Program& program, const reference::ParameterStore& weights, long bits,
+               int threads) {
+  Side side{what, std::nullopt, nullptr};
+  if (what == "exact") {
+    side.stepper = generate::exact_stepper(program, weights, bits);
+    return side;
+  }
+  side.model.emplace(generate::prepare_native(program, weights, exec::native::read_realization(what), threads));
+  side.stepper = generate::native_stepper(*side.model);
+  return side;
+}
+
+void print_comparison(const generate::Comparison& result, const generate::Vocabulary& vocabulary, const Side& first,
+                      const Side& second, bool json) {
+  if (json) {
+    nlohmann::json steps = nlohmann::json::array();
+    for (const generate::CompareStep& s : result.steps) {
+      steps.push_back({{"position", s.position}, {"gap", s.gap}, {"first", vocabulary.decode(s.first)},
+                       {"second", vocabulary.decode(s.second)}, {"flip", s.first != s.second}});
+    }
+    nlohmann::json out = {{"first", first.name}, {"second", second.name}, {"flips", result.flips},
+                          {"largest_gap", result.largest_gap}, {"steps", steps}};
+    out["first_divergence"] = result.first_divergence ? nlohmann::json(*result.first_divergence) : nlohmann::json();
+    std::cout << out.dump(2) << '\n';
+    return;
+  }
+  std::cout << fmt::format("\n\n{:>4}  {:>8}  {:>12}  {:>6}  {:>6}\n", "step", "position", "logit gap", first.name,
+                           second.name);
+  for (size_t s = 0; s < result.steps.size(); ++s) {
+    const generate::CompareStep& step = result.steps[s];
+    std::cout << fmt::format("{:>4}  {:>8}  {:>12.4g}  {:>6}  {:>6}{}\n", s, step.position, step.gap,
+                             nlohmann::json(vocabulary.decode(step.first)).dump(), nlohmann::json(vocabulary.decode(step.second)).dump(),
+                             step.first != step.second ? "  flip" : "");
+  }
+  std::cout << fmt::format("flips: {} of {} steps; largest logit gap {:.4g}; first divergence: {}\n", result.flips,
+                           result.steps.size(), result.largest_gap,
+                           result.first_divergence ? fmt::format("step {}", *result.first_divergence) : "none");
+}
+
+int run_generate(const GenerateOptions& options, const GlobalOptions& global) {
+  if (options.exact && !options.compare.empty() && options.compare == "exact") {
+    user_error("E1516").hint("compare a realization with the reference: --realize R --compare exact")
+        << "--exact and --compare exact name the same generation twice";
+  }
+  const ir::Program program =
+      lang::compile(lang::read_source(options.program_path), frontend_options(options.bindings, "decode"));
+  const generate::DecodeEntry entry = generate::find_decode_entry(program);
+  const reference::ParameterStore weights = reference::load_weights(program, options.weights);
+  const generate::Vocabulary vocabulary = generate::read_vocabulary(options.weights, entry.vocabulary);
+  const std::vector<int64_t> prompt = vocabulary.encode(options.prompt);
+  generate::check_fits(entry, prompt.size(), options.tokens);
+  Side first = make_side(options.exact ? "exact" : options.realize, program, weights, options.bits, global.threads);
+  if (!options.compare.empty()) {
+    Side second = make_side(options.compare, program, weights, options.bits, global.threads);
+    if (!global.json) std::cout << options.prompt << std::flush;
+    const generate::Comparison result = generate::compare(
+        *first.stepper, *second.stepper, prompt, options.tokens, options.sampling, [&](const generate::CompareStep& step) {
+          if (!global.json) std::cout << vocabulary.decode(step.first) << std::flush;
+        });
+    print_comparison(result, vocabulary, first, second, global.json);
+    return 0;
+  }
+  if (!global.json) std::cout << options.prompt << std::flush;
+  const std::vector<int64_t> generated =
+      generate::generate(*first.stepper, prompt, options.tokens, options.sampling, [&](int64_t token) {
+        if (!global.json) std::cout << vocabulary.decode(token) << std::flush;
+        return true;
+      });
+  std::string text;
+  for (int64_t token : generated) text += vocabulary.decode(token);
+  if (global.json) {
+    std::cout << nlohmann::json{{"prompt", options.prompt}, {"text", text}, {"tokens", generated}, {"realize", first.name}}.dump()
+              << '\n';
+  } else {
+    std::cout << '\n';
+  }
+  return 0;
+}
+
+Registration registration("generate", 60, [](CLI::App& app, GlobalOptions& global) {
+  auto options = std::make_shared<GenerateOptions>();
+  CLI::App* command = app.add_subcommand("generate", "Generate text with a program's decode entry, token by token");
+  command->add_option("program", options->program_path, "The .psk program (with an entry `decode`)")->required();
+  add_binding_options(*command, options->bindings);
+  command->add_option("--weights", options->weights, "Trained weights (presk train --weights-out): parameters and vocabulary")
+      ->required();
+  command->add_option("--prompt", options->prompt, "The text to continue")->required();
+  command->add_option("--tokens", options->tokens, "Tokens to generate")->required()->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  command->add_option("--realize", options->realize, "Native realization: f64, f32, bf16 or @file.json")->capture_default_str();
+  command->add_flag("--exact", options->exact, "Generate with the exact reference (slow; for measuring)");
+  command->add_option("--bits", options->bits, "The exact reference's precision")->check(CLI::Range(53L, 1L << 20))->capture_default_str();
+  command->add_option("--compare", options->compare,
+                      "Also generate under R2 (a realization) or `exact`, fed the same tokens: per step the logit gap, flips, first divergence");
+  command->add_option("--temperature", options->sampling.temperature, "0: greedy; else sample softmax(logits / T)")
+      ->check(CLI::Range(0.0, 1e6))->capture_default_str();
+  command->add_option("--top-k", options->sampling.top_k, "Sample among the K largest logits (0: all)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))->capture_default_str();
+  command->add_option("--seed", options->sampling.seed, "The sampler's seed (same seed, same text)")->capture_default_str();
+  add_threads_option(*command, global);
+  add_json_option(*command, global);
+  return [options, &global] { return run_generate(*options, global); };
+});
+
+}  // namespace
+}  // namespace presk::cli
