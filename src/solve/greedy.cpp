@@ -107,14 +107,17 @@ Trajectory propose_steps(const Offer& offer, Tally& tally, const Objective& obje
       steps.push_back(step);
     }
     std::sort(steps.begin(), steps.end(), better);
+    // Walks them best first, refusing each that cannot fit, to the first that fits; when that
+    // one saves nothing even hoped for, the loop ends, and the rest that cannot fit are refused.
     const Step* taken = nullptr;
     for (const Step& step : steps) {
-      if (step.estimate <= target) {
+      if (step.estimate <= target && taken == nullptr) {
         taken = &step;
-        break;
+        if (tier(step) != 2) break;
+      } else if (step.estimate > target) {
+        refused[step.value] = 1;
+        solution.moves.push_back(step_move(offer, MoveKind::refuse, step, assignment[step.value]));
       }
-      refused[step.value] = 1;
-      solution.moves.push_back(step_move(offer, MoveKind::refuse, step, assignment[step.value]));
     }
     if (taken == nullptr || tier(*taken) == 2) break;
     solution.moves.push_back(step_move(offer, MoveKind::narrow, *taken, assignment[taken->value]));
@@ -123,6 +126,7 @@ Trajectory propose_steps(const Offer& offer, Tally& tally, const Objective& obje
     trajectory.assignments.push_back(assignment);
     trajectory.moves_at.push_back(solution.moves.size());
   }
+  trajectory.moves_at.back() = solution.moves.size();  // the refusals that ended it belong to the last
   return trajectory;
 }
 
@@ -153,6 +157,22 @@ void undo_slower(const std::function<double(const Assignment&, int value)>& near
       }
       changed = true;
     }
+  }
+}
+
+void refuse_unfit(const Offer& offer, const Tally& tally, const NextStep& next, double target, Solution& solution) {
+  std::vector<char> refused(offer.values.size(), 0);
+  for (const Move& m : solution.moves) {
+    if (m.kind == MoveKind::refuse) refused[m.value] = 1;
+  }
+  Assignment assignment = solution.assignment;
+  for (size_t i = 0; i < offer.values.size(); ++i) {
+    const int v = static_cast<int>(i);
+    const int to = refused[v] ? -1 : next(assignment, v);
+    if (to < 0) continue;
+    Step step{v, to, {}, 0, tally.with(assignment, v, to), 0};
+    step.added = std::max(0.0, step.estimate - tally.total());
+    if (step.estimate > target) solution.moves.push_back(step_move(offer, MoveKind::refuse, step, assignment[v]));
   }
 }
 

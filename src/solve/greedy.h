@@ -101,6 +101,10 @@ Trajectory propose_steps(const Offer& offer, Tally& tally, const Objective& obje
 // cost (the shortest of equals) in solution.assignment, and its moves alone.
 void keep_least(const Trajectory& trajectory, const std::function<double(const Assignment&)>& cost, Solution& solution);
 
+// After keep_least cut the loop short: records as refused, from solution.assignment, each
+// value's next step that cannot fit (`tally` at solution.assignment) and that no move refused.
+void refuse_unfit(const Offer& offer, const Tally& tally, const NextStep& next, double target, Solution& solution);
+
 // Widens, one step at a time in program order until nothing changes, every value whose last
 // step `near` (the cost of what the value's type changes) predicts costlier than the step
 // before it where it now stands; drops that value's last narrowing move.

@@ -141,6 +141,7 @@ void time_greedy(const Offer& offer, const Pricer& pricer, const EstimateOptions
   keep_least(trajectory, [&](const Assignment& a) { return pricer.seconds(types_of(offer, a)); }, solution);
   undo_slower([&](const Assignment& a, int v) { return near_seconds(offer, pricer, a, v); }, solution.assignment,
               solution.moves);
+  refuse_unfit(offer, TermTally(offer, options, solution.assignment), offered_steps(offer), target, solution);
   solution.proposed = solution.assignment;
 }
 
