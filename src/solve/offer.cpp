@@ -134,6 +134,7 @@ const char* exclusion_name(Exclusion exclusion) {
     case Exclusion::one_element: return "rule 1";
     case Exclusion::unknown_sensitivity: return "unknown";
     case Exclusion::min_gain: return "rule 2";
+    case Exclusion::no_effect: return "no effect";
   }
   return "?";
 }

@@ -21,8 +21,9 @@
 namespace presk::solve {
 
 enum class ValueKind { site, parameter };
-enum class Exclusion { offered, one_element, unknown_sensitivity, min_gain };
-const char* exclusion_name(Exclusion exclusion);  // "offered", "rule 1", "unknown", "rule 2"
+// no_effect: the step solve's unit whose narrowing alone moves no bit of the update.
+enum class Exclusion { offered, one_element, unknown_sensitivity, min_gain, no_effect };
+const char* exclusion_name(Exclusion exclusion);  // "offered", "rule 1", "unknown", "rule 2", "no effect"
 
 // One rung of a value's own ladder: its bytes there (an integer rung's scales included) and,
 // for an integer rung, the largest move of its values, max|ŵ − w| (ŵ the f32 q·s it denotes).

@@ -5,16 +5,12 @@
 #include <cmath>
 #include <limits>
 
+#include "profile/op_cost.h"
 #include "solve/greedy.h"
 #include "solve/propose.h"
 
 namespace presk::solve {
 namespace {
-
-double bytes_per_element(const ValueType& t) {
-  if (t.bits > 0) return t.bits / 8.0;
-  return facts(exec::native::element_type_of(t.type)).bits / 8.0;
-}
 
 std::string type_key(const ValueType& t) {
   if (t.bits > 0) return t.bits == 8 ? "int8" : "int4";
@@ -82,17 +78,15 @@ double Pricer::site_seconds(const Types& types, int value, bool with_conversions
   const profile::OpClass op_class = op ? profile::op_class(*op) : profile::OpClass::elementwise;
   const profile::Roofline& roofline = profile_.roofline(op_class, type_key(own));
   const double elements = static_cast<double>(site.elements);
-  double bytes = elements * bytes_per_element(own);
-  double conversions = 0;
+  std::vector<profile::OperandRead> operands;
   for (int u : reads_[value]) {
     const Value& operand = offer_.values[u];
-    const double n = static_cast<double>(operand.elements);
-    bytes += n * bytes_per_element(types[u]);
-    if (with_conversions) conversions += n * (operand.kind == ValueKind::parameter ? profile_.load_cost(type_key(types[u]), own.type)
-                                                             : profile_.edge_cost(types[u].type, own.type));
+    operands.push_back({static_cast<double>(operand.elements), type_key(types[u]), types[u].type,
+                        operand.kind == ValueKind::parameter});
   }
-  return calls_[value] * roofline.latency + std::max(elements * site.weight / roofline.rate, bytes / roofline.bandwidth) +
-         conversions;
+  const profile::OpCost cost =
+      profile::op_cost(profile_, roofline, elements, elements * site.weight, type_key(own), own.type, operands);
+  return calls_[value] * roofline.latency + cost.throughput + (with_conversions ? cost.conversions : 0.0);
 }
 
 double Pricer::seconds(const Types& types) const {
