@@ -73,6 +73,14 @@ struct Offer {
   int narrower(int value, int step) const { return step + 1 < static_cast<int>(values[value].ladder.size()) ? step + 1 : -1; }
 };
 
+// A parameter's values stored at integer rung `rung` (its scales along axis `over`, counted from
+// 0), as the f32 q·s a reader dequantizes them to; and the largest move of its values,
+// max|ŵ − w|. The one place a solve quantizes a parameter (the menu's integer rungs here,
+// --quant's rungs and terms in quant_pass.cpp).
+std::vector<double> quantized_values(const std::vector<double>& weights, const ir::Param& param, int64_t over,
+                                     const Rung& rung);
+double integer_move(const std::vector<double>& weights, const ir::Param& param, int64_t over, const Rung& rung);
+
 // The offer for `entry` of `program` (as compiled for the envelope) from `envelope`. With
 // integer rungs on the menu, `parameters` (the envelope's) price each integer rung's move.
 Offer make_offer(const ir::Program& program, const ir::Function& entry,

@@ -5,7 +5,6 @@
 
 #include <cmath>
 
-#include "exec/native/kernels.h"
 #include "precision/quant_axis.h"
 #include "solve/greedy.h"
 
@@ -96,11 +95,7 @@ Offer with_quant_rungs(const Offer& floats, const ir::Program& program,
       const Rung& rung = offer.menu.rungs[r];
       const double bytes = precision::bytes_at_rest(*param, rung.bits, -2);
       if (bytes >= value.ladder.back().bytes) continue;
-      const exec::native::QuantizedWeights q =
-          exec::native::quantize(*weights, param->type.shape, rung.bits, param->type.rank() - 2, pow2);
-      double move = 0;
-      for (size_t e = 0; e < weights->size(); ++e) move = std::max(move, std::fabs(double{q.value(e)} - (*weights)[e]));
-      value.ladder.push_back({static_cast<int>(r), bytes, move});
+      value.ladder.push_back({static_cast<int>(r), bytes, integer_move(*weights, *param, param->type.rank() - 2, rung)});
     }
   }
   return offer;
@@ -117,10 +112,7 @@ QuantTerms quant_terms(const Offer& offer, const ir::Program& program, const ref
       if (!rung.integer()) continue;
       const ir::Param& param = *program.find_param(value.key);
       const std::vector<double>& w = *parameters.find(value.key);
-      const exec::native::QuantizedWeights q = exec::native::quantize(
-          w, param.type.shape, rung.bits, value.over + param.type.rank(), rung.scheme == exec::native::QuantScheme::pow2);
-      std::vector<double> moved(w.size());
-      for (size_t e = 0; e < w.size(); ++e) moved[e] = q.value(e);
+      std::vector<double> moved = quantized_values(w, param, value.over + param.type.rank(), rung);
       reference::ParameterStore store;
       store.set(value.key, std::move(moved));
       double largest = 0;
