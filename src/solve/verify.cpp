@@ -72,7 +72,7 @@ void measure_and_widen(const Offer& offer, const Widening& widening, const Budge
 }
 
 void verify_and_widen(const Offer& offer, const EstimateOptions& options, const Budget& budget,
-                      Measurer& measurer, Solution& solution, const Progress& progress) {
+                      Measurements& measurer, Solution& solution, const Progress& progress) {
   const Widening by_terms{[&](const Assignment& a) { return largest_contributor(offer, a, options); },
                           [](int, int from) { return from - 1; },
                           [&](const Assignment& a, int v) { return term(offer, a, v, options); },

@@ -38,6 +38,6 @@ void measure_and_widen(const Offer& offer, const Widening& widening, const Budge
 // measure_and_widen by the estimate's terms: the offered value not at f64 with the largest term
 // widens by one menu step, until every offered value is f64.
 void verify_and_widen(const Offer& offer, const EstimateOptions& options, const Budget& budget,
-                      Measurer& measurer, Solution& solution, const Progress& progress);
+                      Measurements& measurer, Solution& solution, const Progress& progress);
 
 }  // namespace presk::solve
