@@ -31,13 +31,17 @@ void print_fits(const profile::Profile& p) {
   std::cout << fmt::format("presk bench --calibrate: {} ({} cores), {} thread{}, {}\n", p.cpu, p.cores, p.threads,
                            p.threads == 1 ? "" : "s", p.date);
   std::cout << "T̂ = λ + max(W/π, Q/β); residual: the largest |T̂ − T| / T on the shapes fitted and on those held out\n";
-  std::cout << fmt::format("{:<15} {:<5} {:>10} {:>12} {:>12} {:>9} {:>9}\n", "class", "type", "λ µs", "π Gop/s",
-                           "β GB/s", "fit", "held out");
+  std::cout << fmt::format("confidence: good up to {:.0f}% held out, fair up to {:.0f}% (a fit past it was measured again), "
+                           "LOW beyond\n",
+                           100 * profile::kGoodResidual, 100 * profile::kResidualLimit);
+  std::cout << fmt::format("{:<15} {:<5} {:>10} {:>12} {:>12} {:>9} {:>9}  {}\n", "class", "type", "λ µs", "π Gop/s",
+                           "β GB/s", "fit", "held out", "confidence");
   for (const auto& [name, types] : p.rooflines) {
     for (const auto& [type, fit] : types) {
       const profile::Roofline& r = fit.roofline;
-      std::cout << fmt::format("{:<15} {:<5} {:>10.3f} {:>12.3f} {:>12.3f} {:>8.0f}% {:>8.0f}%\n", name, type, 1e6 * r.latency,
-                               r.rate / 1e9, r.bandwidth / 1e9, 100 * fit.fit_residual, 100 * fit.residual);
+      std::cout << fmt::format("{:<15} {:<5} {:>10.3f} {:>12.3f} {:>12.3f} {:>8.0f}% {:>8.0f}%  {}\n", name, type,
+                               1e6 * r.latency, r.rate / 1e9, r.bandwidth / 1e9, 100 * fit.fit_residual, 100 * fit.residual,
+                               profile::fit_confidence(fit));
     }
   }
   for (const auto* table : {&p.edge, &p.load}) {

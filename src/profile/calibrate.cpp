@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <thread>
@@ -13,6 +14,7 @@
 #include "exec/native/executor.h"
 #include "lang/frontend.h"
 #include "precision/calibrate.h"
+#include "support/diagnostics.h"
 
 namespace presk::profile {
 namespace {
@@ -40,16 +42,26 @@ struct Shape {
   int64_t n = 1, m = 1, k = 1;
 };
 
-const std::vector<Shape> kRows = {{16, 64}, {64, 64}, {64, 256}, {256, 256}, {256, 1024}, {512, 1024}};
-const std::vector<Shape> kContractions = {{16, 64, 64},   {64, 64, 64},    {256, 64, 64},  {64, 256, 256}, {256, 256, 64},
-                                          {256, 64, 256}, {256, 256, 256}, {1, 1024, 256}, {8, 256, 1024}};
-const std::vector<Shape> kLoads = {{1, 1024, 256}, {8, 512, 512}, {64, 256, 256}, {256, 256, 256}};
+// Per class 9 shapes (6 fitted, 3 held out), from a few hundred elements to half a million.
+const std::vector<Shape> kRows = {{16, 64},   {32, 64},    {64, 64},    {64, 256},  {128, 256},
+                                  {256, 256}, {128, 1024}, {256, 1024}, {512, 1024}};
+const std::vector<Shape> kContractions = {{16, 64, 64},   {64, 64, 64},     {256, 64, 64},  {64, 256, 256},
+                                          {256, 256, 64}, {256, 64, 256},   {256, 256, 256}, {1, 1024, 256},
+                                          {8, 256, 1024}, {32, 128, 128},   {128, 128, 512}, {512, 64, 64}};
+const std::vector<Shape> kLoads = {{1, 1024, 256}, {8, 512, 512},   {64, 256, 256},
+                                   {256, 256, 256}, {16, 256, 512}, {128, 128, 512}};
 constexpr size_t kHeldOutEvery = 3;  // shapes 1, 4, 7, … of each list are held out
 
 double type_bytes(const std::string& type) {
   if (type == "int8") return 1;
   if (type == "int4") return 0.5;
   return facts(native::element_type_of(*native::real_type_from_name(type))).bits / 8.0;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
 // Deterministic inputs in [−1, 1).
@@ -66,7 +78,7 @@ Tensor input(const std::vector<int64_t>& shape, uint64_t salt) {
 // One entry compiled at one shape, ready to run under any realization.
 class Bench {
  public:
-  Bench(const std::string& entry, const Shape& shape, int threads, int runs) : threads_(threads), runs_(runs) {
+  Bench(const std::string& entry, const Shape& shape, int threads) : threads_(threads) {
     lang::FrontendOptions options;
     options.entry = entry;
     options.dims = {{"N", shape.n}, {"M", shape.m}, {"K", shape.k}};
@@ -86,34 +98,57 @@ class Bench {
     }
     return out;
   }
-  // The least seconds per call of the op kind "OP TYPE" over the timed runs.
-  double seconds(const native::Realization& realization, const std::string& kind) const {
-    const native::PreparedParameters parameters =
-        native::prepare_parameters(program_, realization, [this](const std::string&) { return &weights_; });
+  // The seconds per call of op kind "OP TYPE" (`kind`) under `realization`, one probe each:
+  // after a warm-up of each, `rounds` rounds run every probe once in turn (alternating, so that a
+  // change of the machine's speed falls on all of them alike); each probe's median over the rounds.
+  struct Probe {
+    const native::Realization* realization;
+    std::string kind;
+  };
+  std::vector<double> medians(const std::vector<Probe>& probes, int rounds) const {
+    std::vector<native::PreparedParameters> parameters;
     const native::ExecuteOptions plain{threads_, false};
-    native::execute(program_, function_->name, realization, inputs_, parameters, plain);  // warm-up
-    double best = std::numeric_limits<double>::infinity();
-    for (int r = 0; r < runs_; ++r) {
-      native::OpProfile times;
-      native::ExecuteOptions timed{threads_, false};
-      timed.profile = &times;
-      native::execute(program_, function_->name, realization, inputs_, parameters, timed);
-      double total = 0;
-      uint64_t calls = 0;
-      for (const auto& [key, time] : times) {
-        if (key == kind || key.rfind(kind + " ", 0) == 0) total += time.seconds, calls += time.calls;
-      }
-      if (calls > 0) best = std::min(best, total / static_cast<double>(calls));
+    for (const Probe& probe : probes) {
+      parameters.push_back(native::prepare_parameters(program_, *probe.realization,
+                                                      [this](const std::string&) { return &weights_; }));
+      native::execute(program_, function_->name, *probe.realization, inputs_, parameters.back(), plain);  // warm-up
     }
-    return std::isfinite(best) ? best : 0;
+    std::vector<std::vector<double>> times(probes.size());
+    for (int r = 0; r < rounds; ++r) {
+      for (size_t p = 0; p < probes.size(); ++p) times[p].push_back(per_call(probes[p], parameters[p]));
+    }
+    std::vector<double> out;
+    for (std::vector<double>& t : times) out.push_back(median(t));
+    return out;
+  }
+  double seconds(const native::Realization& realization, const std::string& kind, int rounds) const {
+    return medians({{&realization, kind}}, rounds).at(0);
   }
 
  private:
+  // One timed run's seconds per call of the probe's op kind; no such op timed is a bug of this
+  // bench (its program and its kinds disagree), never a time of 0.
+  double per_call(const Probe& probe, const native::PreparedParameters& parameters) const {
+    native::OpProfile times;
+    native::ExecuteOptions timed{threads_, false};
+    timed.profile = &times;
+    native::execute(program_, function_->name, *probe.realization, inputs_, parameters, timed);
+    double total = 0;
+    uint64_t calls = 0;
+    for (const auto& [key, time] : times) {
+      if (key == probe.kind || key.rfind(probe.kind + " ", 0) == 0) total += time.seconds, calls += time.calls;
+    }
+    if (calls == 0) {
+      internal_failure(__FILE__, __LINE__, "calls > 0", "calibrate: no op `" + probe.kind + "` timed in `" + function_->name + "`");
+    }
+    return total / static_cast<double>(calls);
+  }
+
   ir::Program program_;
   const ir::Function* function_ = nullptr;
   std::vector<double> weights_;
   std::vector<Tensor> inputs_;
-  int threads_, runs_;
+  int threads_;
 };
 
 // W and Q of the entry's first let of op `op`: its elements times its weight, and the bytes of
@@ -142,6 +177,29 @@ Fit fit_shapes(const std::vector<Sample>& samples) {
   return fit_roofline(fitted, held_out);
 }
 
+int rounds_of(const CalibrateOptions& options) { return std::max(kMinRounds, options.runs); }
+
+// Fits `measure(rounds)`'s samples; a fit whose held-out residual passes kResidualLimit is
+// measured again with twice the rounds, and the better of the two kept; the progress line
+// gives its confidence (fit_confidence) and says when it was measured again.
+Fit fit_measured(const CalibrateOptions& options, const std::string& what,
+                 const std::function<std::vector<Sample>(int rounds)>& measure) {
+  const std::vector<Sample> samples = measure(rounds_of(options));
+  Fit fit = fit_shapes(samples);
+  std::string again;
+  if (fit.residual > kResidualLimit) {
+    const Fit second = fit_shapes(measure(2 * rounds_of(options)));
+    again = fmt::format(", measured again at {} rounds (held-out residual {:.0f}% the first time)", 2 * rounds_of(options),
+                        100 * fit.residual);
+    if (second.residual < fit.residual) fit = second;
+  }
+  if (options.progress) {
+    options.progress(fmt::format("{}: {} shapes ({} held out), held-out residual {:.0f}%, confidence {}{}", what,
+                                 fit.points + fit.held_out, fit.held_out, 100 * fit.residual, fit_confidence(fit), again));
+  }
+  return fit;
+}
+
 struct ClassCase {
   OpClass op_class;
   const char* entry;
@@ -157,50 +215,66 @@ void measure_classes(const CalibrateOptions& options, Profile& profile) {
                              {OpClass::layout, "layout", ir::Op::transpose}};
   for (const ClassCase& c : cases) {
     for (const char* type : kFloatTypes) {
-      std::vector<Sample> samples;
-      for (const Shape& shape : c.op_class == OpClass::contraction ? kContractions : kRows) {
-        const Bench bench(c.entry, shape, options.threads, options.runs);
-        Sample sample = work_and_bytes(bench.function(), c.op, type, type);
-        sample.seconds = bench.seconds(uniform(type), std::string(ir::op_name(c.op)) + " " + type);
-        samples.push_back(sample);
-      }
-      profile.rooflines[class_name(c.op_class)][type] = fit_shapes(samples);
-      if (options.progress) options.progress(fmt::format("{} {}: {} shapes", class_name(c.op_class), type, samples.size()));
+      const auto measure = [&](int rounds) {
+        std::vector<Sample> samples;
+        for (const Shape& shape : c.op_class == OpClass::contraction ? kContractions : kRows) {
+          const Bench bench(c.entry, shape, options.threads);
+          Sample sample = work_and_bytes(bench.function(), c.op, type, type);
+          sample.seconds = bench.seconds(uniform(type), std::string(ir::op_name(c.op)) + " " + type, rounds);
+          samples.push_back(sample);
+        }
+        return samples;
+      };
+      profile.rooflines[class_name(c.op_class)][type] =
+          fit_measured(options, fmt::format("{} {}", class_name(c.op_class), type), measure);
     }
   }
 }
 
-// Least squares through the origin: seconds per element of extra time over elements.
-double per_element(const std::vector<std::pair<double, double>>& points) {
+// Least squares through the origin: seconds per element of extra time over elements. A cost
+// below 0 (the conversion costs less than the noise) is recorded as 0, and `what` says so.
+double per_element(const std::vector<std::pair<double, double>>& points, const CalibrateOptions& options,
+                   const std::string& what) {
   double xy = 0, xx = 0;
   for (const auto& [elements, extra] : points) xy += elements * extra, xx += elements * elements;
-  return xx > 0 ? std::max(0.0, xy / xx) : 0;
+  const double cost = xx > 0 ? xy / xx : 0;
+  if (cost < 0 && options.progress) {
+    options.progress(fmt::format("{}: fitted {:.3g} ns per element, below 0 (no cost measurable above the noise); "
+                                 "recorded as 0",
+                                 what, 1e9 * cost));
+  }
+  return std::max(0.0, cost);
 }
 
 // abs(abs(x)) with the first abs at `from`, the rest at `to`: the second pays from>to, the
-// first (reading the argument, at `to`) pays to>from, each over the same op run uniformly.
+// first (reading the argument, at `to`) pays to>from, each over the same op run uniformly, the
+// mixed and the uniform runs in alternating rounds.
 void measure_edges(const CalibrateOptions& options, Profile& profile) {
   for (const char* from : kFloatTypes) {
     for (const char* to : kFloatTypes) {
       if (std::string(from) >= to) continue;  // each unordered pair once: it gives both directions
       std::vector<std::pair<double, double>> forward, backward;
       for (const Shape& shape : kRows) {
-        const Bench bench("edge", shape, options.threads, options.runs);
+        const Bench bench("edge", shape, options.threads);
         native::Realization mixed = uniform(to);
         mixed.sites[bench.function().site_name(bench.sites().at(0))] = *native::real_type_from_name(from);
+        const native::Realization at_to_only = uniform(to), at_from_only = uniform(from);
         const std::string at_from = std::string("abs ") + from, at_to = std::string("abs ") + to;
+        const std::vector<double> t = bench.medians(
+            {{&mixed, at_to}, {&at_to_only, at_to}, {&mixed, at_from}, {&at_from_only, at_from}}, rounds_of(options));
         const double n = static_cast<double>(shape.n * shape.m);
-        forward.emplace_back(n, bench.seconds(mixed, at_to) - bench.seconds(uniform(to), at_to));
-        backward.emplace_back(n, bench.seconds(mixed, at_from) - bench.seconds(uniform(from), at_from));
+        forward.emplace_back(n, t[0] - t[1]);
+        backward.emplace_back(n, t[2] - t[3]);
       }
-      profile.edge[conversion_key(from, to)] = per_element(forward);
-      profile.edge[conversion_key(to, from)] = per_element(backward);
+      profile.edge[conversion_key(from, to)] = per_element(forward, options, "edge " + conversion_key(from, to));
+      profile.edge[conversion_key(to, from)] = per_element(backward, options, "edge " + conversion_key(to, from));
       if (options.progress) options.progress(fmt::format("edge {} ↔ {}", from, to));
     }
   }
 }
 
-// x @ p.w with w stored at `from` (or quantized) and the contraction at `to`.
+// x @ p.w with w stored at `from` (or quantized) and the contraction at `to`, against the
+// contraction with w at `to`, in alternating rounds.
 void measure_loads(const CalibrateOptions& options, Profile& profile) {
   std::vector<std::pair<std::string, std::string>> pairs;
   for (const char* from : kFloatTypes) {
@@ -211,28 +285,43 @@ void measure_loads(const CalibrateOptions& options, Profile& profile) {
   for (const char* integer : kIntegerTypes) pairs.emplace_back(integer, "f32");
   for (const auto& [from, to] : pairs) {
     std::vector<std::pair<double, double>> points;
-    std::vector<Sample> samples;
-    for (const Shape& shape : kLoads) {
-      const Bench bench("load", shape, options.threads, options.runs);
-      native::Realization mixed = uniform(to);
-      if (from == "int8" || from == "int4") {
-        mixed.quant["w"] = native::QuantSpec{from == "int8" ? 8 : 4, -2, native::QuantScheme::absmax};
-      } else {
-        mixed.params["w"] = *native::real_type_from_name(from);
+    const auto measure = [&](int rounds) {
+      std::vector<Sample> samples;
+      points.clear();
+      for (const Shape& shape : kLoads) {
+        const Bench bench("load", shape, options.threads);
+        native::Realization mixed = uniform(to);
+        if (from == "int8" || from == "int4") {
+          mixed.quant["w"] = native::QuantSpec{from == "int8" ? 8 : 4, -2, native::QuantScheme::absmax};
+        } else {
+          mixed.params["w"] = *native::real_type_from_name(from);
+        }
+        const native::Realization plain = uniform(to);
+        const std::string kind = "contract " + to;
+        const std::vector<double> t = bench.medians({{&mixed, kind}, {&plain, kind}}, rounds);
+        Sample sample = work_and_bytes(bench.function(), ir::Op::contract, to, from);
+        sample.seconds = t[0];
+        samples.push_back(sample);
+        points.emplace_back(static_cast<double>(shape.k * shape.m), t[0] - t[1]);
       }
-      const std::string kind = "contract " + to;
-      Sample sample = work_and_bytes(bench.function(), ir::Op::contract, to, from);
-      sample.seconds = bench.seconds(mixed, kind);
-      samples.push_back(sample);
-      points.emplace_back(static_cast<double>(shape.k * shape.m), sample.seconds - bench.seconds(uniform(to), kind));
+      return samples;
+    };
+    if (from == "int8" || from == "int4") {
+      profile.rooflines[class_name(OpClass::contraction)][from] =
+          fit_measured(options, fmt::format("contraction {} (the weight at {})", from, from), measure);
+    } else {
+      measure(rounds_of(options));
     }
-    profile.load[conversion_key(from, to)] = per_element(points);
-    if (from == "int8" || from == "int4") profile.rooflines[class_name(OpClass::contraction)][from] = fit_shapes(samples);
+    profile.load[conversion_key(from, to)] = per_element(points, options, "load " + conversion_key(from, to));
     if (options.progress) options.progress(fmt::format("load {} → {}", from, to));
   }
 }
 
 }  // namespace
+
+const char* fit_confidence(const Fit& fit) {
+  return fit.residual <= kGoodResidual ? "good" : fit.residual <= kResidualLimit ? "fair" : "LOW";
+}
 
 Fit fit_roofline(const std::vector<Sample>& fitted, const std::vector<Sample>& held_out) {
   Fit best;

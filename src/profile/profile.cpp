@@ -6,6 +6,7 @@
 
 #include "support/diagnostics.h"
 #include "support/input_file.h"
+#include "support/json_fields.h"
 #include "support/json_reader.h"
 
 namespace presk::profile {
@@ -13,34 +14,20 @@ namespace {
 
 constexpr const char* kRemedy = "measure this machine again: presk bench --calibrate --out PROFILE.json";
 
-const nlohmann::json& field(const nlohmann::json& object, const std::string& key, const std::string& where,
-                            const std::string& origin) {
-  if (!object.is_object() || !object.contains(key)) {
-    user_error("E1202").hint(kRemedy) << "profile " << origin << " has no " << where << " `" << key << "`";
-  }
-  return object.at(key);
+// A field missing is E1202, another format E1201 (json_fields.h); a bad number E1203, a bad
+// machine field E1204 (named where they are read).
+const JsonFileKind kProfileKind{"profile", "E1202", kRemedy, 1, "E1201"};
+
+std::string machine_text(const JsonFields& f, const nlohmann::json& json, const char* key, const char* what) {
+  if (!json.contains(key) || !json.at(key).is_string()) f.fail(key, std::string("must be ") + what, "E1204");
+  return json.at(key).get<std::string>();
 }
 
-double number(const nlohmann::json& value, const std::string& where, const std::string& origin, bool positive) {
-  if (!value.is_number()) {
-    user_error("E1203").hint(kRemedy) << "profile " << origin << ": " << where << " is " << json_excerpt(value)
-                                      << ", not a number";
-  }
-  const double x = value.get<double>();
-  if (!std::isfinite(x) || x < 0 || (positive && x == 0)) {
-    user_error("E1203").hint(kRemedy) << "profile " << origin << ": " << where << " is " << x << "; it must be finite and "
-                                      << (positive ? "above 0" : "at least 0");
-  }
-  return x;
-}
-
-template <class Check>
-const nlohmann::json& machine_field(const nlohmann::json& json, const char* key, const std::string& origin, Check check,
-                                    const char* what) {
-  if (!json.contains(key) || !check(json.at(key))) {
-    user_error("E1204").hint(kRemedy) << "profile " << origin << ": `" << key << "` must be " << what;
-  }
-  return json.at(key);
+int machine_count(const JsonFields& f, const nlohmann::json& json, const char* key) {
+  const bool fits = json.contains(key) && json.at(key).is_number_integer() && json.at(key).get<int64_t>() >= 1 &&
+                    json.at(key).get<int64_t>() <= 1 << 20;
+  if (!fits) f.fail(key, "must be a whole number ≥ 1", "E1204");
+  return json.at(key).get<int>();
 }
 
 std::vector<std::pair<std::string, std::string>> conversion_pairs(bool load) {
@@ -140,41 +127,34 @@ nlohmann::ordered_json profile_to_json(const Profile& profile) {
 }
 
 Profile parse_profile(const nlohmann::json& json, const std::string& origin) {
-  if (!json.is_object() || !json.contains("format") || json.at("format") != 1) {
-    user_error("E1201").hint(kRemedy) << "profile " << origin << " is not a profile of format 1 (its `format` is "
-                                      << (json.is_object() && json.contains("format") ? json_excerpt(json.at("format")) : "missing") << ")";
-  }
+  const JsonFields f(origin, kProfileKind);
+  f.check_format(json);
   Profile profile;
-  profile.cpu = machine_field(json, "cpu", origin, [](const auto& v) { return v.is_string(); }, "a string (the CPU model)")
-                    .template get<std::string>();
-  profile.date = machine_field(json, "date", origin, [](const auto& v) { return v.is_string(); }, "a string (the UTC date)")
-                     .template get<std::string>();
-  auto count = [](const auto& v) { return v.is_number_integer() && v.template get<int64_t>() >= 1 && v.template get<int64_t>() <= 1 << 20; };
-  profile.cores = machine_field(json, "cores", origin, count, "a whole number ≥ 1").template get<int>();
-  profile.threads = machine_field(json, "threads", origin, count, "a whole number ≥ 1").template get<int>();
-  const nlohmann::json& rooflines = field(json, "rooflines", "field", origin);
+  profile.cpu = machine_text(f, json, "cpu", "a string (the CPU model)");
+  profile.date = machine_text(f, json, "date", "a string (the UTC date)");
+  profile.cores = machine_count(f, json, "cores");
+  profile.threads = machine_count(f, json, "threads");
+  const nlohmann::json& rooflines = f.object(json, "rooflines", "");
   for (const auto& [name, type] : required_rooflines()) {
-    const nlohmann::json& entry = field(field(rooflines, name, "class", origin), type, "type of class `" + name + "`:", origin);
-    const std::string where = name + "." + type;
+    const nlohmann::json& entry = f.object(f.object(rooflines, name, "rooflines"), type, "rooflines." + name);
+    const std::string where = "rooflines." + name + "." + type;
     Fit fit;
-    fit.roofline.latency = number(field(entry, "latency", where, origin), where + ".latency", origin, false);
-    fit.roofline.rate = number(field(entry, "rate", where, origin), where + ".rate", origin, true);
-    fit.roofline.bandwidth = number(field(entry, "bandwidth", where, origin), where + ".bandwidth", origin, true);
-    fit.points = static_cast<int>(number(field(entry, "points", where, origin), where + ".points", origin, false));
-    fit.held_out = static_cast<int>(number(field(entry, "held_out", where, origin), where + ".held_out", origin, false));
-    fit.residual = number(field(entry, "residual", where, origin), where + ".residual", origin, false);
-    fit.fit_residual = number(field(entry, "fit_residual", where, origin), where + ".fit_residual", origin, false);
+    fit.roofline.latency = f.non_negative(entry, "latency", where, false, "E1203");
+    fit.roofline.rate = f.non_negative(entry, "rate", where, true, "E1203");
+    fit.roofline.bandwidth = f.non_negative(entry, "bandwidth", where, true, "E1203");
+    fit.points = static_cast<int>(f.non_negative(entry, "points", where, false, "E1203"));
+    fit.held_out = static_cast<int>(f.non_negative(entry, "held_out", where, false, "E1203"));
+    fit.residual = f.non_negative(entry, "residual", where, false, "E1203");
+    fit.fit_residual = f.non_negative(entry, "fit_residual", where, false, "E1203");
     profile.rooflines[name][type] = fit;
   }
-  const nlohmann::json& conversions = field(json, "conversions", "field", origin);
+  const nlohmann::json& conversions = f.object(json, "conversions", "");
   for (bool load : {false, true}) {
     const char* kind = load ? "load" : "edge";
-    const nlohmann::json& table = field(conversions, kind, "conversion table", origin);
+    const nlohmann::json& table = f.object(conversions, kind, "conversions");
     for (const auto& [from, to] : conversion_pairs(load)) {
       const std::string key = conversion_key(from, to);
-      const double cost = number(field(table, key, std::string(kind) + " conversion", origin),
-                                 std::string(kind) + " conversion " + key, origin, false);
-      (load ? profile.load : profile.edge)[key] = cost;
+      (load ? profile.load : profile.edge)[key] = f.non_negative(table, key, std::string("conversions.") + kind, false, "E1203");
     }
   }
   return profile;

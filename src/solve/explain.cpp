@@ -15,32 +15,6 @@ std::string not_offered_reason(const RecordValue& value, const Record& record) {
                      value.first_saving, record.min_gain_bytes);
 }
 
-std::string move_reason(const RecordMove& m, int n, const Record& record) {
-  if (m.kind == "narrow") {
-    return fmt::format("narrowed {} → {} (move {}: saves {:.4g} bytes, adds {:.3e} to the estimate, then {:.3e})",
-                       m.from, m.to, n, m.saves, m.term, m.estimate);
-  }
-  if (m.kind == "refuse") {
-    return fmt::format("refused {} → {} (move {}: the estimate would be {:.3e}, above its target {:.3e} by {:.3e})",
-                       m.from, m.to, n, m.estimate, record.target, m.estimate - record.target);
-  }
-  if (m.kind == "widen") {
-    return fmt::format("widened {} → {} after measurement {} (move {}: gap then {:.3e} against the budget {:.3e}; "
-                       "its term {:.3e} was the largest)",
-                       m.from, m.to, m.measurement, n, m.gap, record.budget, m.term);
-  }
-  if (m.kind == "try_narrow") {
-    return m.inside ? fmt::format("narrowed {} → {} by measurement {} (move {}: gap {:.3e}, inside)", m.from, m.to,
-                                  m.measurement, n, m.gap)
-                    : fmt::format("tried {} → {} by measurement {} (move {}: gap {:.3e}, outside; not kept)", m.from,
-                                  m.to, m.measurement, n, m.gap);
-  }
-  if (m.kind == "undo") {
-    return fmt::format("undone {} → {} on the held-out samples (move {}: held-out gap {:.3e})", m.from, m.to, n, m.gap);
-  }
-  return m.kind;
-}
-
 // An offered value without a move: the exhaustive optimum left it where it is, or its ladder
 // has one rung.
 std::string no_move_reason(const RecordValue& value, const Record& record) {
@@ -58,6 +32,32 @@ std::string no_move_reason(const RecordValue& value, const Record& record) {
 
 }  // namespace
 
+std::string move_reason(const RecordMove& m, int n, double target, double budget) {
+  if (m.kind == "narrow") {
+    return fmt::format("narrowed {} → {} (move {}: saves {:.4g} bytes, adds {:.3e} to the estimate, then {:.3e})",
+                       m.from, m.to, n, m.saves, m.term, m.estimate);
+  }
+  if (m.kind == "refuse") {
+    return fmt::format("refused {} → {} (move {}: the estimate would be {:.3e}, above its target {:.3e} by {:.3e})",
+                       m.from, m.to, n, m.estimate, target, m.estimate - target);
+  }
+  if (m.kind == "widen") {
+    return fmt::format("widened {} → {} after measurement {} (move {}: gap then {:.3e} against the budget {:.3e}; "
+                       "its term {:.3e} was the largest)",
+                       m.from, m.to, m.measurement, n, m.gap, budget, m.term);
+  }
+  if (m.kind == "try_narrow") {
+    return m.inside ? fmt::format("narrowed {} → {} by measurement {} (move {}: gap {:.3e}, inside)", m.from, m.to,
+                                  m.measurement, n, m.gap)
+                    : fmt::format("tried {} → {} by measurement {} (move {}: gap {:.3e}, outside; not kept)", m.from,
+                                  m.to, m.measurement, n, m.gap);
+  }
+  if (m.kind == "undo") {
+    return fmt::format("undone {} → {} on the held-out samples (move {}: held-out gap {:.3e})", m.from, m.to, n, m.gap);
+  }
+  return m.kind;
+}
+
 std::vector<Explanation> explain(const Record& record) {
   std::vector<Explanation> out;
   for (size_t i = 0; i < record.values.size(); ++i) {
@@ -73,7 +73,7 @@ std::vector<Explanation> explain(const Record& record) {
       const RecordMove& m = record.moves[n];
       if (m.value != static_cast<int>(i)) continue;
       widened |= m.kind == "widen" || m.kind == "undo";
-      e.reasons.push_back(move_reason(m, static_cast<int>(n + 1), record));
+      e.reasons.push_back(move_reason(m, static_cast<int>(n + 1), record.target, record.budget));
       e.moves.push_back(static_cast<int>(n + 1));
     }
     if (!offered && !e.moves.empty()) {  // --quant's integer pass is outside the rules

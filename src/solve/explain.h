@@ -21,4 +21,8 @@ struct Explanation {
 
 std::vector<Explanation> explain(const Record& record);
 
+// One move's reason as explain gives it: `n` its number (1, 2, …), `target` what the proposal's
+// estimate aimed at, `budget` the threshold the measurements were held to (the step solve's too).
+std::string move_reason(const RecordMove& move, int n, double target, double budget);
+
 }  // namespace presk::solve

@@ -22,7 +22,16 @@ struct SampleSet {
   precision::SampleInputs inputs;  // sample k = 0 … count − 1
 };
 
-class Measurer {
+// What measure_and_widen (verify.h) measures with: the entry's Measurer below, or the step
+// solve's native steps against the step envelope's exact step (src/step/solve_step.cpp).
+class Measurements {
+ public:
+  virtual ~Measurements() = default;
+  virtual precision::MeasuredGap in_sample(const Offer& offer, const Assignment& assignment) = 0;
+  virtual std::optional<precision::MeasuredGap> held_out(const Offer& offer, const Assignment& assignment) = 0;
+};
+
+class Measurer : public Measurements {
  public:
   using Progress = std::function<void(const std::string&)>;
   Measurer(const ir::Program& program, const ir::Function& entry, const reference::ParameterStore& parameters,
@@ -30,8 +39,8 @@ class Measurer {
            const precision::ExactCache* cache = nullptr);  // null: no cache
 
   // The gap of `assignment` on the envelope's samples / on the held-out ones (nullopt: none).
-  precision::MeasuredGap in_sample(const Offer& offer, const Assignment& assignment);
-  std::optional<precision::MeasuredGap> held_out(const Offer& offer, const Assignment& assignment);
+  precision::MeasuredGap in_sample(const Offer& offer, const Assignment& assignment) override;
+  std::optional<precision::MeasuredGap> held_out(const Offer& offer, const Assignment& assignment) override;
   int64_t held_out_count() const { return held_out_.count; }
 
   double exact_seconds() const { return exact_seconds_; }

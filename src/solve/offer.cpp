@@ -97,15 +97,6 @@ void apply_rules(Offer& offer) {
   }
 }
 
-// The largest move of a parameter's values under an integer rung, max|ŵ − w|.
-double integer_move(const std::vector<double>& weights, const ir::Param& param, int64_t over, const Rung& rung) {
-  const exec::native::QuantizedWeights q = exec::native::quantize(
-      weights, param.type.shape, rung.bits, over, rung.scheme == exec::native::QuantScheme::pow2, rung.group);
-  double move = 0;
-  for (size_t i = 0; i < weights.size(); ++i) move = std::max(move, std::fabs(double{q.value(i)} - weights[i]));
-  return move;
-}
-
 // The menu's integer rungs on each eligible parameter, appended to its ladder as a frontier:
 // by bytes, fewest last, each rung kept only where it saves bytes over the one before and its
 // move is the larger (of two rungs of the same bytes, the smaller move; a group that does not
@@ -144,12 +135,29 @@ void add_integer_rungs(const ir::Program& program, const ir::Function& entry,
 
 }  // namespace
 
+std::vector<double> quantized_values(const std::vector<double>& weights, const ir::Param& param, int64_t over,
+                                     const Rung& rung) {
+  const exec::native::QuantizedWeights q = exec::native::quantize(
+      weights, param.type.shape, rung.bits, over, rung.scheme == exec::native::QuantScheme::pow2, rung.group);
+  std::vector<double> out(weights.size());
+  for (size_t i = 0; i < weights.size(); ++i) out[i] = q.value(i);
+  return out;
+}
+
+double integer_move(const std::vector<double>& weights, const ir::Param& param, int64_t over, const Rung& rung) {
+  const std::vector<double> moved = quantized_values(weights, param, over, rung);
+  double move = 0;
+  for (size_t i = 0; i < weights.size(); ++i) move = std::max(move, std::fabs(moved[i] - weights[i]));
+  return move;
+}
+
 const char* exclusion_name(Exclusion exclusion) {
   switch (exclusion) {
     case Exclusion::offered: return "offered";
     case Exclusion::one_element: return "rule 1";
     case Exclusion::unknown_sensitivity: return "unknown";
     case Exclusion::min_gain: return "rule 2";
+    case Exclusion::no_effect: return "no effect";
   }
   return "?";
 }

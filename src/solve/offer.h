@@ -21,8 +21,9 @@
 namespace presk::solve {
 
 enum class ValueKind { site, parameter };
-enum class Exclusion { offered, one_element, unknown_sensitivity, min_gain };
-const char* exclusion_name(Exclusion exclusion);  // "offered", "rule 1", "unknown", "rule 2"
+// no_effect: the step solve's unit whose narrowing alone moves no bit of the update.
+enum class Exclusion { offered, one_element, unknown_sensitivity, min_gain, no_effect };
+const char* exclusion_name(Exclusion exclusion);  // "offered", "rule 1", "unknown", "rule 2", "no effect"
 
 // One rung of a value's own ladder: its bytes there (an integer rung's scales included) and,
 // for an integer rung, the largest move of its values, max|ŵ − w| (ŵ the f32 q·s it denotes).
@@ -74,6 +75,14 @@ struct Offer {
   const Rung& rung(int value, int step) const { return menu.rungs[values[value].ladder[step].rung]; }
   int narrower(int value, int step) const { return step + 1 < static_cast<int>(values[value].ladder.size()) ? step + 1 : -1; }
 };
+
+// A parameter's values stored at integer rung `rung` (its scales along axis `over`, counted from
+// 0), as the f32 q·s a reader dequantizes them to; and the largest move of its values,
+// max|ŵ − w|. The one place a solve quantizes a parameter (the menu's integer rungs here,
+// --quant's rungs and terms in quant_pass.cpp).
+std::vector<double> quantized_values(const std::vector<double>& weights, const ir::Param& param, int64_t over,
+                                     const Rung& rung);
+double integer_move(const std::vector<double>& weights, const ir::Param& param, int64_t over, const Rung& rung);
 
 // The offer for `entry` of `program` (as compiled for the envelope) from `envelope`. With
 // integer rungs on the menu, `parameters` (the envelope's) price each integer rung's move.

@@ -5,15 +5,12 @@
 #include <cmath>
 #include <limits>
 
+#include "profile/op_cost.h"
+#include "solve/greedy.h"
 #include "solve/propose.h"
 
 namespace presk::solve {
 namespace {
-
-double bytes_per_element(const ValueType& t) {
-  if (t.bits > 0) return t.bits / 8.0;
-  return facts(exec::native::element_type_of(t.type)).bits / 8.0;
-}
 
 std::string type_key(const ValueType& t) {
   if (t.bits > 0) return t.bits == 8 ? "int8" : "int4";
@@ -33,66 +30,6 @@ double type_elements(const std::string& text) {
     i = end;
   }
   return product;
-}
-
-struct Step {
-  int value = -1, to = 0;
-  double saved = 0;  // predicted seconds
-  double hoped = 0;  // predicted seconds with free edges (its neighbours at its type)
-  double added = 0;  // the estimate's increase
-  double estimate = 0;
-  double bytes = 0;
-};
-
-// 0: it saves time where it stands; 1: only with free edges; 2: not even then (never taken).
-int tier(const Step& s) { return s.saved > 0 ? 0 : s.hoped > 0 ? 1 : 2; }
-
-// By tier, then seconds saved (tier 1: hoped) per unit of term (a step that adds nothing: by
-// its saving), then the larger saving, then program order.
-bool better(const Step& a, const Step& b) {
-  if (tier(a) != tier(b)) return tier(a) < tier(b);
-  const double sa = tier(a) == 0 ? a.saved : a.hoped, sb = tier(b) == 0 ? b.saved : b.hoped;
-  const double ra = a.added > 0 ? sa / a.added : std::numeric_limits<double>::infinity();
-  const double rb = b.added > 0 ? sb / b.added : std::numeric_limits<double>::infinity();
-  if (ra != rb) return ra > rb;
-  if (sa != sb) return sa > sb;
-  return a.value < b.value;
-}
-
-Move narrow_move(MoveKind kind, const Step& step, int from) {
-  Move move;
-  move.kind = kind;
-  move.value = step.value;
-  move.from = from;
-  move.to = step.to;
-  move.saves = step.bytes;
-  move.term = step.added;
-  move.estimate = step.estimate;
-  return move;
-}
-
-// Widens, one step at a time in program order until nothing changes, every value whose
-// narrowing the profile predicts slower where it now stands; drops its last narrowing move.
-void undo_slower(const Offer& offer, const Pricer& pricer, Assignment& assignment, std::vector<Move>& moves) {
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t v = 0; v < assignment.size(); ++v) {
-      if (assignment[v] == 0) continue;
-      Assignment wider = assignment;
-      --wider[v];
-      const int value = static_cast<int>(v);
-      if (pricer.local_seconds(types_of(offer, wider), value) < pricer.local_seconds(types_of(offer, assignment), value)) {
-        assignment = wider;
-        for (auto it = moves.rbegin(); it != moves.rend(); ++it) {
-          if (it->kind == MoveKind::narrow && it->value == value) {
-            moves.erase(std::next(it).base());
-            break;
-          }
-        }
-        changed = true;
-      }
-    }
-  }
 }
 
 }  // namespace
@@ -141,17 +78,15 @@ double Pricer::site_seconds(const Types& types, int value, bool with_conversions
   const profile::OpClass op_class = op ? profile::op_class(*op) : profile::OpClass::elementwise;
   const profile::Roofline& roofline = profile_.roofline(op_class, type_key(own));
   const double elements = static_cast<double>(site.elements);
-  double bytes = elements * bytes_per_element(own);
-  double conversions = 0;
+  std::vector<profile::OperandRead> operands;
   for (int u : reads_[value]) {
     const Value& operand = offer_.values[u];
-    const double n = static_cast<double>(operand.elements);
-    bytes += n * bytes_per_element(types[u]);
-    if (with_conversions) conversions += n * (operand.kind == ValueKind::parameter ? profile_.load_cost(type_key(types[u]), own.type)
-                                                             : profile_.edge_cost(types[u].type, own.type));
+    operands.push_back({static_cast<double>(operand.elements), type_key(types[u]), types[u].type,
+                        operand.kind == ValueKind::parameter});
   }
-  return calls_[value] * roofline.latency + std::max(elements * site.weight / roofline.rate, bytes / roofline.bandwidth) +
-         conversions;
+  const profile::OpCost cost =
+      profile::op_cost(profile_, roofline, elements, elements * site.weight, type_key(own), own.type, operands);
+  return calls_[value] * roofline.latency + cost.throughput + (with_conversions ? cost.conversions : 0.0);
 }
 
 double Pricer::seconds(const Types& types) const {
@@ -170,54 +105,38 @@ double Pricer::local_seconds(const Types& types, int value, bool conversions) co
 
 namespace {
 
+// Predicted seconds: a step saves what the values it changes (its own site and its readers')
+// cost less at its type; hoped for, with every edge free.
+class TimeObjective : public Objective {
+ public:
+  TimeObjective(const Offer& offer, const Pricer& pricer) : offer_(offer), pricer_(pricer) {}
+  Gain gain(const Assignment& assignment, int value, int to) const override {
+    Assignment next = assignment;
+    next[value] = to;
+    const Types types = types_of(offer_, assignment), after = types_of(offer_, next);
+    return {pricer_.local_seconds(types, value) - pricer_.local_seconds(after, value),
+            pricer_.local_seconds(types, value, false) - pricer_.local_seconds(after, value, false)};
+  }
+
+ private:
+  const Offer& offer_;
+  const Pricer& pricer_;
+};
+
+double near_seconds(const Offer& offer, const Pricer& pricer, const Assignment& assignment, int value) {
+  return pricer.local_seconds(types_of(offer, assignment), value);
+}
+
 void time_greedy(const Offer& offer, const Pricer& pricer, const EstimateOptions& options, double target,
                  Solution& solution) {
-  Assignment assignment(offer.values.size(), 0);
-  std::vector<char> refused(offer.values.size(), 0);
-  std::vector<Assignment> trajectory = {assignment};
-  std::vector<size_t> moves_at = {solution.moves.size()};  // moves recorded when each was reached
-  std::vector<double> seconds = {pricer.seconds(types_of(offer, assignment))};
-  for (;;) {
-    const double current = estimate(offer, assignment, options);
-    const Types types = types_of(offer, assignment);
-    std::vector<Step> steps;
-    for (size_t i = 0; i < offer.values.size(); ++i) {
-      const int v = static_cast<int>(i);
-      const int to = offer.narrower(v, assignment[v]);
-      if (!offer.values[v].offered() || refused[v] || to < 0) continue;
-      Assignment next = assignment;
-      next[v] = to;
-      Step step;
-      step.value = v, step.to = to;
-      step.estimate = estimate(offer, next, options);
-      step.bytes = offer.bytes(v, assignment[v]) - offer.bytes(v, to);
-      step.added = std::max(0.0, step.estimate - current);
-      if (step.estimate > target) {  // it cannot fit later: narrowing never lowers the estimate
-        refused[v] = 1;
-        solution.moves.push_back(narrow_move(MoveKind::refuse, step, assignment[v]));
-        continue;
-      }
-      const Types after = types_of(offer, next);
-      step.saved = pricer.local_seconds(types, v) - pricer.local_seconds(after, v);
-      step.hoped = pricer.local_seconds(types, v, false) - pricer.local_seconds(after, v, false);
-      steps.push_back(step);
-    }
-    if (steps.empty()) break;
-    const Step best = *std::min_element(steps.begin(), steps.end(), better);
-    if (tier(best) == 2) break;
-    solution.moves.push_back(narrow_move(MoveKind::narrow, best, assignment[best.value]));
-    assignment[best.value] = best.to;
-    trajectory.push_back(assignment);
-    moves_at.push_back(solution.moves.size());
-    seconds.push_back(pricer.seconds(types_of(offer, assignment)));
-  }
-  // The prefix of the least predicted time (the shortest of equals), its moves alone.
-  const size_t chosen = static_cast<size_t>(std::min_element(seconds.begin(), seconds.end()) - seconds.begin());
-  assignment = trajectory[chosen];
-  solution.moves.resize(moves_at[chosen]);
-  undo_slower(offer, pricer, assignment, solution.moves);
-  solution.proposed = assignment;
-  solution.assignment = assignment;
+  solution.assignment.assign(offer.values.size(), 0);
+  TermTally tally(offer, options, solution.assignment);
+  const Trajectory trajectory = propose_steps(offer, tally, TimeObjective(offer, pricer), target, offered_steps(offer), solution);
+  keep_least(trajectory, [&](const Assignment& a) { return pricer.seconds(types_of(offer, a)); }, solution);
+  undo_slower([&](const Assignment& a, int v) { return near_seconds(offer, pricer, a, v); }, solution.assignment,
+              solution.moves);
+  refuse_unfit(offer, TermTally(offer, options, solution.assignment), offered_steps(offer), target, solution);
+  solution.proposed = solution.assignment;
 }
 
 }  // namespace
@@ -227,7 +146,8 @@ TimeProposal propose_by_time(const Offer& offer, const Pricer& pricer, const Est
   Solution by_time = solution, by_bytes = solution;
   time_greedy(offer, pricer, options, target, by_time);
   propose_greedy(offer, options, target, by_bytes);
-  undo_slower(offer, pricer, by_bytes.assignment, by_bytes.moves);
+  undo_slower([&](const Assignment& a, int v) { return near_seconds(offer, pricer, a, v); }, by_bytes.assignment,
+              by_bytes.moves);
   by_bytes.proposed = by_bytes.assignment;
   TimeProposal out{pricer.seconds(types_of(offer, by_time.assignment)), pricer.seconds(types_of(offer, by_bytes.assignment)),
                    false};

@@ -5,8 +5,8 @@
 
 #include <cmath>
 
-#include "exec/native/kernels.h"
 #include "precision/quant_axis.h"
+#include "solve/greedy.h"
 
 namespace presk::solve {
 namespace {
@@ -27,39 +27,39 @@ int next_integer_step(const Offer& offer, int v, int step) {
   return -1;
 }
 
-void propose(const Offer& offer, const QuantTerms& terms, double target, Solution& solution) {
-  std::vector<bool> done(offer.values.size(), false);
-  double squares = std::pow(quant_estimate(offer, terms, solution.assignment), 2);
-  for (;;) {
-    int best = -1, best_step = -1;
-    double best_rate = -1;
-    for (size_t i = 0; i < offer.values.size(); ++i) {
-      const int v = static_cast<int>(i);
-      const int to = done[v] ? -1 : next_integer_step(offer, v, solution.assignment[v]);
-      if (to < 0) continue;
-      const double saves = offer.bytes(v, solution.assignment[v]) - offer.bytes(v, to);
-      const double added = std::pow(term_at(terms, v, to), 2) - std::pow(term_at(terms, v, solution.assignment[v]), 2);
-      const double rate = added > 0 ? saves / added : std::numeric_limits<double>::infinity();
-      if (rate > best_rate) best = v, best_step = to, best_rate = rate;
-    }
-    if (best < 0) return;
-    Move move;
-    move.value = best;
-    move.from = solution.assignment[best];
-    move.to = best_step;
-    move.saves = offer.bytes(best, move.from) - offer.bytes(best, move.to);
-    move.term = term_at(terms, best, move.to);
-    const double after = squares + std::pow(move.term, 2) - std::pow(term_at(terms, best, move.from), 2);
-    move.estimate = std::sqrt(std::max(after, 0.0));
-    move.kind = move.estimate <= target ? MoveKind::narrow : MoveKind::refuse;
-    solution.moves.push_back(move);
-    if (move.kind == MoveKind::refuse) {
-      done[best] = true;
-      continue;
-    }
-    solution.assignment[best] = move.to;
-    squares = after;
+// √Σ(g·δ)² of the integer steps taken, each value's current term kept.
+class QuantTally : public Tally {
+ public:
+  QuantTally(const Offer& offer, const QuantTerms& terms, const Assignment& assignment)
+      : terms_(terms), current_(offer.values.size()), squares_(std::pow(quant_estimate(offer, terms, assignment), 2)) {
+    for (size_t v = 0; v < current_.size(); ++v) current_[v] = term_at(terms, static_cast<int>(v), assignment[v]);
   }
+  double total() const override { return std::sqrt(squares_); }
+  double with(Assignment&, int value, int to) const override { return std::sqrt(std::max(after(value, to), 0.0)); }
+  // The added square term, as the set's √Σ(g·δ)² is spent.
+  double increase(const Assignment&, int value, int to, double, double) const override {
+    return std::pow(term_at(terms_, value, to), 2) - std::pow(current_[value], 2);
+  }
+  void apply(const Assignment& assignment, int value) override {
+    squares_ = after(value, assignment[value]);
+    current_[value] = term_at(terms_, value, assignment[value]);
+  }
+
+ private:
+  double after(int value, int to) const {
+    return squares_ + std::pow(term_at(terms_, value, to), 2) - std::pow(current_[value], 2);
+  }
+  const QuantTerms& terms_;
+  std::vector<double> current_;
+  double squares_ = 0;
+};
+
+// One rung at a time (float → int8 → int4), every matrix, of the most bytes saved per unit of
+// added √Σ(g·δ)², inside what the float assignment left.
+void propose(const Offer& offer, const QuantTerms& terms, double target, Solution& solution) {
+  QuantTally tally(offer, terms, solution.assignment);
+  propose_steps(offer, tally, BytesObjective(offer), target,
+                [&offer](const Assignment& a, int v) { return next_integer_step(offer, v, a[v]); }, solution);
 }
 
 // The quantized value of the largest term (-1: none).
@@ -95,11 +95,7 @@ Offer with_quant_rungs(const Offer& floats, const ir::Program& program,
       const Rung& rung = offer.menu.rungs[r];
       const double bytes = precision::bytes_at_rest(*param, rung.bits, -2);
       if (bytes >= value.ladder.back().bytes) continue;
-      const exec::native::QuantizedWeights q =
-          exec::native::quantize(*weights, param->type.shape, rung.bits, param->type.rank() - 2, pow2);
-      double move = 0;
-      for (size_t e = 0; e < weights->size(); ++e) move = std::max(move, std::fabs(double{q.value(e)} - (*weights)[e]));
-      value.ladder.push_back({static_cast<int>(r), bytes, move});
+      value.ladder.push_back({static_cast<int>(r), bytes, integer_move(*weights, *param, param->type.rank() - 2, rung)});
     }
   }
   return offer;
@@ -116,10 +112,7 @@ QuantTerms quant_terms(const Offer& offer, const ir::Program& program, const ref
       if (!rung.integer()) continue;
       const ir::Param& param = *program.find_param(value.key);
       const std::vector<double>& w = *parameters.find(value.key);
-      const exec::native::QuantizedWeights q = exec::native::quantize(
-          w, param.type.shape, rung.bits, value.over + param.type.rank(), rung.scheme == exec::native::QuantScheme::pow2);
-      std::vector<double> moved(w.size());
-      for (size_t e = 0; e < w.size(); ++e) moved[e] = q.value(e);
+      std::vector<double> moved = quantized_values(w, param, value.over + param.type.rank(), rung);
       reference::ParameterStore store;
       store.set(value.key, std::move(moved));
       double largest = 0;

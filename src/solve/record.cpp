@@ -49,6 +49,12 @@ Json values_json(const Offer& offer, const Solution& solution, const SolveOption
   return values;
 }
 
+const char* narrow_name(NarrowMode mode) {
+  return mode == NarrowMode::none ? "none" : mode == NarrowMode::measured ? "measured" : "heldout";
+}
+
+}  // namespace
+
 Json moves_json(const Offer& offer, const Solution& solution) {
   Json moves = Json::array();
   for (size_t n = 0; n < solution.moves.size(); ++n) {
@@ -76,12 +82,6 @@ Json moves_json(const Offer& offer, const Solution& solution) {
   }
   return moves;
 }
-
-const char* narrow_name(NarrowMode mode) {
-  return mode == NarrowMode::none ? "none" : mode == NarrowMode::measured ? "measured" : "heldout";
-}
-
-}  // namespace
 
 Json realization_file(const Offer& offer, const Solution& solution, const Budget& budget,
                       const SolveOptions& options, const RecordContext& context) {

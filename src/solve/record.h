@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "solve/solve.h"
+#include "support/json_fields.h"
 
 namespace presk::solve {
 
@@ -58,6 +59,14 @@ struct Record {
   std::vector<RecordValue> values;
   std::vector<RecordMove> moves;
 };
+
+// The moves of a record (the entry solve's, or the step solve's: src/step/solve_step.h), the
+// array `moves` of `solve` at path `where`, each naming one of `values` values; `fields` says
+// which kind of file it is and its code.
+std::vector<RecordMove> read_moves(const JsonFields& fields, const nlohmann::json& solve, const std::string& where,
+                                   size_t values);
+// The moves as the record writes them (move kinds, rung names, and each kind's numbers).
+nlohmann::ordered_json moves_json(const Offer& offer, const Solution& solution);
 
 // The record of a realization file's JSON: E1110 when it has no `solve` field (a realization
 // written by hand), E1111 when the field is malformed (naming the field).

@@ -4,43 +4,15 @@
 
 #include "solve/record.h"
 #include "support/diagnostics.h"
+#include "support/json_fields.h"
 
 namespace presk::solve {
 namespace {
 
-class Reader {
- public:
-  explicit Reader(const std::string& origin) : origin_(origin) {}
+const JsonFileKind kRecordKind{"the solve record in", "E1111", "solve again: presk solve … --out R.json writes a complete record",
+                               1, nullptr};
 
-  const nlohmann::json& field(const nlohmann::json& object, const char* name, const std::string& where) const {
-    if (!object.is_object() || !object.contains(name)) fail(where + "." + name, "is missing");
-    return object[name];
-  }
-  double number(const nlohmann::json& object, const char* name, const std::string& where) const {
-    const nlohmann::json& value = field(object, name, where);
-    if (value.is_number()) return value.get<double>();
-    if (value == "inf") return std::numeric_limits<double>::infinity();
-    if (value == "-inf") return -std::numeric_limits<double>::infinity();
-    if (value == "nan") return std::numeric_limits<double>::quiet_NaN();
-    fail(where + "." + name, "is not a number");
-  }
-  std::string text(const nlohmann::json& object, const char* name, const std::string& where) const {
-    const nlohmann::json& value = field(object, name, where);
-    if (!value.is_string()) fail(where + "." + name, "is not a string");
-    return value.get<std::string>();
-  }
-  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
-    user_error("E1111").hint("solve again: presk solve … --out R.json writes a complete record")
-        << origin_ << ": the solve record's field `" << field << "` " << what;
-    internal_assert(false);
-    std::abort();
-  }
-
- private:
-  const std::string& origin_;
-};
-
-RecordValue read_value(const Reader& r, const nlohmann::json& v, const std::string& where) {
+RecordValue read_value(const JsonFields& r, const nlohmann::json& v, const std::string& where) {
   RecordValue value;
   value.kind = r.text(v, "kind", where);
   value.key = r.text(v, "key", where);
@@ -62,7 +34,7 @@ RecordValue read_value(const Reader& r, const nlohmann::json& v, const std::stri
   return value;
 }
 
-RecordMove read_move(const Reader& r, const nlohmann::json& m, const std::string& where, size_t values) {
+RecordMove read_move(const JsonFields& r, const nlohmann::json& m, const std::string& where, size_t values) {
   RecordMove move;
   move.kind = r.text(m, "kind", where);
   if (m.contains("value")) {
@@ -89,12 +61,22 @@ RecordMove read_move(const Reader& r, const nlohmann::json& m, const std::string
 
 }  // namespace
 
+std::vector<RecordMove> read_moves(const JsonFields& fields, const nlohmann::json& solve, const std::string& where,
+                                   size_t values) {
+  std::vector<RecordMove> out;
+  const nlohmann::json& moves = fields.array(solve, "moves", where);
+  for (size_t i = 0; i < moves.size(); ++i) {
+    out.push_back(read_move(fields, moves[i], where + ".moves[" + std::to_string(i) + "]", values));
+  }
+  return out;
+}
+
 Record parse_record(const nlohmann::json& file, const std::string& origin) {
   if (!file.is_object() || !file.contains("solve")) {
     user_error("E1110").hint("explain reads what presk solve --out wrote; or explain PROGRAM … --budget ε solves first")
         << origin << " has no `solve` field: it was not written by presk solve";
   }
-  const Reader r(origin);
+  const JsonFields r(origin, kRecordKind);
   const nlohmann::json& s = file["solve"];
   Record record;
   record.raw = s;
@@ -107,16 +89,11 @@ Record parse_record(const nlohmann::json& file, const std::string& origin) {
   record.target = r.number(s, "target", "solve");
   record.estimate = r.number(s, "estimate", "solve");
   record.min_gain_bytes = r.number(s, "min_gain_bytes", "solve");
-  const nlohmann::json& values = r.field(s, "values", "solve");
-  const nlohmann::json& moves = r.field(s, "moves", "solve");
-  if (!values.is_array()) r.fail("solve.values", "is not an array");
-  if (!moves.is_array()) r.fail("solve.moves", "is not an array");
+  const nlohmann::json& values = r.array(s, "values", "solve");
   for (size_t i = 0; i < values.size(); ++i) {
     record.values.push_back(read_value(r, values[i], "solve.values[" + std::to_string(i) + "]"));
   }
-  for (size_t i = 0; i < moves.size(); ++i) {
-    record.moves.push_back(read_move(r, moves[i], "solve.moves[" + std::to_string(i) + "]", values.size()));
-  }
+  record.moves = read_moves(r, s, "solve", values.size());
   return record;
 }
 

@@ -5,7 +5,7 @@
 
 namespace presk::solve {
 
-precision::MeasuredGap measure_recorded(const Offer& offer, const Assignment& assignment, Measurer& measurer,
+precision::MeasuredGap measure_recorded(const Offer& offer, const Assignment& assignment, Measurements& measurer,
                                         bool held_out, double threshold, Solution& solution) {
   const precision::MeasuredGap gap =
       held_out ? *measurer.held_out(offer, assignment) : measurer.in_sample(offer, assignment);
@@ -39,7 +39,7 @@ int largest_contributor(const Offer& offer, const Assignment& assignment, const 
 
 }  // namespace
 
-void measure_and_widen(const Offer& offer, const Widening& widening, const Budget& budget, Measurer& measurer,
+void measure_and_widen(const Offer& offer, const Widening& widening, const Budget& budget, Measurements& measurer,
                        Solution& solution, const Progress& progress, const std::function<void()>& after_measure) {
   for (;;) {
     solution.gap = measure_recorded(offer, solution.assignment, measurer, false, budget.absolute, solution);
@@ -72,7 +72,7 @@ void measure_and_widen(const Offer& offer, const Widening& widening, const Budge
 }
 
 void verify_and_widen(const Offer& offer, const EstimateOptions& options, const Budget& budget,
-                      Measurer& measurer, Solution& solution, const Progress& progress) {
+                      Measurements& measurer, Solution& solution, const Progress& progress) {
   const Widening by_terms{[&](const Assignment& a) { return largest_contributor(offer, a, options); },
                           [](int, int from) { return from - 1; },
                           [&](const Assignment& a, int v) { return term(offer, a, v, options); },

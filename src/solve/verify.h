@@ -16,7 +16,7 @@ using Progress = std::function<void(const std::string&)>;
 
 // Measures `assignment` (in sample or held out), records a `measure` move judged against
 // `threshold`, and returns its gap.
-precision::MeasuredGap measure_recorded(const Offer& offer, const Assignment& assignment, Measurer& measurer,
+precision::MeasuredGap measure_recorded(const Offer& offer, const Assignment& assignment, Measurements& measurer,
                                         bool held_out, double threshold, Solution& solution);
 
 // What a widening loop widens: the value to widen next (−1: none left), the step it goes to,
@@ -31,13 +31,13 @@ struct Widening {
 // From solution.assignment: measure, widen, measure … until inside budget.absolute or nothing is
 // left to widen. Sets solution.gap, inside, rounds; `after_measure` (may be empty) runs after each
 // measurement.
-void measure_and_widen(const Offer& offer, const Widening& widening, const Budget& budget, Measurer& measurer,
+void measure_and_widen(const Offer& offer, const Widening& widening, const Budget& budget, Measurements& measurer,
                        Solution& solution, const Progress& progress,
                        const std::function<void()>& after_measure = {});
 
 // measure_and_widen by the estimate's terms: the offered value not at f64 with the largest term
 // widens by one menu step, until every offered value is f64.
 void verify_and_widen(const Offer& offer, const EstimateOptions& options, const Budget& budget,
-                      Measurer& measurer, Solution& solution, const Progress& progress);
+                      Measurements& measurer, Solution& solution, const Progress& progress);
 
 }  // namespace presk::solve

@@ -1,8 +1,11 @@
 // The step solved by function or by stored value (docs/step.md, "presk solve --step"): one type per function of the
 // training program (its forward functions and their `.vjp`s) and "adamw.step" (the master
 // type), each measured alone in f32 and bf16 on the update gap against a step envelope's exact
-// step, combined greedily by isolated gap under the root-sum-square, then measured and widened
-// until the measured update gap is inside the budget.
+// step, then src/solve's phases on these units: the one proposal loop (solve/greedy.h) under the
+// root-sum-square of the isolated gaps — by the gap alone (every narrowing counts one), or with
+// a profile by predicted seconds saved — then measured and widened (solve/verify.h) until the
+// measured update gap is inside the budget. Its moves are the float solve's (solve/solution.h),
+// recorded for explain.
 #pragma once
 
 #include <functional>
@@ -12,6 +15,7 @@
 
 #include "exec/native/realization.h"
 #include "profile/profile.h"
+#include "solve/solution.h"
 #include "step/measure_step.h"
 
 namespace presk::step {
@@ -45,7 +49,12 @@ struct StepSolution {
   double baseline = 0;   // all-f64's update gap
   double estimate = 0;   // √Σ isolated gap² of the narrowed functions
   StepMeasures measured;  // the final realization's
-  std::vector<std::string> log;  // each proposal, measurement and widening, in order
+  std::vector<std::string> log;  // the progress lines, in order (for a reader; explain reads `moves`)
+  // The units as src/solve's offer (one value per entry of `functions`, rungs f64, f32, bf16)
+  // and the solve's moves on them: each narrowing taken or refused, measurement and widening.
+  solve::Offer offer;
+  solve::Solution decisions;
+  std::string uniform;  // with a profile: the uniform type kept over the greedy's proposal, or ""
   int measurements = 0;
   bool inside = false;
   bool priced = false;  // solved with a profile: `times` and each function's savings hold

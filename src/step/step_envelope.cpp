@@ -8,6 +8,7 @@
 #include "support/atomic_file.h"
 #include "support/diagnostics.h"
 #include "support/input_file.h"
+#include "support/json_fields.h"
 #include "support/json_reader.h"
 #include "support/safetensors.h"
 #include "support/sha256.h"
@@ -93,114 +94,74 @@ ordered envelope_json(const StepEnvelope& e, const std::string& companion_sha256
           {"companion_sha256", companion_sha256}};
 }
 
-// Field access with E1255 naming the file and the field.
-class Fields {
- public:
-  Fields(const json& root, std::string origin) : root_(root), origin_(std::move(origin)) {}
-  const json& at(const json& object, const std::string& name, json::value_t kind, const std::string& where) const {
-    if (!object.is_object() || !object.contains(name)) fail(where + name, "is missing");
-    const json& value = object[name];
-    const bool number = kind == json::value_t::number_float;
-    const bool fits = number ? value.is_number() || value.is_string()
-                             : kind == json::value_t::number_unsigned ? value.is_number_unsigned()
-                             : kind == json::value_t::number_integer  ? value.is_number_integer()
-                                                                      : value.type() == kind;
-    if (!fits) fail(where + name, "has the wrong type: " + json_excerpt(value));
-    return value;
-  }
-  double number(const json& object, const std::string& name, const std::string& where = "") const {
-    const json& value = at(object, name, json::value_t::number_float, where);
-    if (value.is_number()) return value.get<double>();
-    const std::string text = value.get<std::string>();
-    if (text == "inf") return 1.0 / 0.0;
-    if (text == "-inf") return -1.0 / 0.0;
-    if (text == "nan") return 0.0 / 0.0;
-    fail(where + name, "is not a number: " + json_excerpt(value));
-  }
-  int64_t integer(const json& object, const std::string& name, int64_t least, const std::string& where = "") const {
-    const int64_t value = at(object, name, json::value_t::number_integer, where).get<int64_t>();
-    if (value < least) fail(where + name, "is " + std::to_string(value) + ", below " + std::to_string(least));
-    return value;
-  }
-  std::string text(const json& object, const std::string& name, const std::string& where = "") const {
-    return at(object, name, json::value_t::string, where).get<std::string>();
-  }
-  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
-    user_error("E1255").hint("calibrate the step again: presk calibrate --step … --out STEP.json")
-        << "step envelope `" << origin_ << "`: `" << field << "` " << what;
-  }
-  const json& root() const { return root_; }
+// The envelope's fields: E1255 naming the file and the field (support/json_fields.h).
+const JsonFileKind kEnvelopeKind{"step envelope", "E1255", "calibrate the step again: presk calibrate --step … --out STEP.json",
+                                 kStepEnvelopeFormat, nullptr};
 
- private:
-  const json& root_;
-  std::string origin_;
-};
-
-std::vector<int64_t> integers(const Fields& f, const json& object, const std::string& name, const std::string& where = "") {
+std::vector<int64_t> integers(const JsonFields& f, const json& object, const std::string& name, const std::string& where = "") {
   std::vector<int64_t> out;
-  for (const json& item : f.at(object, name, json::value_t::array, where)) {
-    if (!item.is_number_integer()) f.fail(where + name, "holds " + json_excerpt(item) + ", not an integer");
+  for (const json& item : f.array(object, name, where)) {
+    if (!item.is_number_integer()) f.fail(JsonFields::join(where, name), "holds " + json_excerpt(item) + ", not an integer");
     out.push_back(item.get<int64_t>());
   }
   return out;
 }
 
-void read_state_options(const Fields& f, const json& s, StepEnvelope& e) {
-  const std::string w = "state.";
+void read_state_options(const JsonFields& f, const json& s, StepEnvelope& e) {
+  const std::string w = "state";
   e.weights = f.text(s, "weights", w);
   e.weights_sha256 = f.text(s, "weights_sha256", w);
   e.data = f.text(s, "data", w);
   e.data_sha256 = f.text(s, "data_sha256", w);
   e.warmup_steps = f.integer(s, "warmup_steps", 1, w);
   e.batch = f.integer(s, "batch", 1, w);
-  e.seed = f.at(s, "seed", json::value_t::number_unsigned, w).get<uint64_t>();
+  if (!f.field(s, "seed", w).is_number_unsigned()) f.fail("state.seed", "is not a whole number ≥ 0");
+  e.seed = s["seed"].get<uint64_t>();
   e.steps = f.integer(s, "steps", 1, w);
   const auto kind = train::schedule_from_name(f.text(s, "schedule", w));
-  if (!kind) f.fail(w + "schedule", "is neither cosine nor constant");
+  if (!kind) f.fail("state.schedule", "is neither cosine nor constant");
   e.schedule = {*kind, f.number(s, "lr", w), f.number(s, "min_lr", w), f.integer(s, "lr_warmup", 0, w), e.steps};
   e.adamw = {f.number(s, "beta1", w), f.number(s, "beta2", w), f.number(s, "epsilon", w), f.number(s, "weight_decay", w)};
   e.dropout = f.text(s, "dropout", w);
   e.remat = f.text(s, "remat", w);
 }
 
-void read_json_fields(const Fields& f, StepEnvelope& e) {
-  const json& r = f.root();
-  if (!r.is_object()) f.fail("(the file)", "is not a JSON object");
-  if (f.integer(r, "format", 0) != kStepEnvelopeFormat) f.fail("format", "is not 1");
-  if (f.text(r, "kind") != kStepEnvelopeKind) f.fail("kind", std::string("is not \"") + kStepEnvelopeKind + "\"");
-  e.program = f.text(r, "program");
-  e.program_hash = f.text(r, "program_hash");
-  e.entry = f.text(r, "entry");
-  for (const auto& [name, value] : f.at(r, "bindings", json::value_t::object, "").items()) {
+void read_json_fields(const JsonFields& f, const json& r, StepEnvelope& e) {
+  f.check_format(r);
+  if (f.text(r, "kind", "") != kStepEnvelopeKind) f.fail("kind", std::string("is not \"") + kStepEnvelopeKind + "\"");
+  e.program = f.text(r, "program", "");
+  e.program_hash = f.text(r, "program_hash", "");
+  e.entry = f.text(r, "entry", "");
+  for (const auto& [name, value] : f.object(r, "bindings", "").items()) {
     if (!value.is_string()) f.fail("bindings." + name, "is not a string");
     e.bindings[name] = value.get<std::string>();
   }
-  e.bits = static_cast<long>(f.integer(r, "bits", 53));
+  e.bits = static_cast<long>(f.integer(r, "bits", 53, ""));
   if (r.contains("yardstick")) {  // absent: an envelope of before the native f64 yardstick, exact
-    const std::string yardstick = f.text(r, "yardstick");
+    const std::string yardstick = f.text(r, "yardstick", "");
     if (yardstick != "exact" && yardstick != "native f64") f.fail("yardstick", "is neither \"exact\" nor \"native f64\"");
     e.yardstick = yardstick == "exact" ? Yardstick::exact : Yardstick::native_f64;
   }
-  read_state_options(f, f.at(r, "state", json::value_t::object, ""), e);
-  e.step = f.integer(r, "step", 2);
-  e.learning_rate = f.number(r, "learning_rate");
+  read_state_options(f, f.object(r, "state", ""), e);
+  e.step = f.integer(r, "step", 2, "");
+  e.learning_rate = f.number(r, "learning_rate", "");
   e.rows = integers(f, r, "rows");
   e.next_rows = integers(f, r, "next_rows");
-  const json& norms = f.at(r, "norms", json::value_t::object, "");
-  e.theta_norm = f.number(norms, "theta", "norms.");
-  e.update_norm = f.number(norms, "update", "norms.");
-  e.gradient_norm = f.number(norms, "gradient", "norms.");
-  const json& floors = f.at(r, "storage_floors", json::value_t::object, "");
-  e.floors = {f.number(floors, "f64", "storage_floors."), f.number(floors, "f32", "storage_floors."),
-              f.number(floors, "bf16", "storage_floors.")};
-  e.sampling_noise = f.number(r, "sampling_noise");
-  e.exact_seconds = f.number(r, "exact_seconds");
-  e.companion = f.text(r, "companion");
-  for (const json& p : f.at(r, "parameters", json::value_t::array, "")) {
+  const json& norms = f.object(r, "norms", "");
+  e.theta_norm = f.number(norms, "theta", "norms");
+  e.update_norm = f.number(norms, "update", "norms");
+  e.gradient_norm = f.number(norms, "gradient", "norms");
+  const json& floors = f.object(r, "storage_floors", "");
+  e.floors = {f.number(floors, "f64", "storage_floors"), f.number(floors, "f32", "storage_floors"),
+              f.number(floors, "bf16", "storage_floors")};
+  e.sampling_noise = f.number(r, "sampling_noise", "");
+  e.exact_seconds = f.number(r, "exact_seconds", "");
+  e.companion = f.text(r, "companion", "");
+  for (const json& p : f.array(r, "parameters", "")) {
     train::ParameterState& state = e.state.parameters.emplace_back();
-    state.path = f.text(p, "path", "parameters[].");
-    state.shape = integers(f, p, "shape", "parameters[].");
-    state.stack_depth = static_cast<int>(f.integer(p, "stack_depth", 0, "parameters[]."));
+    state.path = f.text(p, "path", "parameters[]");
+    state.shape = integers(f, p, "shape", "parameters[]");
+    state.stack_depth = static_cast<int>(f.integer(p, "stack_depth", 0, "parameters[]"));
   }
   e.state.step = e.step - 1;
   if (static_cast<int64_t>(e.rows.size()) != e.batch) f.fail("rows", "does not hold `state.batch` rows");
@@ -255,10 +216,10 @@ StepEnvelope read_step_envelope(const std::string& path) {
   const std::string text = read_input_file(
       path, {"step envelope", "E1254", "check the path; `presk calibrate --step … --out STEP.json` writes one", kJsonFileLimit});
   const json root = parse_user_json(text, {path, "E1254", "the file is truncated or not a step envelope; calibrate again"});
-  const Fields fields(root, path);
+  const JsonFields fields(path, kEnvelopeKind);
   StepEnvelope envelope;
-  read_json_fields(fields, envelope);
-  read_companion(companion_path(path, envelope.companion), fields.text(root, "companion_sha256"), envelope);
+  read_json_fields(fields, root, envelope);
+  read_companion(companion_path(path, envelope.companion), fields.text(root, "companion_sha256", ""), envelope);
   return envelope;
 }
 

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "precision/calibrate.h"
+#include "profile/op_cost.h"
 #include "support/diagnostics.h"
 #include "train/batch_gradient.h"
 
@@ -13,8 +14,6 @@ namespace presk::step {
 namespace {
 
 using exec::native::RealType;
-
-double bytes_per_element(RealType type) { return type == RealType::f64 ? 8 : type == RealType::f32 ? 4 : 2; }
 
 // L of the stack at `stack_path` at nesting `depth`, as the native executor finds it.
 double stack_extent(const ir::Program& program, const std::string& stack_path, size_t depth) {
@@ -121,21 +120,20 @@ class PriceWalk {
   template <typename TypeOf>
   void price_let(const ir::Function& function, const ir::Let& let, RealType own, double runs, const TypeOf& type_of) {
     const double elements = static_cast<double>(let.type.element_count());
-    double bytes = elements * bytes_per_element(own), conversions = 0;
+    std::vector<profile::OperandRead> operands;
     for (const ir::ValueRef& operand : let.operands) {
       const ir::Type& type = function.type_of(operand);
       if (type.kind != ir::ElemKind::Real || type.is_tuple()) continue;
-      const double n = static_cast<double>(type.element_count());
       const RealType from = type_of(operand).value_or(own);
       const bool parameter = operand.kind == ir::ValueRef::Kind::Let && function.lets[operand.index].op == ir::Op::param;
-      if (from != own) {
-        conversions += n * (parameter ? profile_.load_cost(exec::native::real_type_name(from), own) : profile_.edge_cost(from, own));
-      }
-      bytes += n * bytes_per_element(from);
+      operands.push_back({static_cast<double>(type.element_count()), exec::native::real_type_name(from), from, parameter});
     }
-    const profile::Roofline& roofline = profile_.roofline(profile::op_class(let.op), exec::native::real_type_name(own));
-    out_.lets += runs * roofline.predict(elements * precision::arithmetic_weight(function, let), bytes);
-    out_.conversions += runs * conversions;
+    const std::string own_name = exec::native::real_type_name(own);
+    const profile::Roofline& roofline = profile_.roofline(profile::op_class(let.op), own_name);
+    const profile::OpCost cost = profile::op_cost(profile_, roofline, elements, elements * precision::arithmetic_weight(function, let),
+                                                  own_name, own, operands);
+    out_.lets += runs * (roofline.latency + cost.throughput);
+    out_.conversions += runs * cost.conversions;
   }
 
   const ir::Program& program_;
@@ -159,7 +157,7 @@ StepPrice StepPricer::price(const exec::native::Realization& realization) const 
   const profile::Roofline& adamw = profile_.roofline(profile::OpClass::elementwise, exec::native::real_type_name(master));
   out.optimizer = parameter_tensors_ * adamw.latency +
                   std::max(kAdamWFlops * parameter_elements_ / adamw.rate,
-                           kAdamWAccesses * parameter_elements_ * bytes_per_element(master) / adamw.bandwidth);
+                           kAdamWAccesses * parameter_elements_ * profile::type_bytes(exec::native::real_type_name(master)) / adamw.bandwidth);
   out.seconds = out.lets + out.conversions + out.optimizer;
   return out;
 }

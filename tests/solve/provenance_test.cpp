@@ -3,6 +3,7 @@
 // envelope's in the data file are held out and measured (as many as the envelope's, or
 // --heldout M, or fewer where the file ends); --narrow heldout undoes on them.
 #include <cstdint>
+#include <vector>
 
 #include "solve/files_fixture.h"
 
@@ -60,6 +61,35 @@ TEST(SolveProvenance, NarrowingByMeasurementStaysInside) {
     for (const auto& move : narrowed.report["moves"]) tried |= move["kind"] == "try_narrow";
     EXPECT_TRUE(tried) << mode;
   }
+}
+
+// --narrow heldout undoes kept steps, the last first, while the held-out gap is above budget/k:
+// on these files at 1e-3 it undoes some (the narrowing overfits the 3 in-sample windows), each
+// undo reverses a kept try_narrow and follows a held-out measurement above budget/k, and the
+// held-out gap it ends with is within budget/k (k = --margin, 2.5).
+TEST(SolveProvenance, HeldOutNarrowingUndoesUntilWithinTheMargin) {
+  Files files;
+  const Solved solved = solve(files.program, files.envelope, "--budget 1e-3 --narrow heldout", files.folder.file("h.json"));
+  ASSERT_EQ(solved.status, 0) << solved.output;
+  const double threshold = number(solved.report["budget"]["absolute"]) / 2.5;
+  std::vector<nlohmann::json> kept;  // the kept try_narrow moves, in order
+  int undone = 0;
+  double last_held_out = -1;
+  for (const auto& move : solved.report["moves"]) {
+    if (move["kind"] == "try_narrow" && move["inside"] == true) kept.push_back(move);
+    if (move["kind"] == "measure" && move["held_out"] == true) last_held_out = number(move["gap"]);
+    if (move["kind"] != "undo") continue;
+    ++undone;
+    EXPECT_GT(last_held_out, threshold) << move.dump();  // undone because the held-out gap was above
+    ASSERT_FALSE(kept.empty()) << move.dump();
+    EXPECT_EQ(move["value"], kept.back()["value"]) << move.dump();  // the last kept step first
+    EXPECT_EQ(move["from"], kept.back()["to"]);
+    EXPECT_EQ(move["to"], kept.back()["from"]);
+    kept.pop_back();
+  }
+  EXPECT_GT(undone, 0) << solved.output;
+  EXPECT_LE(last_held_out, threshold);
+  EXPECT_LE(number(solved.report["gap"]["held_out"]["absolute"]), threshold);
 }
 
 TEST(SolveProvenance, RssAimsAtTheBudgetOverTheMargin) {

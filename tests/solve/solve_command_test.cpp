@@ -7,26 +7,6 @@
 namespace presk::solve_testing {
 namespace {
 
-// The largest `gap_absolute` of `presk run … --realize @R --exact --json` over its samples.
-double run_gap(const std::string& program, const std::string& args, const std::string& realization) {
-  const testing::CommandResult result = testing::run_command(
-      testing::presk() + " run " + program + " " + args + " --realize @" + realization + " --exact --bits 128 --json",
-      false);
-  EXPECT_EQ(result.status, 0) << result.output;
-  const nlohmann::json json = nlohmann::json::parse(result.output);
-  double gap = 0;
-  std::function<void(const nlohmann::json&)> visit = [&](const nlohmann::json& node) {
-    if (node.is_object()) {
-      if (node.contains("gap_absolute")) gap = std::max(gap, number(node["gap_absolute"]));
-      for (const auto& item : node.items()) visit(item.value());
-    } else if (node.is_array()) {
-      for (const auto& item : node) visit(item);
-    }
-  };
-  visit(json);
-  return gap;
-}
-
 struct Case {
   std::string program, entry, args, budget;
 };

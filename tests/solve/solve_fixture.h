@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -69,6 +71,26 @@ inline std::string proposed_type(const nlohmann::json& record, const std::string
     if (value["key"] == key) return value["proposed"];
   }
   return "absent";
+}
+
+// The largest `gap_absolute` of `presk run … --realize @R --exact --json` over its samples.
+inline double run_gap(const std::string& program, const std::string& args, const std::string& realization) {
+  const testing::CommandResult result = testing::run_command(
+      testing::presk() + " run " + program + " " + args + " --realize @" + realization + " --exact --bits 128 --json",
+      false);
+  EXPECT_EQ(result.status, 0) << result.output;
+  const nlohmann::json json = nlohmann::json::parse(result.output);
+  double gap = 0;
+  std::function<void(const nlohmann::json&)> visit = [&](const nlohmann::json& node) {
+    if (node.is_object()) {
+      if (node.contains("gap_absolute")) gap = std::max(gap, number(node["gap_absolute"]));
+      for (const auto& item : node.items()) visit(item.value());
+    } else if (node.is_array()) {
+      for (const auto& item : node) visit(item);
+    }
+  };
+  visit(json);
+  return gap;
 }
 
 }  // namespace presk::solve_testing

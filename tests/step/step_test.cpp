@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "common/error_code.h"
@@ -254,7 +255,9 @@ TEST_F(TinyStep, SolvedStepIsInsideItsBudget) {
       explain_step_solution(nlohmann::json::parse(read_input_file(path, {"test", "E0100", "", 1 << 24})), path);
   EXPECT_EQ(lines.size(), solution.functions.size() + 1);
   // Without a profile the solve is the one by isolated gap alone: its record, byte for byte, is
-  // the one this test wrote before --profile existed (PRESK_UPDATE_GOLDEN=1 rewrites it).
+  // the one this test wrote before --profile existed, and before the step solve went through
+  // src/solve's proposal loop and widening (which added `moves` and changed the log's wording
+  // only; PRESK_UPDATE_GOLDEN=1 rewrites it).
   EXPECT_FALSE(solution.priced);
   const std::string record = step_solution_json(solution, *envelope_, 1e-3, "step.json").dump(1) + "\n";
   const std::string golden = std::string(PRESK_SOURCE_DIR) + "/tests/step/data/tiny-solved-1e-3.json";
@@ -268,7 +271,29 @@ TEST_F(TinyStep, SolvedStepIsInsideItsBudget) {
   const nlohmann::json solved = nlohmann::json::parse(record)["solve"];
   double squares = 0;
   bool widened = false;
-  for (const auto& line : solved["log"]) widened |= line.get<std::string>().rfind("widen ", 0) == 0;
+  // The moves (src/solve's, which explain reads): replayed from all-f64, each narrowing taken
+  // (its estimate inside the budget) and each widening give every function its recorded type,
+  // and each refusal's estimate is past the budget.
+  std::map<std::string, std::string> replayed;
+  for (const auto& move : solved["moves"]) {
+    widened |= move["kind"] == "widen";
+    if (move["kind"] == "narrow" || move["kind"] == "widen") replayed[move["key"].get<std::string>()] = move["to"];
+    if (move["kind"] == "narrow") {
+      EXPECT_LE(move["estimate"].get<double>(), 1e-3) << move.dump();
+    }
+    if (move["kind"] == "refuse") {
+      EXPECT_GT(move["estimate"].get<double>(), 1e-3) << move.dump();
+    }
+  }
+  for (const auto& f : solved["functions"]) {
+    const std::string name = f["function"];
+    EXPECT_EQ(replayed.count(name) ? replayed[name] : "f64", f["type"].get<std::string>()) << name;
+  }
+  for (const std::string& line : lines) {  // explain says which measurement widened what
+    if (widened && line.find("widened from bf16") != std::string::npos) {
+      EXPECT_NE(line.find("after measurement 1"), std::string::npos) << line;
+    }
+  }
   for (const auto& f : solved["functions"]) {
     const std::string type = f["type"];
     if (!f["offered"].get<bool>()) {

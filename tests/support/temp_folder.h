@@ -1,4 +1,6 @@
-// A fresh temporary folder per test, removed with everything in it at the end.
+// A fresh temporary folder per test, removed with everything in it at the end. With
+// PRESK_KEEP_TEST_FILES=DIR set, it is first copied to DIR/<Suite.Test>/<n> (to compare what a
+// test group writes before and after a refactor).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -19,6 +21,14 @@ class TempFolder {
   }
   ~TempFolder() {
     std::error_code ignored;
+    if (const char* keep = std::getenv("PRESK_KEEP_TEST_FILES"); keep != nullptr && *keep != 0) {
+      const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+      const std::string name = test ? std::string(test->test_suite_name()) + "." + test->name() : "outside";
+      std::filesystem::path to = std::filesystem::path(keep) / name / "0";
+      for (int n = 1; std::filesystem::exists(to, ignored); ++n) to.replace_filename(std::to_string(n));
+      std::filesystem::create_directories(to, ignored);
+      std::filesystem::copy(path_, to, std::filesystem::copy_options::recursive, ignored);
+    }
     std::filesystem::remove_all(path_, ignored);
   }
   TempFolder(const TempFolder&) = delete;
