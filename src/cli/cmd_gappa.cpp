@@ -58,7 +58,10 @@ std::string header(const GappaOptions& options, const precision::Envelope& envel
       "r<n>: as the native kernels compute it; E<n>: the exact value; goals |r - E| in ?",
       envelope.entry, options.program, options.realize,
       options.site.empty() ? "the entry's result" : "site " + options.site, goals,
-      options.rows == "one" ? "one row, on the first sample" : "the envelope", options.envelope,
+      options.rows == "one"      ? "one row, on the first sample"
+      : options.rows == "inputs" ? "the entry's arguments alone"
+                                 : "the envelope",
+      options.envelope,
       envelope.samples, envelope.bits, envelope.date);
 }
 
@@ -80,9 +83,10 @@ Outcome compute(const GappaOptions& options, GlobalOptions& global) {
   std::vector<double> argument_max;
   for (const precision::ValueEnvelope& a : arguments) argument_max.push_back(a.max_abs);
   const proof::Magnitudes magnitudes =
-      options.rows == "one"
-          ? proof::row_magnitudes(statement, prepared.program, *prepared.entry, prepared.parameters, inputs(0), envelope.bits)
-          : proof::envelope_magnitudes(envelope, *prepared.entry, argument_max);
+      options.rows == "one"      ? proof::row_magnitudes(statement, prepared.program, *prepared.entry,
+                                                         prepared.parameters, inputs(0), envelope.bits)
+      : options.rows == "inputs" ? proof::input_magnitudes(*prepared.entry, argument_max)
+                                 : proof::envelope_magnitudes(envelope, *prepared.entry, argument_max);
   Outcome outcome;
   outcome.goals = static_cast<int64_t>(statement.goals.size());
   outcome.script = proof::gappa_script(statement, magnitudes, header(options, envelope, outcome.goals));
@@ -108,7 +112,9 @@ void print(const GappaOptions& options, const Outcome& outcome) {
   const proof::Script& script = outcome.script;
   std::cout << fmt::format("presk gappa: {} written: {} operations, {} hypotheses, {} goals (one row)\n", options.out,
                            script.operations, script.hypotheses, outcome.goals);
-  for (const std::string& site : script.missing) std::cout << "  no magnitude for " << site << ": none assumed\n";
+  for (const std::string& site : script.missing) {
+    if (options.rows != "inputs") std::cout << "  no magnitude for " << site << ": none assumed\n";
+  }
   if (!outcome.proved) return;
   const proof::GappaResult& proved = *outcome.proved;
   const double measured = outcome.measured->absolute;
@@ -168,8 +174,10 @@ Registration registration("gappa", 36, [](CLI::App& app, GlobalOptions& global) 
       ->required();
   add_binding_options(*command, options->bindings);
   command->add_option("--site", options->site, "State this site's value instead of the entry's result");
-  command->add_option("--rows", options->rows, "Hypotheses: the envelope's magnitudes, or one row's (the first sample's)")
-      ->check(CLI::IsMember({"one", "envelope"}))
+  command
+      ->add_option("--rows", options->rows,
+                   "Hypotheses: the envelope's magnitudes, one row's (the first sample's), or the inputs' ranges alone")
+      ->check(CLI::IsMember({"one", "envelope", "inputs"}))
       ->capture_default_str();
   command->add_option("--out", options->out, "The Gappa script to write")->required();
   command->add_flag("--run", options->run, "Run Gappa on it and print the proved bound beside the measured gap and the bounds");

@@ -35,13 +35,18 @@ class RowObserver final : public reference::Observer {
 
 }  // namespace
 
-Magnitudes envelope_magnitudes(const precision::Envelope& envelope, const ir::Function& entry,
-                               const std::vector<double>& argument_max_abs) {
+Magnitudes input_magnitudes(const ir::Function& entry, const std::vector<double>& argument_max_abs) {
   Magnitudes magnitudes;
-  for (const precision::SiteEnvelope& site : envelope.sites) magnitudes[site.site] = site.max_abs;
   for (size_t i = 0; i < entry.argument_names.size() && i < argument_max_abs.size(); ++i) {
     magnitudes["argument " + entry.argument_names[i]] = argument_max_abs[i];
   }
+  return magnitudes;
+}
+
+Magnitudes envelope_magnitudes(const precision::Envelope& envelope, const ir::Function& entry,
+                               const std::vector<double>& argument_max_abs) {
+  Magnitudes magnitudes = input_magnitudes(entry, argument_max_abs);
+  for (const precision::SiteEnvelope& site : envelope.sites) magnitudes[site.site] = site.max_abs;
   return magnitudes;
 }
 

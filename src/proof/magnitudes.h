@@ -2,6 +2,7 @@
 // site it states. `envelope`: the envelope's max_abs of each site (and the entry arguments'
 // largest |x| over its samples) — what `presk check` propagates. `one row`: those of the stated
 // row alone, measured on the exact reference (MPFR at the envelope's bits) on the first sample.
+// `inputs`: the arguments' alone (nothing then keeps a variance from 0).
 #pragma once
 
 #include <vector>
@@ -17,6 +18,9 @@ namespace presk::proof {
 // The envelope's magnitudes; `argument_max_abs` per entry argument, in order.
 Magnitudes envelope_magnitudes(const precision::Envelope& envelope, const ir::Function& entry,
                                const std::vector<double>& argument_max_abs);
+
+// The inputs' ranges alone: the arguments' magnitudes, no site's.
+Magnitudes input_magnitudes(const ir::Function& entry, const std::vector<double>& argument_max_abs);
 
 // The stated row's own magnitudes: max |exact| over the statement's needed scalars of each
 // site, on `inputs` (one sample), every value rounded up to binary64.
