@@ -119,11 +119,12 @@ void print(const GappaOptions& options, const Outcome& outcome) {
   const proof::GappaResult& proved = *outcome.proved;
   const double measured = outcome.measured->absolute;
   if (proved.outcome == proof::Outcome::proved) {
-    std::cout << fmt::format("{:<10} {:>12.3e} {:>15.3g}   (Gappa, {:.1f} s)\n", "proved", proved.bound,
-                             measured > 0 ? proved.bound / measured : 0.0, proved.seconds);
+    std::cout << fmt::format("{:<10} {:>12.3e} {:>15.3g}   (Gappa, {:.1f} s of CPU, {:.1f} s)\n", "proved",
+                             proved.bound, measured > 0 ? proved.bound / measured : 0.0, proved.cpu_seconds,
+                             proved.seconds);
   } else {
-    std::cout << fmt::format("{:<10} {} after {:.1f} s: {}\n", "proved", proof::outcome_name(proved.outcome),
-                             proved.seconds, proved.message);
+    std::cout << fmt::format("{:<10} {} after {:.1f} s of CPU ({:.1f} s): {}\n", "proved",
+                             proof::outcome_name(proved.outcome), proved.cpu_seconds, proved.seconds, proved.message);
   }
   for (const precision::EntryBound& bound : outcome.bounds) {
     std::cout << fmt::format("{:<10} {:>12.3e} {:>15.3g}   (presk check --model {})\n",
@@ -148,6 +149,7 @@ nlohmann::json to_json(const GappaOptions& options, const Outcome& outcome) {
   out["proved"] = proved.outcome == proof::Outcome::proved ? json_number(proved.bound) : nlohmann::json(nullptr);
   out["message"] = proved.message;
   out["seconds"] = proved.seconds;
+  out["cpu_seconds"] = proved.cpu_seconds;
   out["measured"] = json_number(outcome.measured->absolute);
   for (const precision::EntryBound& bound : outcome.bounds) out["bounds"][precision::bound_model_name(bound.model)] = json_number(bound.absolute);
   return out;
@@ -181,7 +183,7 @@ Registration registration("gappa", 36, [](CLI::App& app, GlobalOptions& global) 
       ->capture_default_str();
   command->add_option("--out", options->out, "The Gappa script to write")->required();
   command->add_flag("--run", options->run, "Run Gappa on it and print the proved bound beside the measured gap and the bounds");
-  command->add_option("--timeout", options->timeout, "Seconds Gappa may run (--run)")
+  command->add_option("--timeout", options->timeout, "Seconds of CPU time Gappa may take (--run)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   add_threads_option(*command, global);

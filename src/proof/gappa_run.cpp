@@ -5,10 +5,12 @@
 #include <fcntl.h>
 #include <mpfr.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -18,6 +20,8 @@
 
 namespace presk::proof {
 namespace {
+
+constexpr double kWallFactor = 20;  // wall clock allowed per second of the CPU limit
 
 bool on_path(const std::string& program) {
   const char* path = std::getenv("PATH");
@@ -122,22 +126,30 @@ GappaResult run_gappa(const std::string& script_path, int goals, double timeout_
   if (pid == 0) {
     ::dup2(fd, 1);
     ::dup2(fd, 2);
+    // The limit is Gappa's CPU time (SIGXCPU past it), so a loaded machine does not cut it short.
+    const auto seconds = static_cast<rlim_t>(std::ceil(timeout_seconds));
+    const rlimit cpu{seconds, seconds + 1};
+    ::setrlimit(RLIMIT_CPU, &cpu);
     ::execlp("gappa", "gappa", script_path.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
   ::close(fd);
   int status = 0;
+  rusage usage{};
   bool timed_out = false;
-  while (::waitpid(pid, &status, WNOHANG) == 0) {
+  while (::wait4(pid, &status, WNOHANG, &usage) == 0) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (elapsed > timeout_seconds) {
+    if (elapsed > kWallFactor * timeout_seconds + 60) {  // waiting for a CPU that never comes
       ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
+      ::wait4(pid, &status, 0, &usage);
       timed_out = true;
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  timed_out = timed_out || (WIFSIGNALED(status) && (WTERMSIG(status) == SIGXCPU || WTERMSIG(status) == SIGKILL));
+  const double cpu = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                     1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::ifstream in(log);
   std::stringstream text;
@@ -146,12 +158,14 @@ GappaResult run_gappa(const std::string& script_path, int goals, double timeout_
   GappaResult result;
   if (timed_out) {
     result.outcome = Outcome::timed_out;
-    result.message = "Gappa ran past the limit of " + std::to_string(static_cast<int64_t>(timeout_seconds)) + " s";
+    result.message = "Gappa ran past the limit of " + std::to_string(static_cast<int64_t>(timeout_seconds)) +
+                     " s of CPU time";
   } else {
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
     result = read_gappa_output(text.str(), code, goals);
   }
   result.seconds = seconds;
+  result.cpu_seconds = cpu;
   return result;
 }
 
