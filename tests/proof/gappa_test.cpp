@@ -149,6 +149,18 @@ TEST(Gappa, HalvedMagnitudeIsNotProved) {
   }
 }
 
+// A proof past --timeout (Gappa's CPU seconds) is reported as timed out, with no bound.
+TEST(Gappa, TimeoutSaysSo) {
+  testing_support::TempFolder folder;
+  const std::string envelope =
+      calibrate(folder, kLayerNorm, "--entry normalize --const D=16 --dim T=1 --samples 1", "wide.json");
+  const auto result = run_command(presk() + " gappa " + kLayerNorm + " --realize f32 --precision " + envelope +
+                                  " --out " + folder.file("wide.g") + " --run --timeout 1");
+  EXPECT_EQ(result.status, 1) << result.output;
+  EXPECT_NE(result.output.find("not proved (timed out)"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("ran past the limit of 1 s of CPU time"), std::string::npos) << result.output;
+}
+
 TEST(Gappa, OutputReadBackExactly) {
   const GappaResult proved = read_gappa_output(
       "Results:\n  |r5 - E5| in [0, 1051958674788358579b-76 {1.39226e-05, 2^(-16.1322)}]\n"
