@@ -80,8 +80,9 @@ Report compute(const CheckOptions& options, const precision::Envelope& envelope,
     report.measured =
         precision::measure_gap(prepared.program, *prepared.entry, realization, prepared.parameters,
                                prepared.count, inputs, exact, global.threads);
-    report.reference = proof::certify_reference(prepared.program, *prepared.entry, prepared.parameters,
-                                                prepared.count, inputs, exact, global.threads);
+    report.reference =
+        proof::certify_reference(prepared.program, *prepared.entry, prepared.parameters,
+                                 prepared.count, inputs, exact, global.threads);
   }
   return report;
 }
@@ -185,14 +186,14 @@ void print_report(const CheckOptions& options, const precision::Envelope& envelo
         "measured", report.measured->absolute, report.measured->relative(), options.realize,
         envelope.bits);
     std::cout << fmt::format(
-        "{:<10} {:>12.3e} {:>12}   (the reference's own distance to the denotation, proven by Arb balls at {} "
-        "bits on the {} samples, {:.1f} s)\n",
+        "{:<10} {:>12.3e} {:>12}   (the reference's own distance to the denotation, proven by Arb "
+        "balls at {} bits on the {} samples, {:.1f} s)\n",
         "reference", report.reference->radius, "", envelope.bits, report.reference->samples,
         report.reference->seconds);
     if (!certified(report)) {
       std::cout << fmt::format(
-          "flagged: the measured gap is not {:g}× the reference's proven distance to the denotation: it is not read "
-          "as a value (raise the envelope's --bits)\n",
+          "flagged: the measured gap is not {:g}× the reference's proven distance to the "
+          "denotation: it is not read as a value (raise the envelope's --bits)\n",
           proof::kCertifiedFactor);
     }
   }

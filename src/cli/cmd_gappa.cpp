@@ -51,7 +51,8 @@ struct Outcome {
   std::optional<precision::MeasuredGap> measured;
 };
 
-std::string header(const GappaOptions& options, const precision::Envelope& envelope, int64_t goals) {
+std::string header(const GappaOptions& options, const precision::Envelope& envelope,
+                   int64_t goals) {
   return fmt::format(
       "presk gappa: `{}` of {} under {}, {} — {} value(s) of one row\n"
       "hypotheses: the magnitudes of {} (envelope {}, {} samples, {} bits, {})\n"
@@ -61,57 +62,68 @@ std::string header(const GappaOptions& options, const precision::Envelope& envel
       options.rows == "one"      ? "one row, on the first sample"
       : options.rows == "inputs" ? "the entry's arguments alone"
                                  : "the envelope",
-      options.envelope,
-      envelope.samples, envelope.bits, envelope.date);
+      options.envelope, envelope.samples, envelope.bits, envelope.date);
 }
 
 Outcome compute(const GappaOptions& options, GlobalOptions& global) {
   const precision::Envelope envelope = precision::read_envelope(options.envelope);
-  EnvelopeRunOptions run{options.envelope, options.program, options.entry, options.bindings, "", ""};
+  EnvelopeRunOptions run{
+      options.envelope, options.program, options.entry, options.bindings, "", ""};
   const PreparedRun prepared = prepare_envelope_run(run, envelope, global);
-  const exec::native::Realization realization = exec::native::load_realization(options.realize, prepared.program);
+  const exec::native::Realization realization =
+      exec::native::load_realization(options.realize, prepared.program);
   const precision::SampleInputs inputs = [&](int64_t k) { return prepared.inputs(k, global.seed); };
-  const proof::Statement statement =
-      proof::state(prepared.program, *prepared.entry, realization, prepared.parameters, options.site);
+  const proof::Statement statement = proof::state(prepared.program, *prepared.entry, realization,
+                                                  prepared.parameters, options.site);
   if (statement.needed_count > kMaxOperations) {
-    user_error("E1603").hint("state one site with --site, or bind smaller extents with --const/--dim")
-        << "the statement has " << statement.needed_count << " operations, more than Gappa can prove in reasonable time ("
-        << kMaxOperations << ")";
+    user_error("E1603").hint(
+        "state one site with --site, or bind smaller extents with --const/--dim")
+        << "the statement has " << statement.needed_count
+        << " operations, more than Gappa can prove in reasonable time (" << kMaxOperations << ")";
   }
   const std::vector<precision::ValueEnvelope> arguments =
       precision::argument_envelopes(*prepared.entry, prepared.count, inputs);
   std::vector<double> argument_max;
   for (const precision::ValueEnvelope& a : arguments) argument_max.push_back(a.max_abs);
   const proof::Magnitudes magnitudes =
-      options.rows == "one"      ? proof::row_magnitudes(statement, prepared.program, *prepared.entry,
-                                                         prepared.parameters, inputs(0), envelope.bits)
-      : options.rows == "inputs" ? proof::input_magnitudes(*prepared.entry, argument_max)
-                                 : proof::envelope_magnitudes(envelope, *prepared.entry, argument_max);
+      options.rows == "one" ? proof::row_magnitudes(statement, prepared.program, *prepared.entry,
+                                                    prepared.parameters, inputs(0), envelope.bits)
+      : options.rows == "inputs"
+          ? proof::input_magnitudes(*prepared.entry, argument_max)
+          : proof::envelope_magnitudes(envelope, *prepared.entry, argument_max);
   Outcome outcome;
   outcome.goals = static_cast<int64_t>(statement.goals.size());
-  outcome.script = proof::gappa_script(statement, magnitudes, header(options, envelope, outcome.goals));
+  outcome.script =
+      proof::gappa_script(statement, magnitudes, header(options, envelope, outcome.goals));
   write_file_atomically(options.out, outcome.script.text);
   if (!options.run) return outcome;
-  if (!global.json) std::cerr << fmt::format("presk gappa: Gappa proving {} ({} operations)…\n", options.out, outcome.script.operations);
+  if (!global.json)
+    std::cerr << fmt::format("presk gappa: Gappa proving {} ({} operations)…\n", options.out,
+                             outcome.script.operations);
   outcome.proved = proof::run_gappa(options.out, static_cast<int>(outcome.goals), options.timeout);
   precision::BoundInputs bound_inputs;
   bound_inputs.program = &prepared.program;
   bound_inputs.envelope = &envelope;
   bound_inputs.realization = &realization;
   bound_inputs.arguments = arguments;
-  bound_inputs.parameter_errors = precision::parameter_errors(prepared.program, realization, prepared.parameters);
-  for (precision::BoundModel model : precision::kAllBoundModels) outcome.bounds.push_back(precision::bound_entry(bound_inputs, model));
-  const precision::ExactOutputs exact = precision::run_exactly(prepared.program, *prepared.entry, prepared.parameters,
-                                                               prepared.count, inputs, envelope.bits, global.threads);
-  outcome.measured = precision::measure_gap(prepared.program, *prepared.entry, realization, prepared.parameters,
-                                            prepared.count, inputs, exact, global.threads);
+  bound_inputs.parameter_errors =
+      precision::parameter_errors(prepared.program, realization, prepared.parameters);
+  for (precision::BoundModel model : precision::kAllBoundModels)
+    outcome.bounds.push_back(precision::bound_entry(bound_inputs, model));
+  const precision::ExactOutputs exact =
+      precision::run_exactly(prepared.program, *prepared.entry, prepared.parameters, prepared.count,
+                             inputs, envelope.bits, global.threads);
+  outcome.measured =
+      precision::measure_gap(prepared.program, *prepared.entry, realization, prepared.parameters,
+                             prepared.count, inputs, exact, global.threads);
   return outcome;
 }
 
 void print(const GappaOptions& options, const Outcome& outcome) {
   const proof::Script& script = outcome.script;
-  std::cout << fmt::format("presk gappa: {} written: {} operations, {} hypotheses, {} goals (one row)\n", options.out,
-                           script.operations, script.hypotheses, outcome.goals);
+  std::cout << fmt::format(
+      "presk gappa: {} written: {} operations, {} hypotheses, {} goals (one row)\n", options.out,
+      script.operations, script.hypotheses, outcome.goals);
   for (const std::string& site : script.missing) {
     if (options.rows != "inputs") std::cout << "  no magnitude for " << site << ": none assumed\n";
   }
@@ -119,20 +131,23 @@ void print(const GappaOptions& options, const Outcome& outcome) {
   const proof::GappaResult& proved = *outcome.proved;
   const double measured = outcome.measured->absolute;
   if (proved.outcome == proof::Outcome::proved) {
-    std::cout << fmt::format("{:<10} {:>12.3e} {:>15.3g}   (Gappa, {:.1f} s of CPU, {:.1f} s)\n", "proved",
-                             proved.bound, measured > 0 ? proved.bound / measured : 0.0, proved.cpu_seconds,
-                             proved.seconds);
+    std::cout << fmt::format("{:<10} {:>12.3e} {:>15.3g}   (Gappa, {:.1f} s of CPU, {:.1f} s)\n",
+                             "proved", proved.bound, measured > 0 ? proved.bound / measured : 0.0,
+                             proved.cpu_seconds, proved.seconds);
   } else {
     std::cout << fmt::format("{:<10} {} after {:.1f} s of CPU ({:.1f} s): {}\n", "proved",
-                             proof::outcome_name(proved.outcome), proved.cpu_seconds, proved.seconds, proved.message);
+                             proof::outcome_name(proved.outcome), proved.cpu_seconds,
+                             proved.seconds, proved.message);
   }
   for (const precision::EntryBound& bound : outcome.bounds) {
     std::cout << fmt::format("{:<10} {:>12.3e} {:>15.3g}   (presk check --model {})\n",
                              precision::bound_model_name(bound.model), bound.absolute,
-                             measured > 0 ? bound.absolute / measured : 0.0, precision::bound_model_name(bound.model));
+                             measured > 0 ? bound.absolute / measured : 0.0,
+                             precision::bound_model_name(bound.model));
   }
-  std::cout << fmt::format("{:<10} {:>12.3e}   (native {} against the exact reference, every element of every sample)\n",
-                           "measured", measured, options.realize);
+  std::cout << fmt::format(
+      "{:<10} {:>12.3e}   (native {} against the exact reference, every element of every sample)\n",
+      "measured", measured, options.realize);
 }
 
 nlohmann::json to_json(const GappaOptions& options, const Outcome& outcome) {
@@ -146,12 +161,14 @@ nlohmann::json to_json(const GappaOptions& options, const Outcome& outcome) {
   if (!outcome.proved) return out;
   const proof::GappaResult& proved = *outcome.proved;
   out["outcome"] = proof::outcome_name(proved.outcome);
-  out["proved"] = proved.outcome == proof::Outcome::proved ? json_number(proved.bound) : nlohmann::json(nullptr);
+  out["proved"] = proved.outcome == proof::Outcome::proved ? json_number(proved.bound)
+                                                           : nlohmann::json(nullptr);
   out["message"] = proved.message;
   out["seconds"] = proved.seconds;
   out["cpu_seconds"] = proved.cpu_seconds;
   out["measured"] = json_number(outcome.measured->absolute);
-  for (const precision::EntryBound& bound : outcome.bounds) out["bounds"][precision::bound_model_name(bound.model)] = json_number(bound.absolute);
+  for (const precision::EntryBound& bound : outcome.bounds)
+    out["bounds"][precision::bound_model_name(bound.model)] = json_number(bound.absolute);
   return out;
 }
 
@@ -167,22 +184,32 @@ int run_gappa(const GappaOptions& options, GlobalOptions& global) {
 
 Registration registration("gappa", 36, [](CLI::App& app, GlobalOptions& global) {
   auto options = std::make_shared<GappaOptions>();
-  CLI::App* command = app.add_subcommand(
-      "gappa", "Write (and with --run, prove with Gappa) a bound on one row's rounding error under a realization");
-  command->add_option("program", options->program, "The .psk program the envelope was measured on")->required();
+  CLI::App* command = app.add_subcommand("gappa",
+                                         "Write (and with --run, prove with Gappa) a bound on one "
+                                         "row's rounding error under a realization");
+  command->add_option("program", options->program, "The .psk program the envelope was measured on")
+      ->required();
   command->add_option("--entry", options->entry, "The entry (default: the envelope's)");
-  command->add_option("--realize", options->realize, "The realization: f64, f32, bf16 or @file.json")->required();
-  command->add_option("--precision", options->envelope, "The envelope (presk calibrate --precision) whose magnitudes are the hypotheses")
+  command
+      ->add_option("--realize", options->realize, "The realization: f64, f32, bf16 or @file.json")
+      ->required();
+  command
+      ->add_option("--precision", options->envelope,
+                   "The envelope (presk calibrate --precision) whose magnitudes are the hypotheses")
       ->required();
   add_binding_options(*command, options->bindings);
-  command->add_option("--site", options->site, "State this site's value instead of the entry's result");
+  command->add_option("--site", options->site,
+                      "State this site's value instead of the entry's result");
   command
       ->add_option("--rows", options->rows,
-                   "Hypotheses: the envelope's magnitudes, one row's (the first sample's), or the inputs' ranges alone")
+                   "Hypotheses: the envelope's magnitudes, one row's (the first sample's), or the "
+                   "inputs' ranges alone")
       ->check(CLI::IsMember({"one", "envelope", "inputs"}))
       ->capture_default_str();
   command->add_option("--out", options->out, "The Gappa script to write")->required();
-  command->add_flag("--run", options->run, "Run Gappa on it and print the proved bound beside the measured gap and the bounds");
+  command->add_flag(
+      "--run", options->run,
+      "Run Gappa on it and print the proved bound beside the measured gap and the bounds");
   command->add_option("--timeout", options->timeout, "Seconds of CPU time Gappa may take (--run)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

@@ -46,19 +46,21 @@ double distance_bound(const arb_struct* ball, const __mpfr_struct* x, long bits)
 
 CertifiedReference certify_reference(const ir::Program& program, const ir::Function& entry,
                                      const reference::ParameterStore& parameters, int64_t count,
-                                     const precision::SampleInputs& inputs, const precision::ExactOutputs& exact,
-                                     int threads) {
+                                     const precision::SampleInputs& inputs,
+                                     const precision::ExactOutputs& exact, int threads) {
   const auto start = std::chrono::steady_clock::now();
   reference::RunOptions options;
   options.bits = exact.bits;
   options.threads = threads;
-  reference::SampleArguments<reference::BallArith> arguments_of = [&](const reference::BallArith& arith, int64_t k) {
-    std::vector<Ball> arguments;
-    for (const reference::HostTensor& input : inputs(k)) arguments.push_back(reference::to_value(arith, input));
-    return arguments;
-  };
-  const std::vector<std::vector<Ball>> balls =
-      reference::run_samples<reference::BallArith>(program, entry, parameters, count, arguments_of, options);
+  reference::SampleArguments<reference::BallArith> arguments_of =
+      [&](const reference::BallArith& arith, int64_t k) {
+        std::vector<Ball> arguments;
+        for (const reference::HostTensor& input : inputs(k))
+          arguments.push_back(reference::to_value(arith, input));
+        return arguments;
+      };
+  const std::vector<std::vector<Ball>> balls = reference::run_samples<reference::BallArith>(
+      program, entry, parameters, count, arguments_of, options);
   CertifiedReference certified;
   certified.samples = count;
   for (int64_t k = 0; k < count; ++k) {
@@ -67,11 +69,13 @@ CertifiedReference certify_reference(const ir::Program& program, const ir::Funct
       const Point& point = exact.samples.at(k).at(r);
       if (!ball.is_real()) continue;  // integers are exact
       for (int64_t i = 0; i < reference::element_count(ball.shape); ++i) {
-        certified.radius = std::max(certified.radius, distance_bound(ball.real(i), point.real(i), exact.bits));
+        certified.radius =
+            std::max(certified.radius, distance_bound(ball.real(i), point.real(i), exact.bits));
       }
     }
   }
-  certified.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  certified.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return certified;
 }
 

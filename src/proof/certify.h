@@ -26,8 +26,8 @@ struct CertifiedReference {
 // each MPFR output's distance to the denotation.
 CertifiedReference certify_reference(const ir::Program& program, const ir::Function& entry,
                                      const reference::ParameterStore& parameters, int64_t count,
-                                     const precision::SampleInputs& inputs, const precision::ExactOutputs& exact,
-                                     int threads);
+                                     const precision::SampleInputs& inputs,
+                                     const precision::ExactOutputs& exact, int threads);
 
 // A measured gap is read as a value only when it exceeds the reference's proven distance to the
 // denotation by this factor; otherwise it is flagged.

@@ -39,7 +39,8 @@ double exact_number_up(const std::string& text) {
   mpfr_init2(x, 512);
   const std::string mantissa = text.substr(0, b);
   const int failed = mpfr_set_str(x, mantissa.c_str(), 10, MPFR_RNDU);
-  if (b != std::string::npos) mpfr_mul_2si(x, x, std::strtol(text.c_str() + b + 1, nullptr, 10), MPFR_RNDU);
+  if (b != std::string::npos)
+    mpfr_mul_2si(x, x, std::strtol(text.c_str() + b + 1, nullptr, 10), MPFR_RNDU);
   const double value = failed != 0 ? -1 : mpfr_get_d(x, MPFR_RNDU);
   mpfr_clear(x);
   return value;
@@ -75,10 +76,14 @@ std::string first_lines(const std::string& text, int count) {
 
 const char* outcome_name(Outcome outcome) {
   switch (outcome) {
-    case Outcome::proved: return "proved";
-    case Outcome::not_proved: return "not proved";
-    case Outcome::contradictory: return "not proved (the hypotheses contradict each other)";
-    case Outcome::timed_out: return "not proved (timed out)";
+    case Outcome::proved:
+      return "proved";
+    case Outcome::not_proved:
+      return "not proved";
+    case Outcome::contradictory:
+      return "not proved (the hypotheses contradict each other)";
+    case Outcome::timed_out:
+      return "not proved (timed out)";
   }
   return "";
 }
@@ -138,7 +143,8 @@ GappaResult run_gappa(const std::string& script_path, int goals, double timeout_
   rusage usage{};
   bool timed_out = false;
   while (::wait4(pid, &status, WNOHANG, &usage) == 0) {
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (elapsed > kWallFactor * timeout_seconds + 60) {  // waiting for a CPU that never comes
       ::kill(pid, SIGKILL);
       ::wait4(pid, &status, 0, &usage);
@@ -147,10 +153,12 @@ GappaResult run_gappa(const std::string& script_path, int goals, double timeout_
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  timed_out = timed_out || (WIFSIGNALED(status) && (WTERMSIG(status) == SIGXCPU || WTERMSIG(status) == SIGKILL));
+  timed_out = timed_out ||
+              (WIFSIGNALED(status) && (WTERMSIG(status) == SIGXCPU || WTERMSIG(status) == SIGKILL));
   const double cpu = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
                      1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::ifstream in(log);
   std::stringstream text;
   text << in.rdbuf();
@@ -158,8 +166,8 @@ GappaResult run_gappa(const std::string& script_path, int goals, double timeout_
   GappaResult result;
   if (timed_out) {
     result.outcome = Outcome::timed_out;
-    result.message = "Gappa ran past the limit of " + std::to_string(static_cast<int64_t>(timeout_seconds)) +
-                     " s of CPU time";
+    result.message = "Gappa ran past the limit of " +
+                     std::to_string(static_cast<int64_t>(timeout_seconds)) + " s of CPU time";
   } else {
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
     result = read_gappa_output(text.str(), code, goals);

@@ -11,16 +11,17 @@ const char* outcome_name(Outcome outcome);  // "proved", "not proved", …
 
 struct GappaResult {
   Outcome outcome = Outcome::not_proved;
-  double bound = 0;      // proved: the largest proved |rounded − exact| over the goals
-  int goals = 0;         // enclosures read back
+  double bound = 0;        // proved: the largest proved |rounded − exact| over the goals
+  int goals = 0;           // enclosures read back
   double seconds = 0;      // Gappa's wall time
   double cpu_seconds = 0;  // Gappa's CPU time (user and system)
-  std::string message;   // not proved: Gappa's own words (its first lines)
+  std::string message;     // not proved: Gappa's own words (its first lines)
 };
 
 // Runs `gappa FILE` with a limit of `timeout_seconds` of Gappa's CPU time (SIGXCPU past it:
-// timed_out; a run still unfinished after 20× that on the wall clock is killed, timed_out too). No `gappa` on the PATH
-// is E1602. `goals` is how many enclosures the script asks for: fewer read back is not proved.
+// timed_out; a run still unfinished after 20× that on the wall clock is killed, timed_out too). No
+// `gappa` on the PATH is E1602. `goals` is how many enclosures the script asks for: fewer read back
+// is not proved.
 GappaResult run_gappa(const std::string& script_path, int goals, double timeout_seconds);
 
 // Reads Gappa's output: "anything can be proved" (contradictory hypotheses) and "Error:" lines

@@ -21,8 +21,8 @@ namespace presk::proof {
 
 // One scalar of the statement: a rounded value `r<id>` and its exact counterpart `E<id>`.
 struct Scalar {
-  std::string rounded;     // the right-hand side of r<id>, over operands' names
-  std::string exact;       // the right-hand side of E<id>; empty: E<id> is a free variable
+  std::string rounded;  // the right-hand side of r<id>, over operands' names
+  std::string exact;    // the right-hand side of E<id>; empty: E<id> is a free variable
   std::vector<int32_t> operands;
   std::string site;        // the site (or `argument NAME`) whose element this is; "" otherwise
   int64_t occurrence = 0;  // which evaluation of the site (calls in program order)

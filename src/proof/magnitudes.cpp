@@ -26,7 +26,8 @@ class RowObserver final : public reference::Observer {
     auto elements = by_site->second.find(occurrence);
     if (elements == by_site->second.end()) return;
     double& m = found[name];
-    for (int64_t i : elements->second) m = std::max(m, std::fabs(mpfr_get_d(&value.mpfr[i], MPFR_RNDA)));
+    for (int64_t i : elements->second)
+      m = std::max(m, std::fabs(mpfr_get_d(&value.mpfr[i], MPFR_RNDA)));
   }
 
  private:
@@ -35,7 +36,8 @@ class RowObserver final : public reference::Observer {
 
 }  // namespace
 
-Magnitudes input_magnitudes(const ir::Function& entry, const std::vector<double>& argument_max_abs) {
+Magnitudes input_magnitudes(const ir::Function& entry,
+                            const std::vector<double>& argument_max_abs) {
   Magnitudes magnitudes;
   for (size_t i = 0; i < entry.argument_names.size() && i < argument_max_abs.size(); ++i) {
     magnitudes["argument " + entry.argument_names[i]] = argument_max_abs[i];
@@ -50,8 +52,8 @@ Magnitudes envelope_magnitudes(const precision::Envelope& envelope, const ir::Fu
   return magnitudes;
 }
 
-Magnitudes row_magnitudes(const Statement& statement, const ir::Program& program, const ir::Function& entry,
-                          const reference::ParameterStore& parameters,
+Magnitudes row_magnitudes(const Statement& statement, const ir::Program& program,
+                          const ir::Function& entry, const reference::ParameterStore& parameters,
                           const std::vector<reference::HostTensor>& inputs, long bits) {
   RowObserver observer;
   Magnitudes magnitudes;
@@ -70,7 +72,8 @@ Magnitudes row_magnitudes(const Statement& statement, const ir::Program& program
   }
   reference::MpfrArith arith(bits);
   std::vector<reference::Value<reference::MpfrArith>> arguments;
-  for (const reference::HostTensor& host : inputs) arguments.push_back(reference::to_value(arith, host));
+  for (const reference::HostTensor& host : inputs)
+    arguments.push_back(reference::to_value(arith, host));
   reference::RunOptions options;
   options.bits = bits;
   options.observer = &observer;

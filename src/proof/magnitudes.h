@@ -24,8 +24,8 @@ Magnitudes input_magnitudes(const ir::Function& entry, const std::vector<double>
 
 // The stated row's own magnitudes: max |exact| over the statement's needed scalars of each
 // site, on `inputs` (one sample), every value rounded up to binary64.
-Magnitudes row_magnitudes(const Statement& statement, const ir::Program& program, const ir::Function& entry,
-                          const reference::ParameterStore& parameters,
+Magnitudes row_magnitudes(const Statement& statement, const ir::Program& program,
+                          const ir::Function& entry, const reference::ParameterStore& parameters,
                           const std::vector<reference::HostTensor>& inputs, long bits);
 
 }  // namespace presk::proof

@@ -34,7 +34,8 @@ module Dot {
 entry dot(p : Dot, x : R[K]) -> R = p.apply(x)
 )";
 
-std::string write_text(testing_support::TempFolder& folder, const std::string& name, const std::string& text) {
+std::string write_text(testing_support::TempFolder& folder, const std::string& name,
+                       const std::string& text) {
   const std::string path = folder.file(name);
   std::ofstream(path) << text;
   return path;
@@ -42,8 +43,8 @@ std::string write_text(testing_support::TempFolder& folder, const std::string& n
 
 // Every x in G⁴ (G a few values, none of them binary32 numbers but ±1) as samples of `x`,
 // shaped `shape` per sample; rows whose variance is below `min_variance` are left out.
-std::string write_grid(testing_support::TempFolder& folder, const std::vector<int64_t>& shape, double min_variance,
-                       int64_t& samples) {
+std::string write_grid(testing_support::TempFolder& folder, const std::vector<int64_t>& shape,
+                       double min_variance, int64_t& samples) {
   const double grid[] = {-1.0, -0.55, -0.1, 0.3, 0.7, 1.0};
   std::vector<double> values;
   for (double a : grid)
@@ -51,8 +52,9 @@ std::string write_grid(testing_support::TempFolder& folder, const std::vector<in
       for (double c : grid)
         for (double d : grid) {
           const double mean = (a + b + c + d) / 4;
-          const double variance = ((a - mean) * (a - mean) + (b - mean) * (b - mean) + (c - mean) * (c - mean) +
-                                   (d - mean) * (d - mean)) / 4;
+          const double variance = ((a - mean) * (a - mean) + (b - mean) * (b - mean) +
+                                   (c - mean) * (c - mean) + (d - mean) * (d - mean)) /
+                                  4;
           if (variance < min_variance) continue;
           values.insert(values.end(), {a, b, c, d});
         }
@@ -66,19 +68,22 @@ std::string write_grid(testing_support::TempFolder& folder, const std::vector<in
   return path;
 }
 
-std::string calibrate(testing_support::TempFolder& folder, const std::string& program, const std::string& args,
-                      const std::string& name) {
+std::string calibrate(testing_support::TempFolder& folder, const std::string& program,
+                      const std::string& args, const std::string& name) {
   const std::string out = folder.file(name);
   const auto result = run_command(presk() + " calibrate --precision " + program + " " + args +
-                                      " --bits 256 --quiet --out " + out, false);
+                                      " --bits 256 --quiet --out " + out,
+                                  false);
   EXPECT_EQ(result.status, 0) << result.output;
   return out;
 }
 
-nlohmann::json prove(testing_support::TempFolder& folder, const std::string& program, const std::string& envelope,
-                     const std::string& more = "") {
-  const auto result = run_command(presk() + " gappa " + program + " --realize f32 --precision " + envelope +
-                                      " --out " + folder.file("proof.g") + " --run --json --timeout 60 " + more, false);
+nlohmann::json prove(testing_support::TempFolder& folder, const std::string& program,
+                     const std::string& envelope, const std::string& more = "") {
+  const auto result =
+      run_command(presk() + " gappa " + program + " --realize f32 --precision " + envelope +
+                      " --out " + folder.file("proof.g") + " --run --json --timeout 60 " + more,
+                  false);
   EXPECT_TRUE(result.status == 0 || result.status == 1) << result.output;
   return nlohmann::json::parse(result.output);
 }
@@ -88,7 +93,8 @@ double number(const nlohmann::json& value) {
 }
 
 // The proof holds on the grid and says something: at least the worst gap over it, and within
-// `factor` of the first-order k bound (which a vacuous enclosure, Gappa's from ranges alone, is not).
+// `factor` of the first-order k bound (which a vacuous enclosure, Gappa's from ranges alone, is
+// not).
 void expect_proved_on_grid(const nlohmann::json& report, double factor) {
   ASSERT_EQ(report["outcome"], "proved") << report.dump();
   const double proved = number(report["proved"]), measured = number(report["measured"]);
@@ -103,8 +109,8 @@ TEST(Gappa, DotProductOfFourTermsProvedOnAGrid) {
   int64_t samples = 0;
   const std::string grid = write_grid(folder, {4}, -1, samples);
   const std::string envelope =
-      calibrate(folder, program, "--entry dot --data " + grid + " --samples " + std::to_string(samples),
-                "dot.json");
+      calibrate(folder, program,
+                "--entry dot --data " + grid + " --samples " + std::to_string(samples), "dot.json");
   const nlohmann::json report = prove(folder, program, envelope);
   expect_proved_on_grid(report, 4);
   EXPECT_EQ(report["goals"], 1);
@@ -114,9 +120,10 @@ TEST(Gappa, LayerNormAtFourProvedOnAGrid) {
   testing_support::TempFolder folder;
   int64_t samples = 0;
   const std::string grid = write_grid(folder, {1, 4}, 0.05, samples);
-  const std::string envelope = calibrate(
-      folder, kLayerNorm, "--entry normalize --const D=4 --dim T=1 --data " + grid + " --samples " + std::to_string(samples),
-      "ln.json");
+  const std::string envelope = calibrate(folder, kLayerNorm,
+                                         "--entry normalize --const D=4 --dim T=1 --data " + grid +
+                                             " --samples " + std::to_string(samples),
+                                         "ln.json");
   const nlohmann::json report = prove(folder, kLayerNorm, envelope);
   expect_proved_on_grid(report, 20);
   EXPECT_EQ(report["goals"], 4);
@@ -127,8 +134,8 @@ TEST(Gappa, LayerNormAtFourProvedOnAGrid) {
 // above and its rsqrt below), and presk says not proved, with no bound.
 TEST(Gappa, HalvedMagnitudeIsNotProved) {
   testing_support::TempFolder folder;
-  const std::string envelope =
-      calibrate(folder, kLayerNorm, "--entry normalize --const D=4 --dim T=1 --samples 1", "row.json");
+  const std::string envelope = calibrate(
+      folder, kLayerNorm, "--entry normalize --const D=4 --dim T=1 --samples 1", "row.json");
   const nlohmann::json report = prove(folder, kLayerNorm, envelope);
   ASSERT_EQ(report["outcome"], "proved") << report.dump();
   EXPECT_GE(number(report["proved"]), number(report["measured"]));
@@ -140,10 +147,13 @@ TEST(Gappa, HalvedMagnitudeIsNotProved) {
     }
     const std::string path = folder.file("halved.json");
     std::ofstream(path) << halved.dump();
-    const auto result = run_command(presk() + " gappa " + kLayerNorm + " --realize f32 --precision " + path +
-                                    " --out " + folder.file("halved.g") + " --run --timeout 60");
+    const auto result =
+        run_command(presk() + " gappa " + kLayerNorm + " --realize f32 --precision " + path +
+                    " --out " + folder.file("halved.g") + " --run --timeout 60");
     EXPECT_EQ(result.status, 1) << result.output;
-    EXPECT_NE(result.output.find("not proved (the hypotheses contradict each other)"), std::string::npos) << result.output;
+    EXPECT_NE(result.output.find("not proved (the hypotheses contradict each other)"),
+              std::string::npos)
+        << result.output;
     const nlohmann::json json = prove(folder, kLayerNorm, path);
     EXPECT_TRUE(json["proved"].is_null()) << json.dump();
   }
@@ -152,13 +162,15 @@ TEST(Gappa, HalvedMagnitudeIsNotProved) {
 // A proof past --timeout (Gappa's CPU seconds) is reported as timed out, with no bound.
 TEST(Gappa, TimeoutSaysSo) {
   testing_support::TempFolder folder;
-  const std::string envelope =
-      calibrate(folder, kLayerNorm, "--entry normalize --const D=16 --dim T=1 --samples 1", "wide.json");
-  const auto result = run_command(presk() + " gappa " + kLayerNorm + " --realize f32 --precision " + envelope +
-                                  " --out " + folder.file("wide.g") + " --run --timeout 1");
+  const std::string envelope = calibrate(
+      folder, kLayerNorm, "--entry normalize --const D=16 --dim T=1 --samples 1", "wide.json");
+  const auto result =
+      run_command(presk() + " gappa " + kLayerNorm + " --realize f32 --precision " + envelope +
+                  " --out " + folder.file("wide.g") + " --run --timeout 1");
   EXPECT_EQ(result.status, 1) << result.output;
   EXPECT_NE(result.output.find("not proved (timed out)"), std::string::npos) << result.output;
-  EXPECT_NE(result.output.find("ran past the limit of 1 s of CPU time"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("ran past the limit of 1 s of CPU time"), std::string::npos)
+      << result.output;
 }
 
 TEST(Gappa, OutputReadBackExactly) {
@@ -169,14 +181,20 @@ TEST(Gappa, OutputReadBackExactly) {
   EXPECT_EQ(proved.outcome, Outcome::proved);
   EXPECT_EQ(proved.goals, 2);
   EXPECT_EQ(proved.bound, 3);
-  const GappaResult small = read_gappa_output("Results:\n  |r5 - E5| in [0, 1051958674788358579b-76 {…}]\n", 0, 1);
+  const GappaResult small =
+      read_gappa_output("Results:\n  |r5 - E5| in [0, 1051958674788358579b-76 {…}]\n", 0, 1);
   // 1051958674788358579·2⁻⁷⁶ needs 60 bits: rounded up, never down.
   EXPECT_GE(small.bound, std::ldexp(1051958674788358579.0, -76));
   EXPECT_LE(small.bound, std::nextafter(std::ldexp(1051958674788358579.0, -76), 1.0));
-  EXPECT_EQ(read_gappa_output("Results:\n  |r5 - E5| in [0, 1b-3]\n", 0, 2).outcome, Outcome::not_proved);
-  EXPECT_EQ(read_gappa_output("Error: some properties were not satisfied:\n  BND(|r1 - E1|)\n", 1, 1).outcome,
+  EXPECT_EQ(read_gappa_output("Results:\n  |r5 - E5| in [0, 1b-3]\n", 0, 2).outcome,
             Outcome::not_proved);
-  EXPECT_EQ(read_gappa_output("Results:\n  remaining results are pointless, anything can be proved.\n", 0, 1).outcome,
+  EXPECT_EQ(
+      read_gappa_output("Error: some properties were not satisfied:\n  BND(|r1 - E1|)\n", 1, 1)
+          .outcome,
+      Outcome::not_proved);
+  EXPECT_EQ(read_gappa_output(
+                "Results:\n  remaining results are pointless, anything can be proved.\n", 0, 1)
+                .outcome,
             Outcome::contradictory);
 }
 
@@ -190,16 +208,17 @@ TEST(Gappa, NumbersWrittenExactly) {
 
 TEST(Gappa, NoGappaFormIsACodedError) {
   testing_support::TempFolder folder;
-  const std::string envelope =
-      calibrate(folder, kSoftmax, "--entry by_hand --const V=4 --dim T=1 --samples 1", "softmax.json");
-  auto result = run_command(presk() + " gappa " + kSoftmax + " --realize f32 --precision " + envelope + " --out " +
-                            folder.file("s.g"));
+  const std::string envelope = calibrate(
+      folder, kSoftmax, "--entry by_hand --const V=4 --dim T=1 --samples 1", "softmax.json");
+  auto result = run_command(presk() + " gappa " + kSoftmax + " --realize f32 --precision " +
+                            envelope + " --out " + folder.file("s.g"));
   EXPECT_EQ(result.status, 1);
   EXPECT_NE(result.output.find("E1600"), std::string::npos) << result.output;
   EXPECT_NE(result.output.find("reduce_max"), std::string::npos) << result.output;
-  const std::string ln = calibrate(folder, kLayerNorm, "--entry normalize --const D=4 --dim T=1 --samples 1", "ln.json");
-  result = run_command(presk() + " gappa " + kLayerNorm + " --realize f32 --precision " + ln + " --site Nope/%3 --out " +
-                       folder.file("l.g"));
+  const std::string ln = calibrate(
+      folder, kLayerNorm, "--entry normalize --const D=4 --dim T=1 --samples 1", "ln.json");
+  result = run_command(presk() + " gappa " + kLayerNorm + " --realize f32 --precision " + ln +
+                       " --site Nope/%3 --out " + folder.file("l.g"));
   EXPECT_NE(result.output.find("E1601"), std::string::npos) << result.output;
 }
 
