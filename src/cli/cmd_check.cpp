@@ -21,6 +21,7 @@
 #include "precision/bound.h"
 #include "precision/envelope.h"
 #include "precision/measure.h"
+#include "proof/certify.h"
 #include "support/diagnostics.h"
 #include "support/json_reader.h"
 
@@ -41,7 +42,14 @@ struct CheckOptions {
 struct Report {
   std::vector<precision::EntryBound> bounds;
   std::optional<precision::MeasuredGap> measured;
+  std::optional<proof::CertifiedReference> reference;  // with --measure: δ_p's proven bound
 };
+
+// Whether a measured gap is read as a value: it exceeds the reference's proven distance to the
+// denotation by proof::kCertifiedFactor.
+bool certified(const Report& report) {
+  return report.measured->absolute > proof::kCertifiedFactor * report.reference->radius;
+}
 
 std::vector<precision::BoundModel> models_of(const std::string& name) {
   if (name == "all")
@@ -72,6 +80,9 @@ Report compute(const CheckOptions& options, const precision::Envelope& envelope,
     report.measured =
         precision::measure_gap(prepared.program, *prepared.entry, realization, prepared.parameters,
                                prepared.count, inputs, exact, global.threads);
+    report.reference =
+        proof::certify_reference(prepared.program, *prepared.entry, prepared.parameters,
+                                 prepared.count, inputs, exact, global.threads);
   }
   return report;
 }
@@ -132,7 +143,9 @@ nlohmann::json report_json(const CheckOptions& options, const precision::Envelop
     out["measured"] = {{"absolute", number(report.measured->absolute)},
                        {"relative", number(report.measured->relative())},
                        {"magnitude", number(report.measured->magnitude)},
-                       {"bits", envelope.bits}};
+                       {"bits", envelope.bits},
+                       {"reference_radius", number(report.reference->radius)},
+                       {"certified", certified(report)}};
   }
   return out;
 }
@@ -172,6 +185,17 @@ void print_report(const CheckOptions& options, const precision::Envelope& envelo
         "{:<10} {:>12.3e} {:>12.3e}   (native {} against the exact reference at {} bits)\n",
         "measured", report.measured->absolute, report.measured->relative(), options.realize,
         envelope.bits);
+    std::cout << fmt::format(
+        "{:<10} {:>12.3e} {:>12}   (the reference's own distance to the denotation, proven by Arb "
+        "balls at {} bits on the {} samples, {:.1f} s)\n",
+        "reference", report.reference->radius, "", envelope.bits, report.reference->samples,
+        report.reference->seconds);
+    if (!certified(report)) {
+      std::cout << fmt::format(
+          "flagged: the measured gap is not {:g}× the reference's proven distance to the "
+          "denotation: it is not read as a value (raise the envelope's --bits)\n",
+          proof::kCertifiedFactor);
+    }
   }
   std::cout << fmt::format("relative: to the output's largest magnitude in the envelope, {:.4e}\n",
                            envelope.output_max_abs);

@@ -11,25 +11,13 @@
 
 #include "exec/reference/arith_ball.h"
 #include "exec/reference/arith_mpfr.h"
+#include "exec/reference/contraction_plan.h"
 #include "exec/reference/exact_dot.h"
 #include "exec/reference/ops.h"
 #include "support/diagnostics.h"
 
 namespace presk::reference {
 namespace {
-
-// One index letter of the spec: its extent and its stride in each operand (0 where absent).
-struct Letter {
-  char name;
-  int64_t extent = 1;
-  int64_t x_stride = 0;
-  int64_t w_stride = 0;
-};
-
-struct ContractionPlan {
-  std::vector<Letter> free;        // in output order
-  std::vector<Letter> contracted;  // in order of first appearance
-};
 
 void note_operand(const std::string& letters, const Shape& shape, bool is_x,
                   std::vector<Letter>& seen) {
@@ -43,6 +31,8 @@ void note_operand(const std::string& letters, const Shape& shape, bool is_x,
     (is_x ? letter->x_stride : letter->w_stride) += strides[i];
   }
 }
+
+}  // namespace
 
 ContractionPlan plan_contraction(const std::string& spec, const Shape& x, const Shape& w) {
   std::string text;
@@ -64,7 +54,6 @@ ContractionPlan plan_contraction(const std::string& spec, const Shape& x, const 
   return plan;
 }
 
-// The operand offsets where output element `flat` starts.
 void free_offsets(const ContractionPlan& plan, int64_t flat, int64_t& x, int64_t& w) {
   x = w = 0;
   for (size_t i = plan.free.size(); i-- > 0;) {
@@ -75,25 +64,7 @@ void free_offsets(const ContractionPlan& plan, int64_t flat, int64_t& x, int64_t
   }
 }
 
-// Calls run(x_offset, w_offset, letter) for each run of the innermost contracted letter, the
-// outer contracted letters in row-major order.
-template <class Run>
-void for_each_run(const ContractionPlan& plan, int64_t x0, int64_t w0, const Run& run) {
-  if (plan.contracted.empty()) return run(x0, w0, Letter{'\0', 1, 0, 0});
-  const Letter& inner = plan.contracted.back();
-  int64_t outer_count = 1;
-  for (size_t i = 0; i + 1 < plan.contracted.size(); ++i) outer_count *= plan.contracted[i].extent;
-  for (int64_t k = 0; k < outer_count; ++k) {
-    int64_t rest = k, x = x0, w = w0;
-    for (size_t i = plan.contracted.size() - 1; i-- > 0;) {
-      int64_t index = rest % plan.contracted[i].extent;
-      rest /= plan.contracted[i].extent;
-      x += index * plan.contracted[i].x_stride;
-      w += index * plan.contracted[i].w_stride;
-    }
-    run(x, w, inner);
-  }
-}
+namespace {
 
 template <class A>
 TermStatistics term_statistics(const A& a, const ContractionPlan& plan, const Value<A>& x,

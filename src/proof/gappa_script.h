@@ -1,0 +1,69 @@
+// The Gappa export of an entry's computation (DESIGN.md wave 3, "proof"): one row of the
+// entry's result (or of one site's value) stated scalar by scalar, each operation as the native
+// kernels perform it under a realization (docs/semantics.md: the rounding of every site's type,
+// the sums' declared order, contractions as fma chains, rsqrt as a rounded √ then a rounded
+// division, a bf16 site computing in f32 and rounding once on store), beside the same
+// expression without roundings — the exact value — and the magnitudes at every site as
+// hypotheses on the exact values. Gappa (Debian's `gappa`) then proves a bound on the distance
+// between the two, a theorem of those hypotheses. docs/proof.md is the user's guide.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "exec/native/realization.h"
+#include "exec/reference/parameters.h"
+#include "ir/ir.h"
+
+namespace presk::proof {
+
+// One scalar of the statement: a rounded value `r<id>` and its exact counterpart `E<id>`.
+struct Scalar {
+  std::string rounded;  // the right-hand side of r<id>, over operands' names
+  std::string exact;    // the right-hand side of E<id>; empty: E<id> is a free variable
+  std::vector<int32_t> operands;
+  std::string site;        // the site (or `argument NAME`) whose element this is; "" otherwise
+  int64_t occurrence = 0;  // which evaluation of the site (calls in program order)
+  int64_t element = -1;    // the element's flat index in the site's value
+  bool rsqrt = false;      // the site is an rsqrt: its magnitude is a floor on operand 0
+};
+
+// The whole computation of an entry, scalar by scalar, and the goal: the scalars of the first
+// row (the elements whose indices but the last are 0) of the entry's results, or of the first
+// evaluation of `site`.
+struct Statement {
+  std::vector<Scalar> scalars;
+  std::vector<int32_t> goals;
+  std::vector<bool> needed;  // per scalar: the goals depend on it
+  int64_t needed_count = 0;
+};
+
+// Builds the statement of `entry` run under `realization` with `parameters`' values (binary64,
+// each rounded at rest into its type). `site` empty: the entry's results. Refuses what has no
+// Gappa form (E1600: an op, a quantized parameter, a fold, a non-finite literal) and a site the
+// entry never evaluates (E1601).
+Statement state(const ir::Program& program, const ir::Function& entry,
+                const exec::native::Realization& realization,
+                const reference::ParameterStore& parameters, const std::string& site);
+
+// The magnitude hypotheses, by site name (and `argument NAME`): a ceiling on |exact value|.
+using Magnitudes = std::map<std::string, double>;
+
+struct Script {
+  std::string text;
+  int64_t operations = 0;  // rounded scalars stated
+  int64_t hypotheses = 0;
+  std::vector<std::string> missing;  // sites of the statement with no magnitude (none stated)
+};
+
+// The Gappa script of the statement's needed scalars with `magnitudes` as hypotheses. `header`
+// is written first, as comments.
+Script gappa_script(const Statement& statement, const Magnitudes& magnitudes,
+                    const std::string& header);
+
+// A binary64 number as Gappa reads it exactly: "0", "-3", "5b-3" (5·2⁻³).
+std::string gappa_number(double value);
+
+}  // namespace presk::proof

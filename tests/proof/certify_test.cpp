@@ -1,0 +1,104 @@
+// The reference's own gap certified (proof/certify.h): the bound from the Arb ball run at p bits
+// holds against an independent stand-in for the denotation — the MPFR reference at 4p bits, whose
+// own distance is 2^-3p times smaller (the seed's "The reference's own gap") — and is not vacuous;
+// `presk check --measure` prints it and flags a gap that does not exceed it by kCertifiedFactor.
+#include "proof/certify.h"
+
+#include <gtest/gtest.h>
+#include <mpfr.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "common/run_command.h"
+#include "exec/reference/arith_mpfr.h"
+#include "exec/reference/interpreter.h"
+#include "lang/frontend.h"
+#include "support/random.h"
+#include "support/temp_folder.h"
+
+namespace presk::proof {
+namespace {
+
+// max over outputs of |a − b|, rounded up.
+double largest_difference(const precision::ExactOutputs& a, const precision::ExactOutputs& b) {
+  double largest = 0;
+  mpfr_t d;
+  mpfr_init2(d, 4096);
+  for (size_t k = 0; k < a.samples.size(); ++k) {
+    for (size_t r = 0; r < a.samples[k].size(); ++r) {
+      const auto& x = a.samples[k][r];
+      for (int64_t i = 0; i < reference::element_count(x.shape); ++i) {
+        mpfr_sub(d, x.real(i), b.samples[k][r].real(i), MPFR_RNDA);
+        largest = std::max(largest, std::fabs(mpfr_get_d(d, MPFR_RNDA)));
+      }
+    }
+  }
+  mpfr_clear(d);
+  return largest;
+}
+
+TEST(CertifiedReference, BoundsTheDistanceToAFourTimesFinerReference) {
+  for (const char* file : {"layernorm.psk", "softmax.psk", "mlp.psk"}) {
+    lang::FrontendOptions options;
+    options.entry = std::string(file) == "softmax.psk" ? "probabilities"
+                    : std::string(file) == "mlp.psk"   ? "logits"
+                                                       : "normalize";
+    options.dims = {{std::string(file) == "mlp.psk" ? "B" : "T", 3}};
+    const ir::Program program = lang::compile(
+        lang::read_source(std::string(PRESK_SOURCE_DIR) + "/examples/" + file), options);
+    const ir::Function& entry = *program.find_function(options.entry);
+    const reference::ParameterStore parameters = reference::synthesize_parameters(program, 1, 1);
+    const precision::SampleInputs inputs = [&](int64_t k) {
+      return reference::synthesize_inputs(entry, 7, 2, k);
+    };
+    for (long bits : {53L, 64L, 128L}) {
+      const precision::ExactOutputs at_p =
+          precision::run_exactly(program, entry, parameters, 2, inputs, bits, 1);
+      const precision::ExactOutputs finer =
+          precision::run_exactly(program, entry, parameters, 2, inputs, 4 * bits, 1);
+      const CertifiedReference certified =
+          certify_reference(program, entry, parameters, 2, inputs, at_p, 1);
+      const double distance = largest_difference(at_p, finer);
+      EXPECT_EQ(certified.samples, 2);
+      EXPECT_GE(certified.radius, distance) << file << " at " << bits;
+      // Not vacuous: within 2^20 of a few units of roundoff at p bits times the output's scale.
+      EXPECT_LE(certified.radius, std::ldexp(1.0, 40 - static_cast<int>(bits)))
+          << file << " at " << bits;
+    }
+  }
+}
+
+TEST(CertifiedReference, CheckMeasurePrintsItAndFlagsAGapBelowIt) {
+  testing_support::TempFolder folder;
+  const std::string program = std::string(PRESK_SOURCE_DIR) + "/examples/layernorm.psk";
+  for (const char* bits : {"256", "53"}) {
+    const std::string envelope = folder.file(std::string("ln") + bits + ".json");
+    auto result = testing::run_command(
+        testing::presk() + " calibrate --precision " + program +
+            " --entry normalize --dim T=2 --const D=4 --samples 2 --quiet --bits " + bits +
+            " --out " + envelope,
+        false);
+    ASSERT_EQ(result.status, 0) << result.output;
+    result = testing::run_command(testing::presk() + " check --precision " + envelope + " " +
+                                      program + " --realize f64 --measure --json",
+                                  false);
+    ASSERT_EQ(result.status, 0) << result.output;
+    const nlohmann::json measured = nlohmann::json::parse(result.output)["measured"];
+    const double radius = measured["reference_radius"].get<double>(),
+                 gap = measured["absolute"].get<double>();
+    EXPECT_GT(radius, 0);
+    EXPECT_EQ(measured["certified"].get<bool>(), gap > kCertifiedFactor * radius);
+    // At 256 bits f64's gap is read as a value; at 53 bits the reference is no finer than f64.
+    EXPECT_EQ(measured["certified"].get<bool>(), std::string(bits) == "256") << measured.dump();
+    result = testing::run_command(testing::presk() + " check --precision " + envelope + " " +
+                                      program + " --realize f64 --measure",
+                                  false);
+    EXPECT_NE(result.output.find("proven by Arb balls"), std::string::npos) << result.output;
+    EXPECT_EQ(result.output.find("flagged:") != std::string::npos, std::string(bits) == "53")
+        << result.output;
+  }
+}
+
+}  // namespace
+}  // namespace presk::proof
