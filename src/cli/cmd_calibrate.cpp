@@ -15,6 +15,7 @@
 
 #include "cli/calibrate_step.h"
 #include "cli/command.h"
+#include "cli/phase_memory.h"
 #include "cli/pipeline.h"
 #include "exec/reference/interpreter.h"
 #include "precision/calibrate.h"
@@ -35,6 +36,7 @@ struct CalibrateOptions {
   std::string out;
   int sites = 10;  // sites printed, largest magnitude first
   bool quiet = false;
+  std::string sweep;  // --sweep exact|f64 (empty: exact)
 };
 
 // The mode flags: exactly one of --precision and --step; --precision's own required options.
@@ -47,7 +49,14 @@ void check_mode(const CalibrateOptions& options) {
     user_error("E0910").hint("add --precision: presk calibrate --precision PROGRAM --entry E ..., or --step (docs/step.md)")
         << "presk calibrate needs a mode: --precision (the magnitude envelope of an entry) or --step (a training step)";
   }
-  if (options.step) return;
+  if (options.step) {
+    if (!options.sweep.empty()) {
+      user_error("E1401").hint("drop --sweep: a step envelope's yardstick is --yardstick exact|f64")
+          << "--sweep is an option of `presk calibrate --precision`";
+    }
+    return;
+  }
+  if (!options.sweep.empty()) precision::parse_sweep(options.sweep);
   const char* missing = options.input.samples == 0 ? "--samples" : !options.bits ? "--bits" : options.out.empty() ? "--out" : nullptr;
   if (missing) {
     user_error("E1257").hint("presk calibrate --precision PROGRAM --entry E --samples N --bits B --out ENVELOPE.json")
@@ -143,8 +152,9 @@ void print_json(const precision::Envelope& envelope, const CalibrateOptions& opt
 std::function<void(const precision::CalibrationProgress&)> progress_printer(bool quiet) {
   if (quiet) return {};
   return [](const precision::CalibrationProgress& p) {
-    std::cerr << fmt::format("calibrate: {}/{} samples, reverse sweep {}, {:.1f} s\n", p.samples_done, p.samples,
-                             p.sensitivity_done ? "done" : "running", p.seconds);
+    std::string exact = p.exact > 0 ? fmt::format(", exact outputs {}/{}", p.exact_done, p.exact) : "";
+    std::cerr << fmt::format("calibrate: {}/{} samples, reverse sweep {}{}, {:.1f} s\n", p.samples_done, p.samples,
+                             p.sensitivity_done ? "done" : "running", exact, p.seconds);
   };
 }
 
@@ -160,9 +170,11 @@ int run_calibrate(const CalibrateOptions& options, const GlobalOptions& global) 
   }
   check_output_files({{"--out", options.out}}, run_input_files(options.input));
   RunInputOptions input = options.input;
+  const precision::Sweep sweep = options.sweep.empty() ? precision::Sweep::exact : precision::parse_sweep(options.sweep);
   input.memory.reference_bytes = reference_bytes_per_element(*options.bits, false);
+  input.memory.phases = [&](const PreparedRun& run) { return calibrate_phases(run, sweep, *options.bits, global.threads); };
   PreparedRun prepared = prepare_run(input, global);
-  precision::CalibrationOptions calibration{*options.bits, global.threads, progress_printer(options.quiet)};
+  precision::CalibrationOptions calibration{*options.bits, global.threads, progress_printer(options.quiet), sweep};
   auto start = std::chrono::steady_clock::now();
   precision::Envelope envelope = precision::calibrate(
       prepared.program, options.input.entry, prepared.parameters, prepared.count,
@@ -211,6 +223,10 @@ Registration registration("calibrate", 30, [](CLI::App& app, GlobalOptions& glob
   command->add_option("--sites", options->sites, "Sites printed, largest magnitude first")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  command->add_option("--sweep", options->sweep,
+                      "--precision: what measures the statistics other than the exact outputs (magnitudes, terms, "
+                      "roundings, sensitivities): exact (the reference at --bits, the default) or f64 (the native "
+                      "executor in binary64; the reference then computes only the exact outputs)");
   command->add_flag("--quiet", options->quiet, "No progress on stderr");
   add_threads_option(*command, global);
   add_seed_option(*command, global);

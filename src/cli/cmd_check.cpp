@@ -206,7 +206,7 @@ void print_report(const CheckOptions& options, const precision::Envelope& envelo
 
 int run_check(const CheckOptions& options, GlobalOptions& global) {
   const precision::Envelope envelope = precision::read_envelope(options.envelope);
-  EnvelopeRunOptions run{options.envelope, options.program, "", options.bindings, options.weights, ""};
+  EnvelopeRunOptions run{options.envelope, options.program, "", options.bindings, options.weights, "", {}};
   const PreparedRun prepared = prepare_envelope_run(run, envelope, global);
   const Report report = compute(options, envelope, prepared, global);
   if (global.json)

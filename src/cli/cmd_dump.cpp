@@ -224,7 +224,7 @@ void print_sensitivity(const DumpOptions& options, const GlobalOptions& global, 
 // reference::sensitivity at --bits, the ranked sites and parameters.
 int dump_sensitivity(const DumpOptions& options, const GlobalOptions& global) {
   RunInputOptions input{options.program_path, options.entry, options.bindings, options.weights, options.data,
-                        options.offset, 0, 0, {reference_bytes_per_element(options.bits.value_or(kDefaultBits), false), 0, 3, false}};
+                        options.offset, 0, 0, {reference_bytes_per_element(options.bits.value_or(kDefaultBits), false), 0, 3, false, {}}};
   PreparedRun prepared = prepare_run(input, global);
   ad::require_differentiable(prepared.program, options.entry);
   ir::Program program = ad::add_vjps(prepared.program);

@@ -21,6 +21,8 @@ struct EnvelopeRunOptions {
   BindingOptions bindings;  // empty: the envelope's
   std::string weights;   // empty: the envelope's
   std::string data;      // empty: the envelope's
+  // The command's phases after the run's preparation (MemoryPlan::phases; solve's): not an option.
+  std::function<std::vector<PhaseEstimate>(const PreparedRun&)> phases;
 };
 
 PreparedRun prepare_envelope_run(const EnvelopeRunOptions& options, const precision::Envelope& envelope,

@@ -9,6 +9,7 @@
 #include "exec/reference/interpreter.h"
 #include "ir/footprint.h"
 #include "support/diagnostics.h"
+#include "support/input_file.h"
 #include "support/memory.h"
 
 namespace presk::cli {
@@ -121,11 +122,23 @@ void check_run_memory(const PreparedRun& prepared, const MemoryPlan& plan, const
         saturating_product(size.result_elements, plan.reference_bytes + plan.native_bytes), 256);
     needed = saturating_sum(needed, saturating_product(per_sample, static_cast<uint64_t>(prepared.count)));
   }
-  check_memory(needed,
-               "the run of `" + prepared.entry->name + "` on " + std::to_string(prepared.count) + " sample" +
-                   (prepared.count == 1 ? "" : "s") + " (" + std::to_string(at_once) + " at once; the program's " +
-                   std::to_string(size.let_elements) + " stored elements per sample)",
-               "use smaller --dim or --const values, fewer --samples or --threads, or fewer --bits");
+  const std::string run = "the run of `" + prepared.entry->name + "` on " + std::to_string(prepared.count) + " sample" +
+                          (prepared.count == 1 ? "" : "s") + " (" + std::to_string(at_once) + " at once; the program's " +
+                          std::to_string(size.let_elements) + " stored elements per sample)";
+  const std::string hint = "use smaller --dim or --const values, fewer --samples or --threads, or fewer --bits";
+  if (!plan.phases) return check_memory(needed, run, hint);
+  std::vector<PhaseEstimate> phases = plan.phases(prepared);
+  // The parameters as read (8 bytes each) stay through every phase.
+  const uint64_t parameters = saturating_product(size.param_elements, 8);
+  uint64_t largest = needed;
+  std::string what = run + ": about " + byte_count_text(needed);
+  for (PhaseEstimate& phase : phases) {
+    phase.bytes = saturating_sum(phase.bytes, parameters);
+    largest = std::max(largest, phase.bytes);
+    what += "; " + phase.what + ": about " + byte_count_text(phase.bytes);
+  }
+  check_memory(largest, "the largest of these phases (" + what + ")",
+               hint + "; or --sweep f64 where a reverse sweep on the reference is the largest");
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,11 +40,22 @@ using reference::to_tensors;  // exec/reference/value.h
 // refuses (E0017) a run whose estimate exceeds the available memory before it allocates. The
 // estimate: every let of the program (ir/footprint.h) per sample at once, the parameters, and
 // every sample's results when they are kept to the end.
+struct PreparedRun;
+// One phase of a command after the run's preparation (a reverse sweep, the exact outputs of the
+// held-out samples too), as cli/phase_memory.h estimates it: what it is and its bytes at peak.
+struct PhaseEstimate {
+  std::string what;
+  uint64_t bytes = 0;
+};
 struct MemoryPlan {
   uint64_t reference_bytes = 0;  // per element on the reference (0: no exact run); samples in parallel
   uint64_t native_bytes = 0;     // per element on the native executor (0: no native run); one sample at a time
   int program_copies = 1;        // 3 under --grad: the forward, the vjp and the cotangents
   bool keeps_outputs = false;    // every sample's results are held until the end
+  // The command's phases, estimated from the compiled program before the parameters are read:
+  // the run above is refused (E0017) together with them when the largest exceeds the memory
+  // available, every phase's estimate in the message. Absent: the run alone.
+  std::function<std::vector<PhaseEstimate>(const PreparedRun&)> phases;
 };
 // A reference value's bytes per element at `bits` (MPFR, or an Arb ball with its radius).
 uint64_t reference_bytes_per_element(long bits, bool ball);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <iostream>
 
+#include "cli/phase_memory.h"
 #include "ir/program_hash.h"
 #include "precision/first_order.h"
 #include "solve/quant_pass.h"
@@ -110,13 +111,19 @@ solve::SampleSet held_out_set(const PreparedRun& prepared, int64_t wanted) {
 
 // --quant: the integer pass on the float solve's solution (solve/quant_pass.h), then the held-out
 // measurement of what it leaves.
-void quantize_pass(const GlobalOptions& global, const solve::SampleSet& in_sample,
+void quantize_pass(const GlobalOptions& global, const solve::SampleSet& in_sample, precision::Sweep sweep,
                    solve::Measurer& measurer, const solve::Progress& progress, SolveRun& run) {
   const PreparedRun& prepared = run.prepared;
-  if (progress) progress(fmt::format("--quant: the exact cotangents on {} sample(s)", in_sample.count));
-  const precision::ParameterGradients gradients = precision::exact_parameter_gradients(
-      prepared.program, *prepared.entry, prepared.parameters, in_sample.count, in_sample.inputs, run.envelope.bits,
-      global.threads);
+  const bool binary64 = sweep == precision::Sweep::f64;
+  if (progress) {
+    progress(fmt::format("--quant: the {} cotangents on {} sample(s)", binary64 ? "native f64" : "exact", in_sample.count));
+  }
+  const precision::ParameterGradients gradients =
+      binary64 ? precision::binary64_parameter_gradients(prepared.program, *prepared.entry, prepared.parameters,
+                                                         in_sample.count, in_sample.inputs, global.threads)
+               : precision::exact_parameter_gradients(prepared.program, *prepared.entry, prepared.parameters,
+                                                      in_sample.count, in_sample.inputs, run.envelope.bits,
+                                                      global.threads);
   run.offer = solve::with_quant_rungs(run.offer, prepared.program, prepared.parameters,
                                       run.options.scheme);
   const solve::QuantTerms terms = solve::quant_terms(run.offer, prepared.program, prepared.parameters, gradients);
@@ -202,6 +209,11 @@ void add_solve_options(CLI::App& command, SolveCommandOptions& options, GlobalOp
   command.add_option("--profile", options.profile,
                      "Price by predicted time on this machine (a profile from presk bench --calibrate), not by bytes; "
                      "--step: rank the narrowings by predicted seconds saved per unit of isolated gap, none predicted slower");
+  command.add_option("--sweep", options.sweep,
+                     "What computes --quant's cotangents: exact (the reference at the envelope's bits) or f64 (the "
+                     "native executor in binary64). The sweep ranks, the measurement decides; the sites' ranking "
+                     "comes from the envelope (calibrate --sweep)")
+      ->check(CLI::IsMember({"exact", "f64"}))->capture_default_str();
   command.add_flag("--no-exact-cache", options.no_exact_cache,
                    "Run the exact reference even when ENVELOPE.exact.safetensors holds its outputs, and write none");
   command.add_flag("--quiet", options.quiet, "No progress on stderr");
@@ -239,7 +251,13 @@ SolveRun run_solve(const SolveCommandOptions& options, GlobalOptions& global) {
   SolveRun run;
   run.envelope = precision::read_envelope(options.run.envelope);
   run.options = solve_options(options);
-  run.prepared = prepare_envelope_run(options.run, run.envelope, global);
+  EnvelopeRunOptions envelope_run = options.run;
+  const precision::Sweep sweep = precision::parse_sweep(options.sweep);
+  envelope_run.phases = [&options, &global, sweep, bits = run.envelope.bits](const PreparedRun& prepared) {
+    return solve_phases(prepared, options.heldout >= 0 ? options.heldout : prepared.count, options.quant, sweep, bits,
+                        global.threads);
+  };
+  run.prepared = prepare_envelope_run(envelope_run, run.envelope, global);
   run.budget = budget_of(options, *run.prepared.entry, run.envelope);
   run.offer = solve::make_offer(run.prepared.program, *run.prepared.entry, run.envelope, run.options.menu,
                                 run.options.min_gain, &run.prepared.parameters);
@@ -263,7 +281,7 @@ SolveRun run_solve(const SolveCommandOptions& options, GlobalOptions& global) {
                            run.envelope.bits, global.threads, progress, cache ? &*cache : nullptr);
   run.exact_from_cache = measurer.exact_from_cache();
   run.solution = solve::solve(run.offer, run.budget, run.options, measurer, progress, &run.times);
-  if (options.quant) quantize_pass(global, in_sample, measurer, progress, run);
+  if (options.quant) quantize_pass(global, in_sample, sweep, measurer, progress, run);
   run.exact_seconds = measurer.exact_seconds();
   run.native_seconds = measurer.native_seconds();
   run.native_runs = measurer.native_runs();
@@ -272,6 +290,7 @@ SolveRun run_solve(const SolveCommandOptions& options, GlobalOptions& global) {
   run.file = solve::realization_file(run.offer, run.solution, run.budget, run.options, context);
   if (!run.warnings.empty()) run.file["solve"]["warnings"] = run.warnings;
   run.file["solve"]["program_sha256"] = sha256_file(options.run.program);  // presk report shows the text it solved
+  if (options.sweep != "exact") run.file["solve"]["sweep"] = options.sweep;
   if (run.options.profile) {
     const solve::Pricer pricer(run.offer, *run.options.profile);
     run.predicted = solve::predict_times(run.offer, pricer, run.solution.assignment);

@@ -26,6 +26,7 @@ struct SolveCommandOptions {
   bool no_exact_cache = false;     // --no-exact-cache: run the reference, read and write no cache
   bool quant = false;              // --quant: the integer pass after the float solve
   std::string scheme = "absmax";   // --scheme: its scales
+  std::string sweep = "exact";     // --sweep: --quant's cotangents from the reference, or native f64
   std::string profile;  // --profile PROFILE.json: price by predicted time (presk bench --calibrate)
   std::string out;
   std::string report;  // solve --report F.html (src/report)

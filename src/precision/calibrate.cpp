@@ -46,10 +46,12 @@ class RoundingMeter {
   explicit RoundingMeter(long bits) {
     mpfr_init2(scaled_, bits);
     mpfr_init2(nearest_, bits);
+    mpfr_init2(value_, 53);
   }
   ~RoundingMeter() {
     mpfr_clear(scaled_);
     mpfr_clear(nearest_);
+    mpfr_clear(value_);
   }
   RoundingMeter(const RoundingMeter&) = delete;
   RoundingMeter& operator=(const RoundingMeter&) = delete;
@@ -75,9 +77,19 @@ class RoundingMeter {
     return {error(x, kBinary64), error(x, kBinary32), error(x, kBfloat16)};
   }
 
+  // A binary64 value of a `--sweep f64` run: f32 and bf16 as above of the value itself; f64
+  // half an ulp of it (what rounding any real number to it can have cost; 0 for 0).
+  RoundingEnvelope errors(double x) {
+    mpfr_set_d(value_, x, MPFR_RNDN);  // exact
+    RoundingEnvelope r{0, error(value_, kBinary32), error(value_, kBfloat16)};
+    if (x != 0) r.f64 = std::ldexp(1.0, std::max(std::ilogb(x), -1022) - 53);
+    return r;
+  }
+
  private:
   mpfr_t scaled_;
   mpfr_t nearest_;
+  mpfr_t value_;  // a binary64 value
 };
 
 void raise_to(double& maximum, double value) {
@@ -121,10 +133,18 @@ class SampleObserver final : public reference::Observer {
   explicit SampleObserver(long bits) : meter_(bits) {}
 
   void on_value(const reference::SiteContext& site, const reference::ValueView& value) override {
-    if (value.mpfr == nullptr) return;  // integer and boolean values: no rounding to measure
+    if (value.mpfr == nullptr && value.f64 == nullptr) return;  // integer and boolean values: no rounding
     SiteTally& tally = sites[{&site.function, site.let_index}];
     tally.elements += value.count;
-    for (int64_t i = 0; i < value.count; ++i) {
+    for (int64_t i = 0; value.f64 != nullptr && i < value.count; ++i) {
+      if (!std::isfinite(value.f64[i])) {
+        ++tally.non_finite;
+        continue;
+      }
+      raise_to(tally.max_abs, std::fabs(value.f64[i]));
+      raise_to(tally.rounding, meter_.errors(value.f64[i]));
+    }
+    for (int64_t i = 0; value.mpfr != nullptr && i < value.count; ++i) {
       mpfr_srcptr x = value.mpfr + i;
       if (!mpfr_number_p(x)) {
         ++tally.non_finite;
@@ -181,12 +201,14 @@ std::vector<reference::Value<reference::MpfrArith>> arguments_of(const reference
   return arguments;
 }
 
+// One sample on the reference: with `observe`, every site's tallies; always its exact outputs'
+// largest magnitude.
 SampleResult run_sample(const ir::Program& program, const ir::Function& entry,
                         const reference::ParameterStore& parameters, const std::vector<reference::HostTensor>& inputs,
-                        reference::RunOptions options) {
+                        reference::RunOptions options, bool observe = true) {
   reference::MpfrArith arith(std::clamp(options.bits, reference::kMinBits, reference::kMaxBits));
   SampleObserver observer(arith.bits());
-  options.observer = &observer;
+  if (observe) options.observer = &observer;
   auto outputs = reference::run_function<reference::MpfrArith>(program, entry, parameters,
                                                                 arguments_of(arith, inputs), options);
   return {std::move(observer.sites), finite_max_abs(outputs)};
@@ -224,13 +246,16 @@ class ProgressReport {
       : callback_(options.progress), start_(std::chrono::steady_clock::now()) {
     state_.samples = samples;
     state_.sensitivity_done = !sweep;
+    if (options.sweep == Sweep::f64) state_.exact = samples;
   }
 
-  void finished(bool sample) {
+  enum class Task { sample, sweep, exact_output };
+  void finished(Task task) {
     if (!callback_) return;
     std::lock_guard<std::mutex> lock(mutex_);
-    if (sample) ++state_.samples_done;
-    else state_.sensitivity_done = true;
+    if (task == Task::sample) ++state_.samples_done;
+    else if (task == Task::sweep) state_.sensitivity_done = true;
+    else ++state_.exact_done;
     state_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     callback_(state_);
   }
@@ -389,46 +414,106 @@ std::string utc_date_now() {
   return text;
 }
 
-Envelope calibrate(const ir::Program& program, const std::string& entry,
-                   const reference::ParameterStore& parameters, int64_t samples,
-                   const SampleInputs& inputs, const CalibrationOptions& options) {
-  internal_assert(samples >= 1);
+namespace {
+
+// What the samples and the sweep measured.
+struct Measured {
+  std::vector<SampleResult> results;
+  std::optional<reference::Sensitivity> sensitivity;
+};
+
+// Every statistic on the reference: task 0 is the reverse sweep (the longest), when there is
+// one; then the samples, in parallel over the threads.
+Measured measure_exact(const ir::Program& program, const ir::Program& differentiated, const std::string& entry,
+                       const reference::ParameterStore& parameters, int64_t samples, const SampleInputs& inputs,
+                       const CalibrationOptions& options, bool sweep, ProgressReport& progress) {
   const ir::Function& function = reference::find_entry(program, entry);
-  ir::Program differentiated = ad::add_vjps(program);
-  bool sweep = differentiated.find_function(ad::vjp_name(entry)) != nullptr;
-  // Task 0 is the reverse sweep (the longest), when there is one; then the samples.
   int64_t first_sample = sweep ? 1 : 0, tasks = samples + first_sample;
   int threads = std::max(1, options.threads);
   reference::RunOptions run;
   run.bits = options.bits;
   run.threads = static_cast<int>(std::max<int64_t>(1, threads / tasks));
-  std::vector<SampleResult> results(static_cast<size_t>(samples));
-  std::optional<reference::Sensitivity> sensitivity;
-  ProgressReport progress(options, samples, sweep);
+  Measured measured;
+  measured.results.resize(static_cast<size_t>(samples));
   tbb::task_arena arena(threads);
   arena.execute([&] {
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, tasks, 1), [&](const tbb::blocked_range<int64_t>& range) {
       for (int64_t task = range.begin(); task < range.end(); ++task) {
         if (task < first_sample) {
           reference::MpfrArith arith(std::clamp(options.bits, reference::kMinBits, reference::kMaxBits));
-          sensitivity = reference::sensitivity(differentiated, entry, parameters, arguments_of(arith, inputs(0)), run);
+          measured.sensitivity =
+              reference::sensitivity(differentiated, entry, parameters, arguments_of(arith, inputs(0)), run);
         } else {
           int64_t k = task - first_sample;
-          results[k] = run_sample(program, function, parameters, inputs(k), run);
+          measured.results[k] = run_sample(program, function, parameters, inputs(k), run);
         }
-        progress.finished(task >= first_sample);
+        progress.finished(task >= first_sample ? ProgressReport::Task::sample : ProgressReport::Task::sweep);
       }
     }, tbb::simple_partitioner());
   });
+  return measured;
+}
+
+// --sweep f64: the sweep and the samples' statistics on the native executor in binary64, one
+// run after another over the threads; then the exact outputs alone on the reference, the
+// samples in parallel.
+Measured measure_binary64(const ir::Program& program, const ir::Program& differentiated, const std::string& entry,
+                          const reference::ParameterStore& parameters, int64_t samples, const SampleInputs& inputs,
+                          const CalibrationOptions& options, bool sweep, ProgressReport& progress) {
+  const ir::Function& function = reference::find_entry(program, entry);
+  const int threads = std::max(1, options.threads);
+  Measured measured;
+  measured.results.resize(static_cast<size_t>(samples));
+  {
+    const exec::native::PreparedParameters binary64 = binary64_parameters(program, parameters);
+    if (sweep) {
+      measured.sensitivity = binary64_sensitivity(differentiated, entry, binary64, inputs(0), threads);
+      progress.finished(ProgressReport::Task::sweep);
+    }
+    for (int64_t k = 0; k < samples; ++k) {
+      SampleObserver observer(reference::kMinBits);
+      observe_binary64(program, entry, binary64, inputs(k), observer, threads);
+      measured.results[k].sites = std::move(observer.sites);
+      progress.finished(ProgressReport::Task::sample);
+    }
+  }
+  reference::RunOptions run;
+  run.bits = options.bits;
+  run.threads = static_cast<int>(std::max<int64_t>(1, threads / samples));
+  tbb::task_arena arena(threads);
+  arena.execute([&] {
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, samples, 1), [&](const tbb::blocked_range<int64_t>& range) {
+      for (int64_t k = range.begin(); k < range.end(); ++k) {
+        measured.results[k].output_max_abs = run_sample(program, function, parameters, inputs(k), run, false).output_max_abs;
+        progress.finished(ProgressReport::Task::exact_output);
+      }
+    }, tbb::simple_partitioner());
+  });
+  return measured;
+}
+
+}  // namespace
+
+Envelope calibrate(const ir::Program& program, const std::string& entry,
+                   const reference::ParameterStore& parameters, int64_t samples,
+                   const SampleInputs& inputs, const CalibrationOptions& options) {
+  internal_assert(samples >= 1);
+  ir::Program differentiated = ad::add_vjps(program);
+  bool sweep = differentiated.find_function(ad::vjp_name(entry)) != nullptr;
+  ProgressReport progress(options, samples, sweep);
+  Measured measured = options.sweep == Sweep::f64
+      ? measure_binary64(program, differentiated, entry, parameters, samples, inputs, options, sweep, progress)
+      : measure_exact(program, differentiated, entry, parameters, samples, inputs, options, sweep, progress);
   Envelope envelope;
   envelope.program_hash = ir::program_hash(program);
   envelope.entry = entry;
   envelope.samples = samples;
   envelope.bits = static_cast<int>(options.bits);
   envelope.date = utc_date_now();
-  for (const SampleResult& result : results) raise_to(envelope.output_max_abs, result.output_max_abs);
-  const reference::Sensitivity* report = sensitivity ? &*sensitivity : nullptr;
-  envelope.sites = site_envelopes(program, results, report);
+  envelope.sweep = sweep_name(options.sweep);
+  for (const SampleResult& result : measured.results) raise_to(envelope.output_max_abs, result.output_max_abs);
+  const reference::Sensitivity* report = measured.sensitivity ? &*measured.sensitivity : nullptr;
+  envelope.sites = site_envelopes(program, measured.results, report);
   envelope.parameters = parameter_envelopes(program, parameters, report);
   return envelope;
 }

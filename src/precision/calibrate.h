@@ -12,6 +12,7 @@
 #include "exec/reference/value.h"
 #include "ir/ir.h"
 #include "precision/envelope.h"
+#include "precision/native_sweep.h"
 
 namespace presk::precision {
 
@@ -24,6 +25,10 @@ struct CalibrationProgress {
   int64_t samples = 0;            // forward samples in all
   bool sensitivity_done = false;  // the reverse sweep has finished (or there is none)
   double seconds = 0;             // since the calibration started
+  // --sweep f64: samples whose exact output the reference has computed, of `samples` (the
+  // statistics above are then the native executor's); 0 of 0 under the default sweep.
+  int64_t exact_done = 0;
+  int64_t exact = 0;
 };
 
 struct CalibrationOptions {
@@ -31,6 +36,10 @@ struct CalibrationOptions {
   int threads = 1;  // workers; the envelope does not depend on it
   // Called after each sample and after the sweep, one call at a time, from any thread.
   std::function<void(const CalibrationProgress&)> progress;
+  // exact: every statistic from the reference at `bits`. f64: the sites' statistics and the
+  // sensitivities from the native executor in binary64; the reference computes only the exact
+  // outputs (output_max_abs, what a relative budget is scaled by).
+  Sweep sweep = Sweep::exact;
 };
 
 // Runs `entry` of `program` (as compiled: no vjps) on `samples` samples, sample k on
@@ -39,6 +48,10 @@ struct CalibrationOptions {
 // observer saw in sample order. Fills every measured field, program_hash, entry, samples,
 // bits and date; the caller fills the provenance: program, bindings, data, seed, token_range,
 // offset and weights. An entry with nothing to differentiate leaves every sensitivity unknown.
+// Under Sweep::f64 the native runs come first (one after another, each over the threads), then
+// the exact outputs; a site's rounding.f64 is then half a binary64 ulp of its largest value (the
+// binary64 run cannot see its own rounding), its f32 and bf16 roundings those of its binary64
+// values, and its term statistics those of its binary64 operands.
 Envelope calibrate(const ir::Program& program, const std::string& entry,
                    const reference::ParameterStore& parameters, int64_t samples,
                    const SampleInputs& inputs, const CalibrationOptions& options);

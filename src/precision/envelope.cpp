@@ -319,7 +319,8 @@ nlohmann::ordered_json envelope_json(const Envelope& envelope) {
           {"samples", envelope.samples},       {"offset", envelope.offset},
           {"bits", envelope.bits},             {"weights", envelope.weights},
           {"weights_sha256", envelope.weights_sha256}, {"data_sha256", envelope.data_sha256},
-          {"date", envelope.date},             {"output_max_abs", number_json(envelope.output_max_abs)},
+          {"date", envelope.date},             {"sweep", envelope.sweep},
+          {"output_max_abs", number_json(envelope.output_max_abs)},
           {"sites", std::move(sites)},         {"parameters", std::move(parameters)}};
 }
 
@@ -348,6 +349,10 @@ Envelope parse_envelope(const nlohmann::json& json, const std::string& origin) {
   if (json.contains("weights_sha256")) envelope.weights_sha256 = fields.text("weights_sha256");
   if (json.contains("data_sha256")) envelope.data_sha256 = fields.text("data_sha256");
   envelope.date = fields.text("date");
+  if (json.contains("sweep")) envelope.sweep = fields.text("sweep");
+  if (envelope.sweep != "exact" && envelope.sweep != "f64") {
+    fields.out_of_range("sweep", fields.field("sweep"), "\"exact\" or \"f64\"");
+  }
   envelope.output_max_abs = fields.number("output_max_abs");
   envelope.sites = parse_list<SiteEnvelope>(fields, "sites", "site", parse_site);
   envelope.parameters = parse_list<ParameterEnvelope>(fields, "parameters", "path", parse_parameter);

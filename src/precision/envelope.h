@@ -85,6 +85,10 @@ struct Envelope {
   std::string weights_sha256;   // SHA-256 of the weights file's bytes ("" without one)
   std::string data_sha256;      // SHA-256 of the data file's bytes ("" without one)
   std::string date;             // UTC, ISO 8601 ("2026-11-30T12:00:00Z")
+  // What measured the statistics other than the exact outputs: "exact" (the reference at
+  // `bits`) or "f64" (`calibrate --sweep f64`: the native executor in binary64). Optional on
+  // read (older envelopes are "exact").
+  std::string sweep = "exact";
   double output_max_abs = 0;    // the largest finite |entry output| over the samples (every
                                 // result), rounded up to binary64
   std::vector<SiteEnvelope> sites;           // in program order: function by function, let by let;

@@ -6,6 +6,7 @@
 
 #include "ad/vjp.h"
 #include "exec/reference/interpreter.h"
+#include "precision/native_sweep.h"
 #include "support/diagnostics.h"
 
 namespace presk::precision {
@@ -34,6 +35,19 @@ void require_scalar_entry(const ir::Function& entry) {
   const bool scalar = entry.results.size() == 1 && entry.type_of(entry.results[0]).kind == ir::ElemKind::Real &&
                       entry.type_of(entry.results[0]).rank() == 0;
   if (!scalar) not_scalar(entry);
+}
+
+ParameterGradients binary64_parameter_gradients(const ir::Program& program, const ir::Function& entry,
+                                                const reference::ParameterStore& parameters, int64_t count,
+                                                const SampleInputs& inputs, int threads) {
+  const ir::Program with_vjps = ad::add_vjps(program);
+  scalar_vjp(with_vjps, *with_vjps.find_function(entry.name));
+  const exec::native::PreparedParameters binary64 = binary64_parameters(program, parameters);
+  ParameterGradients gradients;
+  for (int64_t k = 0; k < count; ++k) {
+    gradients.samples.push_back(binary64_parameter_cotangents(with_vjps, entry.name, binary64, inputs(k), threads));
+  }
+  return gradients;
 }
 
 ParameterGradients exact_parameter_gradients(const ir::Program& program, const ir::Function& entry,

@@ -34,6 +34,12 @@ ParameterGradients exact_parameter_gradients(const ir::Program& program, const i
                                              const reference::ParameterStore& parameters, int64_t count,
                                              const SampleInputs& inputs, long bits, int threads);
 
+// The same cotangents computed by the native executor in binary64 (`solve --sweep f64`):
+// `entry.vjp` run natively, every value in binary64. E1120 as require_scalar_entry.
+ParameterGradients binary64_parameter_gradients(const ir::Program& program, const ir::Function& entry,
+                                                const reference::ParameterStore& parameters, int64_t count,
+                                                const SampleInputs& inputs, int threads);
+
 // The three first-order sums of one sample (absolute, in the entry's units).
 struct FirstOrderSums {
   double bound = 0;   // Σ |g|·|δ|

@@ -3,6 +3,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -43,11 +45,40 @@ uint64_t saturating_sum(uint64_t a, uint64_t b) {
   return b > std::numeric_limits<uint64_t>::max() - a ? std::numeric_limits<uint64_t>::max() : a + b;
 }
 
-std::optional<uint64_t> available_memory() {
+namespace {
+
+std::optional<uint64_t> machine_available() {
   if (auto bytes = meminfo_available()) return bytes;
   const long pages = ::sysconf(_SC_AVPHYS_PAGES), page_size = ::sysconf(_SC_PAGESIZE);
   if (pages > 0 && page_size > 0) return saturating_product(uint64_t(pages), uint64_t(page_size));
   return std::nullopt;
+}
+
+// PRESK_MEMORY_LIMIT: a byte count (digits, or digits and K, M or G for 2^10, 2^20, 2^30).
+std::optional<uint64_t> memory_limit() {
+  const char* text = std::getenv("PRESK_MEMORY_LIMIT");
+  if (text == nullptr || *text == '\0') return std::nullopt;
+  std::string digits(text);
+  uint64_t unit = 1;
+  const char last = digits.back();
+  if (last == 'K' || last == 'M' || last == 'G') {
+    unit = uint64_t{1} << (last == 'K' ? 10 : last == 'M' ? 20 : 30);
+    digits.pop_back();
+  }
+  const std::optional<uint64_t> count = digits_of(digits);
+  if (!count || *count == 0) {
+    user_error("E1402").hint("a positive byte count: PRESK_MEMORY_LIMIT=16G (or 16384M, 17179869184), or unset it")
+        << "PRESK_MEMORY_LIMIT is `" << text << "`, not a byte count";
+  }
+  return saturating_product(*count, unit);
+}
+
+}  // namespace
+
+std::optional<uint64_t> available_memory() {
+  const std::optional<uint64_t> machine = machine_available(), limit = memory_limit();
+  if (machine && limit) return std::min(*machine, *limit);
+  return machine ? machine : limit;
 }
 
 void check_memory(uint64_t needed, const std::string& what, const std::string& hint) {

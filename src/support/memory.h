@@ -8,8 +8,9 @@
 
 namespace presk {
 
-// MemAvailable of /proc/meminfo, else the free physical pages (sysconf); nullopt when neither
-// can be read.
+// MemAvailable of /proc/meminfo, else the free physical pages (sysconf), and at most
+// PRESK_MEMORY_LIMIT when it is set (bytes, or with a K, M or G suffix: a share of a machine
+// that others use; E1402 when it is not a positive byte count); nullopt when none is known.
 std::optional<uint64_t> available_memory();
 
 // E0017 when `needed` bytes exceed the available memory; `what` says what needs them

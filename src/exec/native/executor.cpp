@@ -124,7 +124,7 @@ class Runner {
     const std::vector<std::vector<uint32_t>>& releases = releases_of(function);
     const std::vector<uint8_t>& live = live_lets(function);
     for (uint32_t i = 0; i < function.lets.size(); ++i) {
-      if (live[i]) run_let(function, i, frame, context);
+      if (live[i] || options_.observer) run_let(function, i, frame, context);
       for (uint32_t dead : releases[i]) {  // values no later let reads: their memory goes back now
         frame.lets[dead] = Value{};
         frame.tuples[dead].clear();
@@ -189,6 +189,7 @@ class Runner {
     auto [it, fresh] = masked_.try_emplace(&function);
     if (!fresh) return it->second;
     const size_t n = function.lets.size();
+    if (options_.observer) return it->second.assign(n, 0), it->second;  // every entry is computed
     const Readers readers(function);
     auto only_reader = [&](uint32_t v) -> const ir::Let* { return readers.only(function, v); };
     const std::vector<uint32_t>& reader = readers.reader;
@@ -218,6 +219,7 @@ class Runner {
     if (!fresh) return it->second;
     const Readers readers(function);
     it->second.assign(function.lets.size(), Epilogue{});
+    if (options_.observer) return it->second;  // each let holds its own value
     for (uint32_t v = 0; v < function.lets.size(); ++v) {
       const ir::Let& let = function.lets[v];
       const ir::Let* add = readers.only(function, v);
@@ -271,7 +273,7 @@ class Runner {
     if (!fresh) return it->second;
     const size_t n = function.lets.size();
     std::vector<uint8_t> lazy(n, 0);
-    for (uint32_t v = 0; v < n; ++v) lazy[v] = function.lets[v].op == ir::Op::broadcast;
+    for (uint32_t v = 0; v < n; ++v) lazy[v] = function.lets[v].op == ir::Op::broadcast && !options_.observer;
     for (const ir::Let& let : function.lets) {
       for (const ir::ValueRef& ref : let.operands) {
         if (ref.kind == ir::ValueRef::Kind::Let && ir::op_info(let.op).family != ir::OpFamily::Elementwise) lazy[ref.index] = 0;
@@ -509,6 +511,7 @@ class Runner {
       Value& element = frame.tuples.at(tuple.index).at(static_cast<size_t>(let.attrs.axes.at(0)));
       frame.lets[index] = element;
       element.writable = false;
+      observe(function, index, frame, context);
       return;
     }
     run_computing_let(function, index, frame, context);
@@ -573,6 +576,14 @@ class Runner {
       time.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       ++time.calls;
     }
+    observe(function, index, frame, context);
+  }
+
+  void observe(const ir::Function& function, uint32_t index, const Frame& frame, const CallContext& context) {
+    if (!options_.observer || function.lets[index].type.is_tuple()) return;
+    std::vector<const Value*> operands;
+    for (const ir::ValueRef& ref : function.lets[index].operands) operands.push_back(&resolve(ref, frame));
+    (*options_.observer)(LetObservation{function, index, context.path, context.layers, frame.lets[index], operands});
   }
 
   const ir::Program& program_;

@@ -27,6 +27,19 @@ struct OpTime {
 };
 using OpProfile = std::map<std::string, OpTime>;
 
+// What an observer (ExecuteOptions::observer) is handed after each let that is not a tuple:
+// the site, its call context (module path, layer indices of the enclosing stacks) and its value,
+// with the values its operands were read from.
+struct LetObservation {
+  const ir::Function& function;
+  uint32_t let_index;
+  const std::string& module_path;
+  const std::vector<int64_t>& layers;
+  const Value& value;
+  const std::vector<const Value*>& operands;
+};
+using LetObserver = std::function<void(const LetObservation&)>;
+
 struct ExecuteOptions {
   ExecuteOptions() = default;
   // {threads, force_scalar}, as before `training` existed.
@@ -39,6 +52,12 @@ struct ExecuteOptions {
   std::optional<random::DropoutKey> training;
   // Where to add each op's time (call, fold and other control ops count only their callees).
   OpProfile* profile = nullptr;
+  // Called after each let, one let after another in program order (`calibrate --sweep f64`).
+  // With an observer every let runs and holds its whole value: no let is skipped for being
+  // unread, no contraction takes its bias add, no broadcast is left to its readers and no
+  // entry above a causal mask's diagonal is left uncomputed. The results are unchanged except
+  // where a contraction would have taken its bias add (then the add rounds once more).
+  const LetObserver* observer = nullptr;
 };
 
 // Where a parameter's values come from: its full path → row-major binary64 values over its

@@ -29,14 +29,16 @@ struct SiteContext {
   std::string site_name() const { return function.site_name(let_index); }
 };
 
-// A read-only view of a site's value: exactly one of the three pointers is set, by the
-// arithmetic of the run (MPFR points, Arb balls) or the element kind (Z, B as 0/1).
+// A read-only view of a site's value: exactly one of the four pointers is set, by the
+// arithmetic of the run (MPFR points, Arb balls, or binary64 values from a run of the native
+// executor in f64: `--sweep f64`) or the element kind (Z, B as 0/1).
 struct ValueView {
   const ir::Type& type;
   int64_t count = 0;
   const __mpfr_struct* mpfr = nullptr;
   const arb_struct* ball = nullptr;  // midpoints are what an envelope should read
   const int64_t* integers = nullptr;
+  const double* f64 = nullptr;
 };
 
 // For one output element of a sum or contraction with terms tᵢ = xᵢ·wᵢ (a sum: tᵢ = xᵢ):
@@ -48,6 +50,16 @@ struct TermStatistics {
   double root_sum_squares = 0;
   double operand_abs_sums[2] = {0, 0};
 };
+
+// The statistics above per output element of a sum or mean (`let`, over x of shape `x_shape`)
+// or of a contraction (`let.attrs.spec` over x and w), from binary64 operands laid out
+// row-major: the same terms, in the same order, as the interpreter hands an observer
+// (ops_reduce.cpp, ops_contract.cpp). Output elements are computed in parallel.
+std::vector<TermStatistics> binary64_reduction_terms(const ir::Let& let, const std::vector<int64_t>& x_shape,
+                                                     const double* x);
+std::vector<TermStatistics> binary64_contraction_terms(const ir::Let& let, const std::vector<int64_t>& x_shape,
+                                                       const double* x, const std::vector<int64_t>& w_shape,
+                                                       const double* w);
 
 class Observer {
  public:

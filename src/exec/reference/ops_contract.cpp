@@ -66,17 +66,17 @@ void free_offsets(const ContractionPlan& plan, int64_t flat, int64_t& x, int64_t
 
 namespace {
 
-template <class A>
-TermStatistics term_statistics(const A& a, const ContractionPlan& plan, const Value<A>& x,
-                               const Value<A>& w, int64_t flat) {
+// Output element `flat`'s statistics; x(i) and w(i) are the operands' elements as binary64.
+template <class X, class W>
+TermStatistics term_statistics(const ContractionPlan& plan, const X& x, const W& w, int64_t flat) {
   TermStatistics s;
   double squares = 0;
   int64_t x0 = 0, w0 = 0;
   free_offsets(plan, flat, x0, w0);
   for_each_run(plan, x0, w0, [&](int64_t xo, int64_t wo, const Letter& inner) {
     for (int64_t k = 0; k < inner.extent; ++k) {
-      double u = a.to_double(x.real(xo + k * inner.x_stride));
-      double v = a.to_double(w.real(wo + k * inner.w_stride));
+      double u = x(xo + k * inner.x_stride);
+      double v = w(wo + k * inner.w_stride);
       double term = u * v;
       s.sum_abs_terms += std::fabs(term);
       squares += term * term;
@@ -86,6 +86,13 @@ TermStatistics term_statistics(const A& a, const ContractionPlan& plan, const Va
   });
   s.root_sum_squares = std::sqrt(squares);
   return s;
+}
+
+template <class A>
+TermStatistics term_statistics(const A& a, const ContractionPlan& plan, const Value<A>& x,
+                               const Value<A>& w, int64_t flat) {
+  return term_statistics(plan, [&](int64_t i) { return a.to_double(x.real(i)); },
+                         [&](int64_t i) { return a.to_double(w.real(i)); }, flat);
 }
 
 // An operand copied so that each output element's terms are contiguous: row r (the index of
@@ -189,6 +196,19 @@ Value<A> eval_contract(const A& arith, const ir::Let& let, const Value<A>& x, co
     for (int64_t o = 0; o < out.size(); ++o) (*terms)[o] = term_statistics(arith, plan, x, w, o);
   }
   return out;
+}
+
+std::vector<TermStatistics> binary64_contraction_terms(const ir::Let& let, const std::vector<int64_t>& x_shape,
+                                                       const double* x, const std::vector<int64_t>& w_shape,
+                                                       const double* w) {
+  ContractionPlan plan = plan_contraction(let.attrs.spec, x_shape, w_shape);
+  std::vector<TermStatistics> terms(static_cast<size_t>(let.type.element_count()));
+  parallel_chunks(static_cast<int64_t>(terms.size()), 16, [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) {
+      terms[o] = term_statistics(plan, [x](int64_t i) { return x[i]; }, [w](int64_t i) { return w[i]; }, o);
+    }
+  });
+  return terms;
 }
 
 template Value<MpfrArith> eval_contract(const MpfrArith&, const ir::Let&, const Value<MpfrArith>&,

@@ -77,13 +77,13 @@ void reduce_one(const A& a, ir::Op op, N* r, const Value<A>& x, int64_t base,
   }
 }
 
-template <class A>
-TermStatistics term_statistics(const A& a, const Value<A>& x, int64_t base,
-                               const std::vector<int64_t>& offsets) {
+// One output element's statistics; x(i) is the operand's element i as binary64.
+template <class X>
+TermStatistics term_statistics(const X& x, int64_t base, const std::vector<int64_t>& offsets) {
   TermStatistics s;
   double squares = 0;
   for (int64_t offset : offsets) {
-    double term = a.to_double(x.real(base + offset));
+    double term = x(base + offset);
     s.sum_abs_terms += std::fabs(term);
     squares += term * term;
   }
@@ -129,10 +129,20 @@ Value<A> eval_reduction(const A& arith, const ir::Let& let, const Value<A>& x,
   if (terms != nullptr) {
     terms->resize(static_cast<size_t>(out.size()));
     for (int64_t o = 0; o < out.size(); ++o) {
-      (*terms)[o] = term_statistics(arith, x, plan.base(o), plan.term_offsets);
+      (*terms)[o] = term_statistics([&](int64_t i) { return arith.to_double(x.real(i)); }, plan.base(o), plan.term_offsets);
     }
   }
   return out;
+}
+
+std::vector<TermStatistics> binary64_reduction_terms(const ir::Let& let, const std::vector<int64_t>& x_shape,
+                                                     const double* x) {
+  ReductionPlan plan = plan_reduction(x_shape, let.attrs.axes);
+  std::vector<TermStatistics> terms(static_cast<size_t>(element_count(plan.out_shape)));
+  parallel_chunks(static_cast<int64_t>(terms.size()), 16, [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) terms[o] = term_statistics([x](int64_t i) { return x[i]; }, plan.base(o), plan.term_offsets);
+  });
+  return terms;
 }
 
 template Value<MpfrArith> eval_reduction(const MpfrArith&, const ir::Let&, const Value<MpfrArith>&,

@@ -14,8 +14,11 @@ constexpr std::string_view kVjp = ".vjp";
 // Σ|vᵢ| of a real view, in binary64 (each element rounded first).
 double one_norm(const ValueView& value) {
   double total = 0;
-  if (value.mpfr == nullptr) return total;
-  for (int64_t i = 0; i < value.count; ++i) total += std::fabs(mpfr_get_d(value.mpfr + i, MPFR_RNDN));
+  if (value.f64 != nullptr) {
+    for (int64_t i = 0; i < value.count; ++i) total += std::fabs(value.f64[i]);
+  } else if (value.mpfr != nullptr) {
+    for (int64_t i = 0; i < value.count; ++i) total += std::fabs(mpfr_get_d(value.mpfr + i, MPFR_RNDN));
+  }
   return total;
 }
 
@@ -111,29 +114,44 @@ void add_cotangent_sites(const ir::Program& program, const std::string& entry, d
 
 }  // namespace
 
-Sensitivity sensitivity(const ir::Program& program, const std::string& entry,
-                        const ParameterStore& parameters, std::vector<Value<MpfrArith>> arguments,
-                        RunOptions options) {
+Sensitivity sensitivity_of_run(const ir::Program& program, const std::string& entry, const VjpRun& run) {
   const ir::Function& forward = find_entry(program, entry);
   const ir::Function* vjp = program.find_function(entry + std::string(kVjp));
   internal_assert(vjp != nullptr);
-  MpfrArith arith(options.bits);
-  const ir::Type& result = forward.type_of(forward.results[0]);
-  HostTensor ones{result, std::vector<double>(static_cast<size_t>(result.element_count()), 1.0), {}};
-  arguments.push_back(to_value(arith, ones));
   Sensitivity report;
   report.sites = unknown_sites(program);
   AdjointNorms observer(program, report.sites);
-  options.observer = &observer;
-  std::vector<Value<MpfrArith>> cotangents = run_function<MpfrArith>(program, *vjp, parameters, arguments, options);
-  add_cotangent_sites(program, entry, static_cast<double>(ones.reals.size()), report.sites, observer);
-  for (size_t r = 0; r < cotangents.size(); ++r) {
-    if (vjp->result_names[r].starts_with("$")) continue;
-    double total = 0;
-    for (int64_t i = 0; i < cotangents[r].size(); ++i) total += std::fabs(arith.to_double(cotangents[r].real(i)));
-    report.parameters[vjp->result_names[r]] = total;
+  std::vector<double> norms = run(*vjp, observer);
+  internal_assert(norms.size() == vjp->result_names.size());
+  const double seed = static_cast<double>(forward.type_of(forward.results[0]).element_count());
+  add_cotangent_sites(program, entry, seed, report.sites, observer);
+  for (size_t r = 0; r < norms.size(); ++r) {
+    if (!vjp->result_names[r].starts_with("$")) report.parameters[vjp->result_names[r]] = norms[r];
   }
   return report;
+}
+
+Sensitivity sensitivity(const ir::Program& program, const std::string& entry,
+                        const ParameterStore& parameters, std::vector<Value<MpfrArith>> arguments,
+                        RunOptions options) {
+  return sensitivity_of_run(program, entry, [&](const ir::Function& vjp, Observer& observer) {
+    const ir::Function& forward = find_entry(program, entry);
+    MpfrArith arith(options.bits);
+    const ir::Type& result = forward.type_of(forward.results[0]);
+    HostTensor ones{result, std::vector<double>(static_cast<size_t>(result.element_count()), 1.0), {}};
+    arguments.push_back(to_value(arith, ones));
+    options.observer = &observer;
+    std::vector<Value<MpfrArith>> cotangents = run_function<MpfrArith>(program, vjp, parameters, arguments, options);
+    std::vector<double> norms;
+    for (const Value<MpfrArith>& cotangent : cotangents) {
+      double total = 0;
+      for (int64_t i = 0; cotangent.is_real() && i < cotangent.size(); ++i) {
+        total += std::fabs(arith.to_double(cotangent.real(i)));
+      }
+      norms.push_back(total);
+    }
+    return norms;
+  });
 }
 
 }  // namespace presk::reference

@@ -6,6 +6,7 @@
 // call or fold site, and for a fold the x̄ each layer hands the one below.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -25,6 +26,15 @@ struct Sensitivity {
   // Per parameter path the vjp returns: ‖θ̄‖₁ of its cotangent (summed over its layers).
   std::map<std::string, double> parameters;
 };
+
+// The sweep's bookkeeping around any evaluator of the vjp: `run(vjp, observer)` runs `vjp`
+// (`entry.vjp` of `program`) on the entry's arguments and a cotangent of ones, handing every
+// let's value to `observer` (one let after another, in program order), and returns per result
+// of the vjp the 1-norm of its value (each element rounded to binary64, added in order; 0 for an
+// integer result). The reference's run (below) and the native executor's in binary64
+// (`--sweep f64`, precision/native_sweep.h) both go through it.
+using VjpRun = std::function<std::vector<double>(const ir::Function& vjp, Observer& observer)>;
+Sensitivity sensitivity_of_run(const ir::Program& program, const std::string& entry, const VjpRun& run);
 
 // Runs `entry.vjp` of `program` (which must hold the vjps: ad::add_vjps) on `arguments` (the
 // entry's) with a cotangent of ones, on MPFR at options.bits (options.observer is replaced).

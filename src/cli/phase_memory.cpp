@@ -1,0 +1,87 @@
+// The phases' memory estimates (phase_memory.h).
+#include "cli/phase_memory.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "ad/vjp.h"
+#include "ir/footprint.h"
+#include "support/memory.h"
+
+namespace presk::cli {
+namespace {
+
+int64_t resolved(int threads) {
+  return threads > 0 ? threads : static_cast<int64_t>(std::max(1U, std::thread::hardware_concurrency()));
+}
+
+std::string samples_text(int64_t count) { return fmt::format("{} sample{}", count, count == 1 ? "" : "s"); }
+
+// The native samples of calibrate --sweep f64: one at a time, every let in binary64.
+PhaseEstimate native_samples_phase(const PreparedRun& prepared) {
+  const ir::Footprint size = ir::footprint(prepared.program, prepared.entry);
+  return {"the native binary64 runs of `" + prepared.entry->name + "`, one sample at a time",
+          saturating_sum(saturating_product(size.let_elements, kNativeBytesPerElement),
+                         saturating_product(size.param_elements, kNativeBytesPerElement))};
+}
+
+}  // namespace
+
+PhaseEstimate sweep_phase(const PreparedRun& prepared, precision::Sweep sweep, long bits) {
+  const ir::Program differentiated = ad::add_vjps(prepared.program);
+  const ir::Function* vjp = differentiated.find_function(ad::vjp_name(prepared.entry->name));
+  if (vjp == nullptr) return {"no reverse sweep (nothing to differentiate)", 0};
+  const ir::Footprint size = ir::footprint(differentiated, vjp);
+  const bool exact = sweep == precision::Sweep::exact;
+  const uint64_t per_element = exact ? reference_bytes_per_element(bits, false) : kNativeBytesPerElement;
+  // Every let of the vjp and its callees, and the parameters' cotangents it returns; natively
+  // also the parameters prepared in binary64.
+  uint64_t bytes = saturating_product(size.let_elements, per_element);
+  bytes = saturating_sum(bytes, saturating_product(size.param_elements, per_element));
+  if (!exact) bytes = saturating_sum(bytes, saturating_product(size.param_elements, kNativeBytesPerElement));
+  return {fmt::format("the reverse sweep of `{}` {} ({} stored elements)", prepared.entry->name,
+                      exact ? fmt::format("on the reference at {} bits", bits) : std::string("natively in binary64"),
+                      size.let_elements),
+          bytes};
+}
+
+PhaseEstimate exact_outputs_phase(const PreparedRun& prepared, int64_t count, int64_t at_once, long bits) {
+  const ir::Footprint size = ir::footprint(prepared.program, prepared.entry);
+  const uint64_t per_element = reference_bytes_per_element(bits, false);
+  at_once = std::clamp<int64_t>(at_once, 1, std::max<int64_t>(count, 1));
+  uint64_t bytes = saturating_product(saturating_product(size.let_elements, per_element), static_cast<uint64_t>(at_once));
+  const uint64_t kept = saturating_product(saturating_product(size.result_elements, per_element), static_cast<uint64_t>(count));
+  bytes = saturating_sum(bytes, kept);
+  return {fmt::format("the exact outputs of {} on the reference at {} bits ({} at once)", samples_text(count), bits, at_once),
+          bytes};
+}
+
+std::vector<PhaseEstimate> calibrate_phases(const PreparedRun& prepared, precision::Sweep sweep, long bits, int threads) {
+  const int64_t at_once = std::min(resolved(threads), prepared.count);
+  if (sweep == precision::Sweep::f64) {
+    return {sweep_phase(prepared, sweep, bits), native_samples_phase(prepared),
+            exact_outputs_phase(prepared, prepared.count, at_once, bits)};
+  }
+  PhaseEstimate samples = exact_outputs_phase(prepared, prepared.count, at_once, bits);
+  const PhaseEstimate reverse = sweep_phase(prepared, sweep, bits);
+  return {{samples.what + " observed, beside " + reverse.what, saturating_sum(samples.bytes, reverse.bytes)}};
+}
+
+std::vector<PhaseEstimate> solve_phases(const PreparedRun& prepared, int64_t held_out, bool quant,
+                                        precision::Sweep sweep, long bits, int threads) {
+  const int64_t count = prepared.count + std::max<int64_t>(held_out, 0);
+  std::vector<PhaseEstimate> phases{exact_outputs_phase(prepared, count, std::min(resolved(threads), count), bits)};
+  if (quant) {
+    PhaseEstimate pass = sweep_phase(prepared, sweep, bits);
+    const ir::Footprint size = ir::footprint(prepared.program, prepared.entry);
+    pass.what = "--quant's first-order pass: " + pass.what + ", every sample's cotangents kept";
+    pass.bytes = saturating_sum(pass.bytes, saturating_product(saturating_product(size.param_elements, 8),
+                                                               static_cast<uint64_t>(prepared.count)));
+    phases.push_back(std::move(pass));
+  }
+  return phases;
+}
+
+}  // namespace presk::cli

@@ -1,0 +1,153 @@
+// `--sweep f64` (native_sweep.h): the native executor's values in binary64, handed to the
+// reference's observers as binary64 views.
+#include "precision/native_sweep.h"
+
+#include <cmath>
+
+#include "exec/native/realization.h"
+#include "support/diagnostics.h"
+
+namespace presk::precision {
+namespace {
+
+namespace native = exec::native;
+
+// Adapts the native executor's per-let hook to a reference::Observer: real values as binary64
+// views, integers as int64 views; a sum's, mean's or contraction's term statistics first when
+// the observer asks for them (computed from the operands the let read, in binary64).
+class ViewAdapter {
+ public:
+  explicit ViewAdapter(reference::Observer& observer) : observer_(observer) {}
+
+  void operator()(const native::LetObservation& let) {
+    const ir::Let& definition = let.function.lets[let.let_index];
+    reference::SiteContext site{let.function, let.let_index, let.module_path, let.layers};
+    if (observer_.wants_terms() && definition.type.kind == ir::ElemKind::Real) terms(site, definition, let.operands);
+    const native::Value& value = let.value;
+    reference::ValueView view{definition.type, static_cast<int64_t>(value.count())};
+    native::Buffer<double> reals;
+    std::vector<int64_t> integers;
+    if (value.kind == native::Value::Kind::integer || value.kind == native::Value::Kind::boolean) {
+      integers = native::load_integers(value);
+      view.integers = integers.data();
+    } else {
+      reals = native::load_f64(value);
+      view.f64 = reals.data();
+    }
+    observer_.on_value(site, view);
+  }
+
+ private:
+  void terms(const reference::SiteContext& site, const ir::Let& let, const std::vector<const native::Value*>& operands) {
+    if (let.op == ir::Op::sum || let.op == ir::Op::mean) {
+      const native::Buffer<double> x = native::load_f64(*operands.at(0));
+      observer_.on_terms(site, reference::binary64_reduction_terms(let, operands[0]->shape, x.data()));
+    } else if (let.op == ir::Op::contract) {
+      const native::Buffer<double> x = native::load_f64(*operands.at(0)), w = native::load_f64(*operands.at(1));
+      observer_.on_terms(site, reference::binary64_contraction_terms(let, operands[0]->shape, x.data(),
+                                                                     operands[1]->shape, w.data()));
+    }
+  }
+
+  reference::Observer& observer_;
+};
+
+std::vector<native::Value> observed_run(const ir::Program& program, const std::string& entry,
+                                        const native::PreparedParameters& parameters,
+                                        const std::vector<Tensor>& inputs, reference::Observer& observer,
+                                        int threads) {
+  const native::Realization realization = native::uniform_realization(native::RealType::f64);
+  std::vector<native::Value> arguments;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    arguments.push_back(native::argument_value(program, entry, i, inputs[i], realization));
+  }
+  ViewAdapter adapter(observer);
+  const native::LetObserver hook = [&adapter](const native::LetObservation& let) { adapter(let); };
+  native::ExecuteOptions options(threads, false);
+  options.observer = &hook;
+  return native::execute_values(program, entry, realization, std::move(arguments), parameters, options);
+}
+
+// The entry's inputs and a cotangent of ones for its (first) result.
+std::vector<Tensor> vjp_inputs(const ir::Program& program, const std::string& entry,
+                               const std::vector<reference::HostTensor>& inputs) {
+  std::vector<Tensor> tensors = reference::to_tensors(inputs);
+  const ir::Function& forward = reference::find_entry(program, entry);
+  Tensor ones(ElementType::f64, forward.type_of(forward.results.at(0)).shape);
+  for (uint64_t i = 0; i < ones.element_count(); ++i) ones.set(i, 1.0);
+  tensors.push_back(std::move(ones));
+  return tensors;
+}
+
+// An observer that looks at nothing.
+class Blind final : public reference::Observer {
+ public:
+  void on_value(const reference::SiteContext&, const reference::ValueView&) override {}
+};
+
+}  // namespace
+
+const char* sweep_name(Sweep sweep) { return sweep == Sweep::f64 ? "f64" : "exact"; }
+
+Sweep parse_sweep(const std::string& text) {
+  if (text == "exact") return Sweep::exact;
+  if (text == "f64") return Sweep::f64;
+  user_error("E1400").hint("--sweep exact (the reference at --bits, the default) or --sweep f64 (the native executor)")
+      << "unknown sweep `" << text << "`";
+  return Sweep::exact;
+}
+
+native::PreparedParameters binary64_parameters(const ir::Program& program, const reference::ParameterStore& parameters) {
+  return native::prepare_parameters(program, native::uniform_realization(native::RealType::f64),
+                                    [&](const std::string& path) { return parameters.find(path); });
+}
+
+std::vector<Tensor> observe_binary64(const ir::Program& program, const std::string& entry,
+                                     const native::PreparedParameters& parameters,
+                                     const std::vector<reference::HostTensor>& inputs,
+                                     reference::Observer& observer, int threads) {
+  std::vector<Tensor> outputs;
+  for (const native::Value& value : observed_run(program, entry, parameters, reference::to_tensors(inputs), observer, threads)) {
+    outputs.push_back(native::output_tensor(value));
+  }
+  return outputs;
+}
+
+reference::Sensitivity binary64_sensitivity(const ir::Program& program, const std::string& entry,
+                                            const native::PreparedParameters& parameters,
+                                            const std::vector<reference::HostTensor>& inputs, int threads) {
+  return reference::sensitivity_of_run(program, entry, [&](const ir::Function& vjp, reference::Observer& observer) {
+    std::vector<double> norms;
+    for (const native::Value& cotangent : observed_run(program, vjp.name, parameters, vjp_inputs(program, entry, inputs),
+                                                       observer, threads)) {
+      double total = 0;
+      if (cotangent.kind == native::Value::Kind::real) {
+        for (double v : native::load_f64(cotangent)) total += std::fabs(v);
+      }
+      norms.push_back(total);
+    }
+    return norms;
+  });
+}
+
+std::map<std::string, std::vector<double>> binary64_parameter_cotangents(
+    const ir::Program& program, const std::string& entry, const native::PreparedParameters& parameters,
+    const std::vector<reference::HostTensor>& inputs, int threads) {
+  const ir::Function* vjp = program.find_function(entry + ".vjp");
+  internal_assert(vjp != nullptr);
+  const native::Realization realization = native::uniform_realization(native::RealType::f64);
+  const std::vector<Tensor> tensors = vjp_inputs(program, entry, inputs);
+  const std::vector<Tensor> cotangents =
+      native::execute(program, vjp->name, realization, tensors, parameters, native::ExecuteOptions(threads, false));
+  std::map<std::string, std::vector<double>> out;
+  for (size_t r = 0; r < cotangents.size(); ++r) {
+    const std::string& name = vjp->result_names[r];
+    if (name.starts_with("$") || cotangents[r].type() != ElementType::f64) continue;  // an argument's, or integer
+    std::vector<double>& g = out[name];
+    g.resize(cotangents[r].element_count());
+    for (size_t i = 0; i < g.size(); ++i) g[i] = cotangents[r].get(i);
+  }
+  return out;
+}
+
+}  // namespace presk::precision
