@@ -68,7 +68,7 @@ std::string header(const GappaOptions& options, const precision::Envelope& envel
 Outcome compute(const GappaOptions& options, GlobalOptions& global) {
   const precision::Envelope envelope = precision::read_envelope(options.envelope);
   EnvelopeRunOptions run{
-      options.envelope, options.program, options.entry, options.bindings, "", ""};
+      options.envelope, options.program, options.entry, options.bindings, "", "", {}};
   const PreparedRun prepared = prepare_envelope_run(run, envelope, global);
   const exec::native::Realization realization =
       exec::native::load_realization(options.realize, prepared.program);
