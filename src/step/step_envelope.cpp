@@ -2,6 +2,7 @@
 // back field by field, and the companion safetensors file of the state, Δ, g and the batch.
 #include "step/step_envelope.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -123,6 +124,13 @@ void read_state_options(const JsonFields& f, const json& s, StepEnvelope& e) {
   e.schedule = {*kind, f.number(s, "lr", w), f.number(s, "min_lr", w), f.integer(s, "lr_warmup", 0, w), e.steps};
   e.adamw = {f.number(s, "beta1", w), f.number(s, "beta2", w), f.number(s, "epsilon", w), f.number(s, "weight_decay", w)};
   e.dropout = f.text(s, "dropout", w);
+  if (e.dropout != "program") {  // a rate the commands read back with std::stod: checked here, once
+    char* end = nullptr;
+    const double rate = std::strtod(e.dropout.c_str(), &end);
+    if (e.dropout.empty() || end != e.dropout.c_str() + e.dropout.size() || !(rate >= 0 && rate < 1)) {
+      f.fail("state.dropout", "is neither \"program\" nor a rate in [0, 1)");
+    }
+  }
   e.remat = f.text(s, "remat", w);
 }
 

@@ -232,6 +232,16 @@ TEST_F(TinyStep, CodedErrors) {
   text.replace(text.find(field), field.size(), "\"yardstick\": \"bf16!\"");
   write_file_atomically(path, text);
   EXPECT_EQ(error_code([&] { read_step_envelope(path); }), "E1255");
+  // A dropout rate that is not one (calibrate/solve --step read it back as a number).
+  for (const char* rate : {"0.1x", "1.5", "nan", ""}) {
+    write_step_envelope(saved, path);
+    text = read_input_file(path, {"test", "E0100", "", 1 << 24});
+    const std::string dropout = "\"dropout\": \"" + saved.dropout + "\"";
+    ASSERT_NE(text.find(dropout), std::string::npos) << text;
+    text.replace(text.find(dropout), dropout.size(), std::string("\"dropout\": \"") + rate + "\"");
+    write_file_atomically(path, text);
+    EXPECT_EQ(error_code([&] { read_step_envelope(path); }), "E1255") << rate;
+  }
 }
 
 // solve --step by function: inside its budget by measurement, the realization it returns measures
