@@ -48,7 +48,7 @@ struct Report {
 // Whether a measured gap is read as a value: it exceeds the reference's proven distance to the
 // denotation by proof::kCertifiedFactor.
 bool certified(const Report& report) {
-  return report.measured->absolute > proof::kCertifiedFactor * report.reference->radius;
+  return proof::certifies(*report.reference, report.measured->absolute);
 }
 
 std::vector<precision::BoundModel> models_of(const std::string& name) {

@@ -104,6 +104,23 @@ void print_gaps(const SolveRun& run) {
   }
 }
 
+// --certify's line: the reference's own gap (δ_p), proven, beside the measured gap.
+void print_reference(const SolveRun& run) {
+  if (!run.reference) {
+    std::cout << "reference   its own distance to the denotation was not certified (--certify 0)\n";
+    return;
+  }
+  const proof::CertifiedReference& r = *run.reference;
+  std::cout << fmt::format("reference   within {:.3e} of the denotation, proven (Arb balls at {} bits on {} of the {} "
+                           "samples, {:.1f} s)\n",
+                           r.radius, run.envelope.bits, r.samples, run.prepared.count, r.seconds);
+  if (!proof::certifies(r, run.solution.gap.absolute)) {
+    std::cout << fmt::format("flagged     the measured gap is not {:g}× the reference's proven distance to the denotation: "
+                             "it is not read as a value (calibrate at more --bits)\n",
+                             proof::kCertifiedFactor);
+  }
+}
+
 void print_report(const SolveRun& run, const std::string& out) {
   const Offer& offer = run.offer;
   const Solution& s = run.solution;
@@ -141,6 +158,7 @@ void print_report(const SolveRun& run, const std::string& out) {
                              *s.quant_estimate);
   }
   print_gaps(run);
+  print_reference(run);
   for (const std::string& warning : run.warnings) std::cout << "warning     " << warning << "\n";
   std::cout << fmt::format("rounds      {} widening round{}, {} measurements in sample\n", s.rounds, s.rounds == 1 ? "" : "s",
                            s.measurements);
@@ -171,6 +189,7 @@ int run_solve_command(const SolveCommandOptions& options, const std::string& ste
     out["seconds"] = {{"wall", run.wall_seconds}, {"exact", run.exact_seconds}, {"native", run.native_seconds},
                       {"native_runs", run.native_runs}, {"proposal", run.times.proposal},
                       {"exact_from_cache", run.exact_from_cache}};
+    if (run.reference) out["seconds"]["certify"] = run.reference->seconds;
     std::cout << out.dump(2) << '\n';
   } else {
     print_report(run, options.out);

@@ -15,6 +15,7 @@
 #include "profile/profile.h"
 #include "support/atomic_file.h"
 #include "support/diagnostics.h"
+#include "support/json_reader.h"
 #include "support/sha256.h"
 
 namespace presk::cli {
@@ -138,6 +139,26 @@ void quantize_pass(const GlobalOptions& global, const solve::SampleSet& in_sampl
   solution.estimate = solve::float_estimate(run.offer, solution.assignment, run.options.estimate);
 }
 
+// --certify N (issue #36, item 3): the reference's own distance to the denotation, proven by Arb
+// balls at the envelope's bits on the first N of the in-sample exact outputs the solution was
+// measured against (a sample of them: a ball run costs about twice an MPFR run), in the record.
+void certify_solve(const SolveCommandOptions& options, const GlobalOptions& global, const solve::SampleSet& in_sample,
+                   const solve::Measurer& measurer, const solve::Progress& progress, SolveRun& run) {
+  const int64_t count = std::min(options.certify, in_sample.count);
+  if (count == 0) return;
+  if (progress) progress(fmt::format("certifying the reference's own gap: Arb balls on {} of {} samples", count, in_sample.count));
+  const PreparedRun& prepared = run.prepared;
+  run.reference = proof::certify_reference(prepared.program, *prepared.entry, prepared.parameters, count,
+                                           in_sample.inputs, measurer.exact_in_sample(), global.threads);
+  // No seconds here: the realization file is the same bytes on every run.
+  run.file["solve"]["reference"] = {{"radius", json_number<nlohmann::ordered_json>(run.reference->radius)},
+                                    {"samples_certified", count},
+                                    {"samples", in_sample.count},
+                                    {"bits", run.envelope.bits},
+                                    {"factor", proof::kCertifiedFactor},
+                                    {"certified", proof::certifies(*run.reference, run.solution.gap.absolute)}};
+}
+
 // The refusals that need the offer or the samples, checked before the exact reference runs:
 // --exhaustive too large (E1106), --quant on an entry that is not a loss (E1120), --narrow
 // heldout with no held-out sample to undo on (E1122).
@@ -216,6 +237,10 @@ void add_solve_options(CLI::App& command, SolveCommandOptions& options, GlobalOp
       ->check(CLI::IsMember({"exact", "f64"}))->capture_default_str();
   command.add_flag("--no-exact-cache", options.no_exact_cache,
                    "Run the exact reference even when ENVELOPE.exact.safetensors holds its outputs, and write none");
+  command.add_option("--certify", options.certify,
+                     "Prove the exact reference's own distance to the denotation (δ_p) with Arb balls at the "
+                     "envelope's bits on the first N samples, and print it beside the gap (0: off)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))->capture_default_str();
   command.add_flag("--quiet", options.quiet, "No progress on stderr");
   add_threads_option(command, global);
   add_json_option(command, global);
@@ -289,6 +314,7 @@ SolveRun run_solve(const SolveCommandOptions& options, GlobalOptions& global) {
                                      options.run.envelope, sha256_file(options.run.envelope)};
   run.file = solve::realization_file(run.offer, run.solution, run.budget, run.options, context);
   if (!run.warnings.empty()) run.file["solve"]["warnings"] = run.warnings;
+  certify_solve(options, global, in_sample, measurer, progress, run);
   run.file["solve"]["program_sha256"] = sha256_file(options.run.program);  // presk report shows the text it solved
   if (options.sweep != "exact") run.file["solve"]["sweep"] = options.sweep;
   if (run.options.profile) {

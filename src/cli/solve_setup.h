@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/envelope_run.h"
+#include "proof/certify.h"
 #include "solve/price.h"
 #include "solve/record.h"
 
@@ -24,6 +25,7 @@ struct SolveCommandOptions {
   int64_t heldout = -1;  // -1: as many as the envelope's samples
   bool exhaustive = false, quiet = false;
   bool no_exact_cache = false;     // --no-exact-cache: run the reference, read and write no cache
+  int64_t certify = 1;             // --certify N: δ_p proven by Arb balls on the first N samples (0: off)
   bool quant = false;              // --quant: the integer pass after the float solve
   std::string scheme = "absmax";   // --scheme: its scales
   std::string sweep = "exact";     // --sweep: --quant's cotangents from the reference, or native f64
@@ -45,6 +47,7 @@ struct SolveRun {
   double exact_seconds = 0, native_seconds = 0, wall_seconds = 0;
   int native_runs = 0;
   bool exact_from_cache = false;  // the exact outputs were read from the envelope's cache
+  std::optional<proof::CertifiedReference> reference;  // --certify: δ_p's proven bound
   std::optional<solve::TimePrediction> predicted;  // --profile: seconds per sample, predicted
   int64_t held_out_wanted = 0;  // samples asked to hold out (the solution has how many were)
   std::vector<std::string> warnings;  // why nothing could be ranked (on stderr, in the record, in the report)

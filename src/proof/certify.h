@@ -32,5 +32,8 @@ CertifiedReference certify_reference(const ir::Program& program, const ir::Funct
 // A measured gap is read as a value only when it exceeds the reference's proven distance to the
 // denotation by this factor; otherwise it is flagged.
 constexpr double kCertifiedFactor = 1000;
+inline bool certifies(const CertifiedReference& reference, double gap) {
+  return gap > kCertifiedFactor * reference.radius;
+}
 
 }  // namespace presk::proof

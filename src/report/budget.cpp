@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "report/sections.h"
 #include "report/svg.h"
@@ -36,6 +37,21 @@ std::string predicted_rows(const solve::Record& r) {
   return out;
 }
 
+// --certify's record (the record's `reference`): the exact reference's own distance to the
+// denotation, proven by Arb balls on some of the samples.
+std::string reference_row(const solve::Record& r) {
+  if (!r.raw.contains("reference") || !r.raw["reference"].is_object()) {
+    return R"(<tr><th>reference's own gap (δ_p)</th><td data-field="reference_radius" data-value="none">not certified</td></tr>)";
+  }
+  const nlohmann::json& c = r.raw["reference"];
+  const double radius = c.contains("radius") && c["radius"].is_number() ? c["radius"].get<double>()
+                                                                        : std::numeric_limits<double>::infinity();
+  return row("reference_radius", "reference's own gap (δ_p)", radius,
+             fmt::format("≤ {}, proven (Arb balls at {} bits on {} of {} samples){}", short_number(radius),
+                         c.value("bits", 0), c.value("samples_certified", 0), c.value("samples", 0),
+                         c.value("certified", false) ? "" : ": the gap is not 1000× it, so it is not read as a value"));
+}
+
 std::string summary_table(const solve::Record& r, const Summary& s) {
   std::string out = R"(<table class="summary">)";
   out += row("budget", "budget", r.budget,
@@ -53,6 +69,7 @@ std::string summary_table(const solve::Record& r, const Summary& s) {
   } else {
     out += R"(<tr><th>measured gap, held out</th><td data-field="gap_held_out" data-value="none">nothing held out</td></tr>)";
   }
+  out += reference_row(r);
   out += row("traffic_ratio", "traffic", s.ratio,
              fmt::format("{:.3f}× less than all-f64: {} against {}", s.ratio, bytes_text(s.bytes), bytes_text(s.all_f64_bytes)));
   out += row("traffic_all_f64", "traffic all-f64 (bytes)", s.all_f64_bytes, short_number(s.all_f64_bytes));

@@ -42,6 +42,8 @@ class Measurer : public Measurements {
   precision::MeasuredGap in_sample(const Offer& offer, const Assignment& assignment) override;
   std::optional<precision::MeasuredGap> held_out(const Offer& offer, const Assignment& assignment) override;
   int64_t held_out_count() const { return held_out_.count; }
+  // The exact outputs of the envelope's samples, as every in-sample gap is measured against.
+  const precision::ExactOutputs& exact_in_sample() const { return exact_in_; }
 
   double exact_seconds() const { return exact_seconds_; }
   bool exact_from_cache() const { return exact_from_cache_; }

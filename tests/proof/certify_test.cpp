@@ -8,6 +8,8 @@
 #include <mpfr.h>
 
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "common/run_command.h"
@@ -19,6 +21,11 @@
 
 namespace presk::proof {
 namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
 
 // max over outputs of |a − b|, rounded up.
 double largest_difference(const precision::ExactOutputs& a, const precision::ExactOutputs& b) {
@@ -98,6 +105,50 @@ TEST(CertifiedReference, CheckMeasurePrintsItAndFlagsAGapBelowIt) {
     EXPECT_EQ(result.output.find("flagged:") != std::string::npos, std::string(bits) == "53")
         << result.output;
   }
+}
+
+// presk solve certifies the reference it measured against (--certify N, default 1): the record
+// holds δ_p's bound, the report prints it and flags a gap that does not exceed it by
+// kCertifiedFactor; --certify 0 records none; the record is the same bytes at 1 and 2 threads.
+TEST(CertifiedReference, SolveRecordsItPrintsItAndFlagsAGapBelowIt) {
+  testing_support::TempFolder folder;
+  const std::string program = std::string(PRESK_SOURCE_DIR) + "/examples/layernorm.psk";
+  for (const char* bits : {"256", "53"}) {
+    const std::string envelope = folder.file(std::string("ln") + bits + ".json");
+    auto result = testing::run_command(testing::presk() + " calibrate --precision " + program +
+                                           " --entry normalize --dim T=2 --const D=4 --samples 3 --quiet --bits " +
+                                           bits + " --out " + envelope,
+                                       false);
+    ASSERT_EQ(result.status, 0) << result.output;
+    const std::string solve = testing::presk() + " solve " + program + " --precision " + envelope +
+                              " --budget 1e-13 --quiet --certify 2 --out ";
+    const std::string r1 = folder.file(std::string("r1_") + bits + ".json"),
+                      r2 = folder.file(std::string("r2_") + bits + ".json");
+    result = testing::run_command(solve + r1 + " --threads 1", false);
+    ASSERT_EQ(result.status, 0) << result.output;
+    EXPECT_NE(result.output.find("of the denotation, proven (Arb balls at " + std::string(bits) +
+                                 " bits on 2 of the 3 samples"),
+              std::string::npos)
+        << result.output;
+    EXPECT_EQ(result.output.find("flagged") != std::string::npos, std::string(bits) == "53") << result.output;
+    ASSERT_EQ(testing::run_command(solve + r2 + " --threads 2", false).status, 0);
+    EXPECT_EQ(read_text(r1), read_text(r2)) << "the record depends on the thread count";
+    const nlohmann::json record = nlohmann::json::parse(read_text(r1))["solve"];
+    const nlohmann::json& reference = record["reference"];
+    const double radius = reference["radius"].get<double>();
+    const double gap = record["gap"]["in_sample"]["absolute"].get<double>();
+    EXPECT_GT(radius, 0);
+    EXPECT_LT(radius, std::ldexp(1.0, 40 - std::stoi(bits)));
+    EXPECT_EQ(reference["samples_certified"].get<int>(), 2);
+    EXPECT_EQ(reference["certified"].get<bool>(), gap > kCertifiedFactor * radius) << reference.dump();
+  }
+  const std::string r0 = folder.file("r0.json");
+  ASSERT_EQ(testing::run_command(testing::presk() + " solve " + program + " --precision " + folder.file("ln256.json") +
+                                     " --budget 1e-3 --quiet --certify 0 --out " + r0,
+                                 false)
+                .status,
+            0);
+  EXPECT_FALSE(nlohmann::json::parse(read_text(r0))["solve"].contains("reference"));
 }
 
 }  // namespace
