@@ -15,17 +15,12 @@
 #include "profile/calibrate.h"
 #include "solve/offer.h"
 #include "solve/price.h"
+#include "support/alternating.h"
 #include "support/atomic_file.h"
 #include "support/diagnostics.h"
 
 namespace presk::cli {
 namespace {
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n == 0 ? 0 : n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 void print_fits(const profile::Profile& p) {
   std::cout << fmt::format("presk bench --calibrate: {} ({} cores), {} thread{}, {}\n", p.cpu, p.cores, p.threads,
@@ -125,19 +120,16 @@ int run_compare(const CompareOptions& options, const GlobalOptions& global) {
   const exec::native::ExecuteOptions run_options{global.threads, options.scalar};
   const std::string& entry = prepared.entry->name;
   for (Timed& t : timed) exec::native::execute(prepared.program, entry, t.realization, inputs, t.parameters, run_options);
-  for (int round = 0; round < std::max(1, options.rounds); ++round) {
-    for (Timed& t : timed) {
-      std::vector<double> ms;
-      for (int r = 0; r < std::max(1, options.runs); ++r) {
-        const auto start = std::chrono::steady_clock::now();
-        exec::native::execute(prepared.program, entry, t.realization, inputs, t.parameters, run_options);
-        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-      }
-      t.rounds.push_back(median(ms));
-    }
-    std::cerr << fmt::format("bench: round {} of {}\n", round + 1, options.rounds);
+  const std::vector<RoundTimes> times = time_in_alternation(
+      timed.size(), options.rounds, options.runs,
+      [&](size_t k) {
+        exec::native::execute(prepared.program, entry, timed[k].realization, inputs, timed[k].parameters, run_options);
+      },
+      [&](int round) { std::cerr << fmt::format("bench: round {} of {}\n", round + 1, options.rounds); });
+  for (size_t k = 0; k < timed.size(); ++k) {
+    for (double seconds : times[k].rounds) timed[k].rounds.push_back(1e3 * seconds);
   }
-  const double first = median(timed[0].rounds), first_predicted = timed[0].predicted;
+  const double first = median_of(timed[0].rounds), first_predicted = timed[0].predicted;
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   if (!global.json) {
     std::cout << fmt::format("{} --entry {} ({} threads; {} rounds in alternation of {} runs each, the round's median kept)\n",
@@ -147,7 +139,7 @@ int run_compare(const CompareOptions& options, const GlobalOptions& global) {
   }
   for (size_t i = 0; i < timed.size(); ++i) {
     const Timed& t = timed[i];
-    const double m = median(t.rounds);
+    const double m = median_of(t.rounds);
     const auto [low, high] = std::minmax_element(t.rounds.begin(), t.rounds.end());
     const double predicted_ratio = first_predicted > 0 ? t.predicted / first_predicted : 0;
     rows.push_back({{"realize", options.realizations[i]}, {"median_ms", m}, {"min_ms", *low}, {"max_ms", *high},

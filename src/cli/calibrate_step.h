@@ -28,6 +28,7 @@ struct StepCommandOptions {
   std::vector<std::string> realize;  // --realize, repeatable
   std::string envelope;              // --envelope STEP.json: re-measure without the exact run
   std::string profile;               // --profile PROFILE.json: each realization's predicted time
+  int rounds = 5;                    // --rounds: the native steps timed in alternation (0: not timed)
   std::string yardstick = "exact";   // --yardstick exact|f64: what the gaps are measured against
 };
 

@@ -132,13 +132,21 @@ void print_table(const step::StepEnvelope& e, const std::vector<step::StepMeasur
   if (measures.empty()) return;
   size_t width = 11;
   for (const step::StepMeasures& m : measures) width = std::max(width, m.realization.size());
-  std::cout << fmt::format("{:<{}}  {:<6}  {:>10}  {:>13}  {:>12}{}\n", "realization", width, "master", "update gap",
-                           "storage floor", "gradient gap", predicted.seconds.empty() ? "" : "  predicted  vs f64");
+  std::cout << fmt::format("{:<{}}  {:<6}  {:>10}  {:>13}  {:>12}  {:>21}{}\n", "realization", width, "master",
+                           "update gap", "storage floor", "gradient gap", "native step s (range)",
+                           predicted.seconds.empty() ? "" : "  predicted  vs f64");
   for (size_t k = 0; k < measures.size(); ++k) {
     const step::StepMeasures& m = measures[k];
-    std::cout << fmt::format("{:<{}}  {:<6}  {:>10}  {:>13}  {:>12}{}\n", m.realization, width,
+    std::cout << fmt::format("{:<{}}  {:<6}  {:>10}  {:>13}  {:>12}  {:>21}{}\n", m.realization, width,
                              exec::native::real_type_name(m.master), gap_text(m.update_gap), gap_text(m.storage_floor),
-                             gap_text(m.gradient_gap), predicted_text(predicted, k));
+                             gap_text(m.gradient_gap),
+                             m.rounds > 1 ? fmt::format("{:.3g} ({:.3g}–{:.3g})", m.seconds, m.least, m.greatest)
+                                          : fmt::format("{:.3g} (one step)", m.seconds),
+                             predicted_text(predicted, k));
+  }
+  if (measures.front().rounds > 1) {
+    std::cout << fmt::format("# native step s: the median of {} rounds in alternation (one step each), least–greatest\n",
+                             measures.front().rounds);
   }
   if (!predicted.seconds.empty()) {
     std::cout << fmt::format("# predicted: seconds per step by the profile (all-f64 {:.3e} s), and all-f64's over it\n",
@@ -153,7 +161,8 @@ void print_json(const step::StepEnvelope& e, const std::vector<step::StepMeasure
     const step::StepMeasures& m = measures[k];
     rows.push_back({{"realization", m.realization}, {"master", exec::native::real_type_name(m.master)},
                     {"update_gap", m.update_gap}, {"storage_floor", m.storage_floor}, {"gradient_gap", m.gradient_gap},
-                    {"seconds", m.seconds}});
+                    {"seconds", m.seconds}, {"seconds_least", m.least}, {"seconds_greatest", m.greatest},
+                    {"rounds", m.rounds}});
     if (!predicted.seconds.empty()) {
       rows.back()["predicted_seconds"] = predicted.seconds[k];
       rows.back()["predicted_speedup"] = predicted.seconds[k] > 0 ? predicted.all_f64 / predicted.seconds[k] : 0;
@@ -206,6 +215,11 @@ void add_step_options(CLI::App& command, StepCommandOptions& o) {
       ->check(CLI::IsMember({"exact", "f64"}))
       ->capture_default_str();
   command.add_option("--profile", o.profile, "--step: a profile (presk bench --calibrate): each realization's predicted seconds per step");
+  command.add_option("--rounds", o.rounds,
+                     "--step: time each --realize's native step in this many alternating rounds (median and spread; 0: "
+                     "the one measured step's time)")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
 }
 
 int run_calibrate_step(const RunInputOptions& input, const StepCommandOptions& options, std::optional<long> bits,
@@ -237,7 +251,12 @@ int run_calibrate_step(const RunInputOptions& input, const StepCommandOptions& o
   std::vector<step::StepMeasures> measures;
   for (const std::string& realization : options.realize) {
     measures.push_back(step::measure_step(envelope, program, realization, global.threads));
-    if (!quiet) std::cerr << fmt::format("native step under {}: {:.2f} s\n", realization, measures.back().seconds);
+    if (!quiet) std::cerr << fmt::format("native step under {}: measured, {:.2f} s\n", realization, measures.back().seconds);
+  }
+  if (!measures.empty() && options.rounds > 0) {
+    step::time_steps(envelope, program, measures, options.rounds, global.threads, [&](int round) {
+      if (!quiet) std::cerr << fmt::format("timing the native steps: round {} of {}\n", round + 1, options.rounds);
+    });
   }
   const Predicted predicted = predict(program, input.entry, options, static_cast<double>(envelope.windows.size()));
   if (global.json) print_json(envelope, measures, predicted, out);

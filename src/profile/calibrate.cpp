@@ -14,6 +14,7 @@
 #include "exec/native/executor.h"
 #include "lang/frontend.h"
 #include "precision/calibrate.h"
+#include "support/alternating.h"
 #include "support/diagnostics.h"
 
 namespace presk::profile {
@@ -58,11 +59,6 @@ double type_bytes(const std::string& type) {
   return facts(native::element_type_of(*native::real_type_from_name(type))).bits / 8.0;
 }
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 // Deterministic inputs in [−1, 1).
 Tensor input(const std::vector<int64_t>& shape, uint64_t salt) {
@@ -118,7 +114,7 @@ class Bench {
       for (size_t p = 0; p < probes.size(); ++p) times[p].push_back(per_call(probes[p], parameters[p]));
     }
     std::vector<double> out;
-    for (std::vector<double>& t : times) out.push_back(median(t));
+    for (std::vector<double>& t : times) out.push_back(median_of(t));
     return out;
   }
   double seconds(const native::Realization& realization, const std::string& kind, int rounds) const {

@@ -7,6 +7,7 @@
 
 #include "ir/program_hash.h"
 #include "ir/sites.h"
+#include "support/alternating.h"
 #include "support/diagnostics.h"
 #include "support/number_format.h"
 
@@ -160,6 +161,27 @@ void check_envelope_program(const StepEnvelope& envelope, const ir::Program& pro
     user_error("E1251").hint("pass the program and --const/--dim the step was calibrated with, or calibrate again")
         << "the step envelope was measured on another program: its program hash is " << envelope.program_hash
         << ", the program's " << hash;
+  }
+}
+
+void time_steps(const StepEnvelope& envelope, const ir::Program& program, std::vector<StepMeasures>& measures,
+                int rounds, int threads, const std::function<void(int)>& progress) {
+  const std::vector<train::ParameterState> layout = train::parameter_layout(program);
+  std::vector<exec::native::Realization> realizations;
+  std::vector<train::GradientProgram> gradients;
+  for (const StepMeasures& m : measures) {
+    realizations.push_back(load_step_realization(program, envelope.entry, m.realization));
+    gradients.push_back(train::make_gradient_program(program, envelope.entry, layout, realizations.back().sites.empty()));
+  }
+  const StepInput input{envelope.windows, envelope.seed, envelope.step - 1, envelope.learning_rate, envelope.adamw};
+  const std::vector<RoundTimes> times = time_in_alternation(
+      measures.size(), rounds, 1,
+      [&](size_t k) { native_step(gradients[k], realizations[k], envelope.state, input, threads); }, progress);
+  for (size_t k = 0; k < measures.size(); ++k) {
+    measures[k].seconds = times[k].median;
+    measures[k].least = times[k].least;
+    measures[k].greatest = times[k].greatest;
+    measures[k].rounds = static_cast<int>(times[k].rounds.size());
   }
 }
 

@@ -3,6 +3,7 @@
 // and the storage floor of the realization's master type.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -36,7 +37,9 @@ struct StepMeasures {
   std::string realization;  // the argument: "f32" or "@file.json"
   RealType master = RealType::f64;
   double update_gap = 0, gradient_gap = 0, storage_floor = 0;
-  double seconds = 0;  // the native step's wall time
+  double seconds = 0;  // the native step's wall time: one step, or time_steps' median
+  double least = 0, greatest = 0;  // time_steps' spread (0 when timed once)
+  int rounds = 1;
 };
 
 // The native step under `realization_argument` (a type name or @file.json, validated against
@@ -65,5 +68,11 @@ StepMeasures measure_step(const StepEnvelope& envelope, const ir::Program& progr
 // solver's), named `name` in the result.
 StepMeasures measure_step(const StepEnvelope& envelope, const ir::Program& program,
                           const exec::native::Realization& realization, const std::string& name, int threads);
+
+// Times the native step under each of `measures`' realizations (arguments as measure_step takes
+// them) in alternating rounds, one step per round (support/alternating.h), and sets each one's
+// seconds to the median of its rounds, with the spread; `progress` after each round.
+void time_steps(const StepEnvelope& envelope, const ir::Program& program, std::vector<StepMeasures>& measures,
+                int rounds, int threads, const std::function<void(int)>& progress);
 
 }  // namespace presk::step

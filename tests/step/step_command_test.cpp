@@ -62,6 +62,13 @@ TEST_F(StepCommand, TableProgressAndEnvelope) {
   const double f64 = json["realizations"][0]["update_gap"], f32 = json["realizations"][1]["update_gap"];
   EXPECT_LE(f64, 1e-10);
   EXPECT_GT(f32, f64);
+  // The native step's seconds: the median of --rounds (5) rounds in alternation, with its spread.
+  for (const nlohmann::json& row : json["realizations"]) {
+    EXPECT_EQ(row["rounds"].get<int>(), 5) << row.dump();
+    EXPECT_LE(row["seconds_least"].get<double>(), row["seconds"].get<double>()) << row.dump();
+    EXPECT_LE(row["seconds"].get<double>(), row["seconds_greatest"].get<double>()) << row.dump();
+    EXPECT_GT(row["seconds_least"].get<double>(), 0) << row.dump();
+  }
   // Against the saved envelope, without the exact run: the same numbers.
   auto again = step("--envelope s.json --realize f32 --json --quiet", false);
   ASSERT_EQ(again.status, 0) << again.output;
