@@ -46,6 +46,8 @@ struct GappaOptions {
 struct Outcome {
   proof::Script script;
   int64_t goals = 0;
+  std::vector<std::string> stage_files;  // the earlier stages' scripts (exp and max arguments)
+  double stage_seconds = 0, stage_cpu_seconds = 0;  // their Gappa runs' (added to `proved`'s)
   std::optional<proof::GappaResult> proved;
   std::vector<precision::EntryBound> bounds;
   std::optional<precision::MeasuredGap> measured;
@@ -64,6 +66,49 @@ std::string header(const GappaOptions& options, const precision::Envelope& envel
                                  : "the envelope",
       options.envelope, envelope.samples, envelope.bits, envelope.date);
 }
+
+// Stage k of a statement with exp or max scalars: proves the errors of their arguments (`goals`)
+// from the scalars before them, in a script beside --out (F.stage<k+1>.g). False when Gappa did
+// not prove it: the outcome then says so.
+bool prove_stage(const GappaOptions& options, const proof::Statement& statement,
+                 const proof::Magnitudes& magnitudes, const precision::Envelope& envelope,
+                 const std::vector<int32_t>& goals, size_t k, const GlobalOptions& global,
+                 proof::Proven& proven, Outcome& outcome) {
+  const std::string base = options.out.size() > 2 && options.out.ends_with(".g")
+                               ? options.out.substr(0, options.out.size() - 2)
+                               : options.out;
+  const std::string path = fmt::format("{}.stage{}.g", base, k + 1);
+  const std::string note = fmt::format(
+      "stage {}: the errors of {} argument(s) of exp or max, which the next stages assume",
+      k + 1, goals.size());
+  const proof::Script script = proof::gappa_script(
+      statement, magnitudes, header(options, envelope, static_cast<int64_t>(goals.size())) + "\n" + note,
+      &goals, proven);
+  write_file_atomically(path, script.text);
+  outcome.stage_files.push_back(path);
+  if (!global.json)
+    std::cerr << fmt::format("presk gappa: Gappa proving {} ({} operations)…\n", path,
+                             script.operations);
+  proof::GappaResult result = proof::run_gappa(path, static_cast<int>(goals.size()), options.timeout);
+  outcome.stage_seconds += result.seconds;
+  outcome.stage_cpu_seconds += result.cpu_seconds;
+  if (result.outcome != proof::Outcome::proved) {
+    result.seconds = outcome.stage_seconds;
+    result.cpu_seconds = outcome.stage_cpu_seconds;
+    result.message = fmt::format("{} ({}): {}", note, path, result.message);
+    outcome.script = script;
+    outcome.proved = result;
+    return false;
+  }
+  for (int32_t g : goals) proven[g] = result.bound;
+  return true;
+}
+
+Outcome finish(const PreparedRun& prepared,
+               const exec::native::Realization& realization, const precision::Envelope& envelope,
+               const precision::SampleInputs& inputs,
+               const std::vector<precision::ValueEnvelope>& arguments, GlobalOptions& global,
+               Outcome& outcome);
 
 Outcome compute(const GappaOptions& options, GlobalOptions& global) {
   const precision::Envelope envelope = precision::read_envelope(options.envelope);
@@ -93,14 +138,37 @@ Outcome compute(const GappaOptions& options, GlobalOptions& global) {
           : proof::envelope_magnitudes(envelope, *prepared.entry, argument_max);
   Outcome outcome;
   outcome.goals = static_cast<int64_t>(statement.goals.size());
-  outcome.script =
-      proof::gappa_script(statement, magnitudes, header(options, envelope, outcome.goals));
+  const std::vector<std::vector<int32_t>> stages = proof::stages(statement);
+  if (stages.size() > 1 && !options.run) {
+    user_error("E1604").hint("add --run: presk proves the arguments' errors first, then writes the script")
+        << "the statement has exp or max scalars, which Gappa states through their arguments' "
+           "proven errors: their "
+        << stages.size() - 1 << " earlier proof(s) must run before the script can be written";
+  }
+  proof::Proven proven;
+  for (size_t k = 0; k + 1 < stages.size(); ++k) {
+    if (!prove_stage(options, statement, magnitudes, envelope, stages[k], k, global, proven, outcome))
+      return finish(prepared, realization, envelope, inputs, arguments, global, outcome);
+  }
+  outcome.script = proof::gappa_script(statement, magnitudes,
+                                       header(options, envelope, outcome.goals), nullptr, proven);
   write_file_atomically(options.out, outcome.script.text);
   if (!options.run) return outcome;
   if (!global.json)
     std::cerr << fmt::format("presk gappa: Gappa proving {} ({} operations)…\n", options.out,
                              outcome.script.operations);
   outcome.proved = proof::run_gappa(options.out, static_cast<int>(outcome.goals), options.timeout);
+  outcome.proved->seconds += outcome.stage_seconds;  // every run of the proof
+  outcome.proved->cpu_seconds += outcome.stage_cpu_seconds;
+  return finish(prepared, realization, envelope, inputs, arguments, global, outcome);
+}
+
+// The bounds and the measured gap printed beside what Gappa proved.
+Outcome finish(const PreparedRun& prepared,
+               const exec::native::Realization& realization, const precision::Envelope& envelope,
+               const precision::SampleInputs& inputs,
+               const std::vector<precision::ValueEnvelope>& arguments, GlobalOptions& global,
+               Outcome& outcome) {
   precision::BoundInputs bound_inputs;
   bound_inputs.program = &prepared.program;
   bound_inputs.envelope = &envelope;
@@ -121,9 +189,18 @@ Outcome compute(const GappaOptions& options, GlobalOptions& global) {
 
 void print(const GappaOptions& options, const Outcome& outcome) {
   const proof::Script& script = outcome.script;
+  for (const std::string& stage : outcome.stage_files) {
+    std::cout << fmt::format("presk gappa: {} written (an earlier stage: the errors of exp's and "
+                             "max's arguments)\n", stage);
+  }
   std::cout << fmt::format(
-      "presk gappa: {} written: {} operations, {} hypotheses, {} goals (one row)\n", options.out,
-      script.operations, script.hypotheses, outcome.goals);
+      "presk gappa: {} {}: {} operations, {} hypotheses, {} goals (one row)\n",
+      outcome.proved && !outcome.stage_files.empty() &&
+              outcome.proved->outcome != proof::Outcome::proved && outcome.script.text.find(
+                  "# stage ") != std::string::npos
+          ? outcome.stage_files.back()
+          : options.out,
+      "written", script.operations, script.hypotheses, outcome.goals);
   for (const std::string& site : script.missing) {
     if (options.rows != "inputs") std::cout << "  no magnitude for " << site << ": none assumed\n";
   }
@@ -131,9 +208,12 @@ void print(const GappaOptions& options, const Outcome& outcome) {
   const proof::GappaResult& proved = *outcome.proved;
   const double measured = outcome.measured->absolute;
   if (proved.outcome == proof::Outcome::proved) {
-    std::cout << fmt::format("{:<10} {:>12.3e} {:>15.3g}   (Gappa, {:.1f} s of CPU, {:.1f} s)\n",
+    std::cout << fmt::format("{:<10} {:>12.3e} {:>15.3g}   (Gappa, {:.1f} s of CPU, {:.1f} s{})\n",
                              "proved", proved.bound, measured > 0 ? proved.bound / measured : 0.0,
-                             proved.cpu_seconds, proved.seconds);
+                             proved.cpu_seconds, proved.seconds,
+                             outcome.stage_files.empty()
+                                 ? ""
+                                 : fmt::format(", {} runs in stages", outcome.stage_files.size() + 1));
   } else {
     std::cout << fmt::format("{:<10} {} after {:.1f} s of CPU ({:.1f} s): {}\n", "proved",
                              proof::outcome_name(proved.outcome), proved.cpu_seconds,
@@ -157,6 +237,7 @@ nlohmann::json to_json(const GappaOptions& options, const Outcome& outcome) {
                         {"operations", outcome.script.operations},
                         {"hypotheses", outcome.script.hypotheses},
                         {"goals", outcome.goals},
+                        {"stages", outcome.stage_files},
                         {"missing", outcome.script.missing}};
   if (!outcome.proved) return out;
   const proof::GappaResult& proved = *outcome.proved;

@@ -6,11 +6,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
 #include "exec/reference/contraction_plan.h"
+#include "exec/native/numeric.h"
 #include "exec/reference/ops.h"
+#include "precision/bound_rules.h"
 #include "support/diagnostics.h"
 
 namespace presk::proof {
@@ -44,8 +47,8 @@ std::string e(int32_t id) {
 [[noreturn]] void no_form(const std::string& site, const std::string& what) {
   user_error("E1600")
       << "site " << site << ": " << what
-      << " has no Gappa form in presk gappa (it states + − × ÷ √ rsqrt, sums, means, "
-         "contractions, layout ops, literals, parameters and calls)";
+      << " has no Gappa form in presk gappa (it states + − × ÷ √ rsqrt, exp, sums, means, max, "
+         "softmax, contractions, layout ops, literals, parameters and calls)";
   std::abort();  // unreachable: the builder above throws
 }
 // A scalar of no site: a partial sum, a conversion at an edge, a constant.
@@ -84,6 +87,18 @@ class Builder {
   Tensor elementwise(const ir::Let& let, const std::vector<Tensor>& in,
                      const std::vector<ir::Type>& types, RealType type);
   Tensor reduction(const ir::Let& let, const Tensor& x, const ir::Type& x_type, RealType type);
+  // The terms of each output element of a reduction of `x` over let.attrs.axes, entered in type.
+  std::vector<std::vector<int32_t>> reduced_terms(const ir::Let& let, const Tensor& x,
+                                                  const ir::Type& x_type, RealType type,
+                                                  std::vector<int64_t>* group = nullptr);
+  Tensor softmax(const ir::Let& let, const Tensor& x, const ir::Type& x_type, RealType type);
+  // exp of `a` and the exact max of `members`, stated through their operands' proven errors
+  // (Nonlinear); a sum of the exps of every member minus their max is at least 1.
+  int32_t exp_of(int32_t a, RealType type, Scalar scalar);
+  int32_t max_of(const std::vector<int32_t>& members, RealType type, Scalar scalar,
+                 const std::string& range_site);
+  void note_shift(int32_t difference, int32_t x, int32_t m);
+  void note_sum_floor(const std::vector<int32_t>& terms, int32_t sum);
   Tensor contraction(const ir::Let& let, const Tensor& x, const Tensor& w,
                      const std::vector<ir::Type>& types, RealType type);
   Tensor layout(const ir::Let& let, const Tensor& x, const ir::Type& x_type);
@@ -102,6 +117,9 @@ class Builder {
   std::map<std::string, int64_t> occurrences_;
   std::string site_;  // the site being stated, for the scalars it adds
   int64_t occurrence_ = 0;
+  std::map<int32_t, std::pair<int32_t, int32_t>> shifts_;  // x − max(…x…): {the max, x}
+  std::map<int32_t, std::pair<int32_t, int32_t>> exp_shifts_;  // exp of such: {the max, x}
+  std::map<int32_t, std::vector<int32_t>> max_members_;
 };
 
 Tensor Builder::argument(const ir::Function& entry, size_t index) {
@@ -168,6 +186,10 @@ Tensor Builder::let_value(const ir::Function& function, uint32_t index, const st
       case ir::OpFamily::Contraction:
         value = contraction(let, in.at(0), in.at(1), types, type);
         break;
+      case ir::OpFamily::Normalization:
+        if (let.op != ir::Op::softmax) no_form(site, fmt::format("`{}`", ir::op_name(let.op)));
+        value = softmax(let, in.at(0), types.at(0), type);
+        break;
       case ir::OpFamily::Layout:
         value = layout(let, in.at(0), types.at(0));
         for (int32_t& id : value) id = enter(id, type);
@@ -231,12 +253,17 @@ Tensor Builder::elementwise(const ir::Let& let, const std::vector<Tensor>& in,
         break;
       case ir::Op::sub:
         s.rounded = stored(type, a + " - " + b), s.exact = A + " - " + B;
+        note_shift(static_cast<int32_t>(statement.scalars.size()), ops[0], ops[1]);
         break;
+      case ir::Op::exp:
+        out.push_back(exp_of(ops[0], type, std::move(s)));
+        continue;
       case ir::Op::mul:
         s.rounded = stored(type, a + " * " + b), s.exact = A + " * " + B;
         break;
       case ir::Op::div:
         s.rounded = stored(type, a + " / " + b), s.exact = A + " / " + B;
+        statement.quotients[static_cast<int32_t>(statement.scalars.size())] = {ops[0], ops[1]};
         break;
       case ir::Op::neg:
         s.rounded = "-" + a, s.exact = "-" + A;
@@ -318,29 +345,20 @@ int32_t Builder::ordered_sum(const std::vector<std::pair<int32_t, int32_t>>& ter
 
 Tensor Builder::reduction(const ir::Let& let, const Tensor& x, const ir::Type& x_type,
                           RealType type) {
-  if (let.op == ir::Op::reduce_max) no_form(site_, "`reduce_max`");
-  const std::vector<int64_t>& shape = x_type.shape;
-  std::vector<bool> reduced(shape.size(), false);
-  for (int64_t axis : let.attrs.axes)
-    reduced[axis < 0 ? axis + static_cast<int64_t>(shape.size()) : axis] = true;
-  std::vector<std::vector<std::pair<int32_t, int32_t>>> terms(let.type.element_count());
-  std::vector<int64_t> index(shape.size(), 0);
-  for (size_t flat = 0; flat < x.size(); ++flat) {  // row-major: each output's terms in order
-    int64_t out = 0;
-    for (size_t a = 0; a < shape.size(); ++a) {
-      if (!reduced[a]) out = out * shape[a] + index[a];  // a kept reduced axis has extent 1
-    }
-    terms[out].push_back({enter(x[flat], type), -1});
-    for (size_t a = shape.size(); a-- > 0;) {
-      if (++index[a] < shape[a]) break;
-      index[a] = 0;
-    }
-  }
+  const std::vector<std::vector<int32_t>> terms_of = reduced_terms(let, x, x_type, type);
   Tensor result;
-  for (size_t o = 0; o < terms.size(); ++o) {
-    if (terms[o].empty()) no_form(site_, "an empty sum");
-    const int32_t s = ordered_sum(terms[o], false, type);
-    const auto k = static_cast<int64_t>(terms[o].size());
+  for (size_t o = 0; o < terms_of.size(); ++o) {
+    if (terms_of[o].empty()) no_form(site_, "an empty sum");
+    if (let.op == ir::Op::reduce_max) {
+      result.push_back(max_of(terms_of[o], type,
+                              {"", "", {}, site_, occurrence_, static_cast<int64_t>(o), false}, ""));
+      continue;
+    }
+    std::vector<std::pair<int32_t, int32_t>> terms;
+    for (int32_t t : terms_of[o]) terms.push_back({t, -1});
+    const int32_t s = ordered_sum(terms, false, type);
+    if (let.op == ir::Op::sum) note_sum_floor(terms_of[o], s);
+    const auto k = static_cast<int64_t>(terms.size());
     Scalar out{"", "", {s}, site_, occurrence_, static_cast<int64_t>(o), false};
     if (let.op == ir::Op::mean) {
       out.rounded = stored(type, fmt::format("{} / {}", r(s), k)),
@@ -351,6 +369,129 @@ Tensor Builder::reduction(const ir::Let& let, const Tensor& x, const ir::Type& x
     result.push_back(add(std::move(out), type));
   }
   return result;
+}
+
+int32_t Builder::exp_of(int32_t a, RealType type, Scalar scalar) {
+  const RealType c = compute_type(type);
+  const auto id = static_cast<int32_t>(statement.scalars.size());
+  scalar.operands = {};  // stated through K<id>, not through its argument's expressions
+  scalar.exact.clear();  // E<id> free: exp(E_a), which Gappa cannot write
+  scalar.rounded = stored(type, fmt::format("{} * K{} * H{}", e(id), id, id));
+  const double eta = 2 * precision::bound_detail::transcendental_ulps(ir::Op::exp, c) *
+                     exec::native::real_unit_roundoff(c);
+  statement.nonlinear[id] = {Nonlinear::Form::exp, {a}, eta, ""};
+  statement.facts[id].push_back(e(id) + " >= 0");
+  if (auto shift = shifts_.find(a); shift != shifts_.end()) {
+    statement.facts[id].push_back(e(id) + " <= 1");  // exp(x − max) ≤ 1
+    exp_shifts_[id] = shift->second;
+  }
+  return add(std::move(scalar), type);
+}
+
+int32_t Builder::max_of(const std::vector<int32_t>& members, RealType type, Scalar scalar,
+                        const std::string& range_site) {
+  const auto id = static_cast<int32_t>(statement.scalars.size());
+  scalar.operands = {};
+  scalar.rounded.clear();  // r<id> free too: max is exact, so |r − E| ≤ the members' bound
+  scalar.exact.clear();
+  statement.nonlinear[id] = {Nonlinear::Form::max, members, 0, range_site};
+  max_members_[id] = members;
+  return add(std::move(scalar), type);
+}
+
+void Builder::note_shift(int32_t difference, int32_t x, int32_t m) {
+  const auto members = max_members_.find(m);
+  if (members == max_members_.end()) return;
+  if (std::find(members->second.begin(), members->second.end(), x) == members->second.end()) return;
+  shifts_[difference] = {m, x};
+  statement.facts[difference].push_back(e(difference) + " <= 0");  // x − max(…x…) ≤ 0
+}
+
+// Σⱼ exp(xⱼ − max x) ≥ 1 when the terms are every member's: the max's own term is exp(0) = 1.
+void Builder::note_sum_floor(const std::vector<int32_t>& terms, int32_t sum) {
+  int32_t m = -1;
+  std::vector<int32_t> xs;
+  for (int32_t t : terms) {
+    const auto shift = exp_shifts_.find(t);
+    if (shift == exp_shifts_.end() || (m >= 0 && shift->second.first != m)) return;
+    m = shift->second.first;
+    xs.push_back(shift->second.second);
+  }
+  if (m < 0) return;
+  std::vector<int32_t> members = max_members_.at(m);
+  std::sort(members.begin(), members.end());
+  std::sort(xs.begin(), xs.end());
+  if (!std::includes(xs.begin(), xs.end(), members.begin(), members.end())) return;
+  statement.facts[sum].push_back(e(sum) + " >= 1");
+}
+
+// softmax as the native kernels compute it (src/exec/native/ops_reduce.cpp): per row m = max x
+// (exact), d = x − m, e = exp(d), s = Σ e in the declared order, each in the compute type; y = e / s
+// rounded into it and stored in the site's type.
+Tensor Builder::softmax(const ir::Let& let, const Tensor& x, const ir::Type& x_type,
+                        RealType type) {
+  const RealType c = compute_type(type);
+  std::vector<int64_t> group;
+  const std::vector<std::vector<int32_t>> rows = reduced_terms(let, x, x_type, c, &group);
+  const std::string range = statement.scalars[x.at(0)].site;
+  std::vector<int32_t> maxima, sums(rows.size());
+  for (const std::vector<int32_t>& row : rows)
+    maxima.push_back(max_of(row, c, temporary("", "", {}), range));
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> exps(rows.size());
+  std::vector<int64_t> place(x.size());
+  std::vector<size_t> seen(rows.size(), 0);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const int64_t g = group[i];
+    const int32_t xi = rows[g][seen[g]++], m = maxima[g];
+    const auto d_id = static_cast<int32_t>(statement.scalars.size());
+    note_shift(d_id, xi, m);
+    const int32_t d = add(temporary(fmt::format("{}({} - {})", rounding(c), r(xi), r(m)),
+                                    e(xi) + " - " + e(m), {xi, m}),
+                          c);
+    place[i] = static_cast<int64_t>(exps[g].size());
+    exps[g].push_back({exp_of(d, c, temporary("", "", {})), -1});
+  }
+  for (size_t g = 0; g < rows.size(); ++g) {
+    sums[g] = ordered_sum(exps[g], false, c);
+    std::vector<int32_t> terms;
+    for (const auto& [t, unused] : exps[g]) terms.push_back(t);
+    note_sum_floor(terms, sums[g]);
+  }
+  Tensor out;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const int32_t ex = exps[group[i]][place[i]].first, s = sums[group[i]];
+    statement.quotients[static_cast<int32_t>(statement.scalars.size())] = {ex, s};
+    out.push_back(add({stored(type, r(ex) + " / " + r(s)), e(ex) + " / " + e(s), {ex, s}, site_,
+                       occurrence_, static_cast<int64_t>(i), false},
+                      type));
+  }
+  return out;
+}
+
+std::vector<std::vector<int32_t>> Builder::reduced_terms(const ir::Let& let, const Tensor& x,
+                                                         const ir::Type& x_type, RealType type,
+                                                         std::vector<int64_t>* group) {
+  const std::vector<int64_t>& shape = x_type.shape;
+  std::vector<bool> reduced(shape.size(), false);
+  for (int64_t axis : let.attrs.axes)
+    reduced[axis < 0 ? axis + static_cast<int64_t>(shape.size()) : axis] = true;
+  int64_t groups = 1;  // the kept axes' extents (a softmax keeps its shape: not let.type's count)
+  for (size_t a = 0; a < shape.size(); ++a) groups *= reduced[a] ? 1 : shape[a];
+  std::vector<std::vector<int32_t>> terms(static_cast<size_t>(groups));
+  std::vector<int64_t> index(shape.size(), 0);
+  for (size_t flat = 0; flat < x.size(); ++flat) {  // row-major: each output's terms in order
+    int64_t out = 0;
+    for (size_t a = 0; a < shape.size(); ++a) {
+      if (!reduced[a]) out = out * shape[a] + index[a];  // a kept reduced axis has extent 1
+    }
+    terms[out].push_back(enter(x[flat], type));
+    if (group != nullptr) group->push_back(out);
+    for (size_t a = shape.size(); a-- > 0;) {
+      if (++index[a] < shape[a]) break;
+      index[a] = 0;
+    }
+  }
+  return terms;
 }
 
 Tensor Builder::contraction(const ir::Let& let, const Tensor& x, const Tensor& w,
@@ -421,19 +562,6 @@ Tensor Builder::layout(const ir::Let& let, const Tensor& x, const ir::Type& x_ty
   return out;
 }
 
-void mark_needed(Statement& statement) {
-  statement.needed.assign(statement.scalars.size(), false);
-  std::vector<int32_t> stack = statement.goals;
-  while (!stack.empty()) {
-    const int32_t id = stack.back();
-    stack.pop_back();
-    if (statement.needed[id]) continue;
-    statement.needed[id] = true;
-    ++statement.needed_count;
-    for (int32_t op : statement.scalars[id].operands) stack.push_back(op);
-  }
-}
-
 }  // namespace
 
 Statement state(const ir::Program& program, const ir::Function& entry,
@@ -461,69 +589,6 @@ Statement state(const ir::Program& program, const ir::Function& entry,
   }
   mark_needed(statement);
   return statement;
-}
-
-Script gappa_script(const Statement& statement, const Magnitudes& magnitudes,
-                    const std::string& header) {
-  Script script;
-  std::string& out = script.text;
-  for (size_t start = 0; start < header.size();) {
-    const size_t end = std::min(header.find('\n', start), header.size());
-    out += "# " + header.substr(start, end - start) + "\n";
-    start = end + 1;
-  }
-  out +=
-      "@rnd64 = float<ieee_64,ne>;\n@rnd32 = float<ieee_32,ne>;\n@rndbf = float<8,-133,ne>;  # "
-      "bf16: 8 bits, binary32's exponents\n";
-  std::vector<std::string> hypotheses;
-  std::map<std::string, bool> missing;
-  for (size_t i = 0; i < statement.scalars.size(); ++i) {
-    if (!statement.needed[i]) continue;
-    const Scalar& s = statement.scalars[i];
-    const auto id = static_cast<int32_t>(i);
-    if (!s.exact.empty()) out += fmt::format("{} = {};\n", e(id), s.exact);
-    out += fmt::format("{} = {};\n", r(id), s.rounded);
-    ++script.operations;
-    if (s.site.empty()) continue;
-    auto found = magnitudes.find(s.site);
-    if (found == magnitudes.end() || !std::isfinite(found->second)) {
-      missing[s.site] = true;
-      continue;
-    }
-    const double m = found->second;
-    hypotheses.push_back(
-        s.exact.empty() ? fmt::format("{} in [{}, {}]", e(id), gappa_number(-m), gappa_number(m))
-                        : fmt::format("|{}| <= {}", e(id), gappa_number(m)));
-    if (s.rsqrt && m > 0) {  // |1/√z| ≤ M says z ≥ 1/M² (rounded down)
-      const double floor = std::nextafter(std::nextafter(1 / (m * m), 0.0), 0.0);
-      if (floor > 0)
-        hypotheses.push_back(fmt::format("{} >= {}", e(s.operands[0]), gappa_number(floor)));
-    }
-  }
-  for (const auto& [site, unused] : missing) script.missing.push_back(site);
-  script.hypotheses = static_cast<int64_t>(hypotheses.size());
-  out += "\n{ ";
-  for (size_t k = 0; k < hypotheses.size(); ++k) out += (k ? "\n  /\\ " : "") + hypotheses[k];
-  out += hypotheses.empty() ? "" : "\n  ";
-  out += "->";
-  for (size_t k = 0; k < statement.goals.size(); ++k) {
-    const int32_t g = statement.goals[k];
-    out += fmt::format("{}\n  |{} - {}| in ?", k ? " /\\" : "", r(g), e(g));
-  }
-  out += " }\n";
-  return script;
-}
-
-std::string gappa_number(double value) {
-  internal_assert(std::isfinite(value));
-  if (value == 0) return "0";
-  int exponent = 0;
-  double mantissa =
-      std::frexp(value, &exponent);  // value = mantissa · 2^exponent, |mantissa| in [½, 1)
-  auto m = static_cast<int64_t>(std::ldexp(mantissa, 53));
-  exponent -= 53;
-  while (m % 2 == 0) m /= 2, ++exponent;
-  return exponent == 0 ? fmt::format("{}", m) : fmt::format("{}b{}", m, exponent);
 }
 
 }  // namespace presk::proof

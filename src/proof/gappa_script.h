@@ -30,15 +30,43 @@ struct Scalar {
   bool rsqrt = false;      // the site is an rsqrt: its magnitude is a floor on operand 0
 };
 
+// A scalar Gappa has no operator for, stated through proven facts about its operands (docs/proof.md,
+// "exp and max: proofs in stages"). Its r<id> and E<id> are free in the script, tied by:
+// * exp: r = ∘(E · K · H), K = exp(r_a − E_a) ∈ [e^−t, e^t] where t is the proven bound on its
+//   argument a's |r_a − E_a|, and H ∈ [1 − η, 1 + η] the kernel's relative error (its ulps, as
+//   docs/semantics.md asserts them); E ≥ 0.
+// * max (exact in every type): |r − E| ≤ s, the proven bound over its members' |r − E|.
+// Those bounds come from earlier Gappa runs on the same statement (stages()).
+struct Nonlinear {
+  enum class Form { exp, max } form = Form::exp;
+  std::vector<int32_t> bounded;  // the scalars whose proven |r − E| it needs
+  double relative = 0;           // exp: η
+  std::string range_site;        // max of no site: its exact lies within this site's magnitude
+};
+
 // The whole computation of an entry, scalar by scalar, and the goal: the scalars of the first
 // row (the elements whose indices but the last are 0) of the entry's results, or of the first
 // evaluation of `site`.
 struct Statement {
   std::vector<Scalar> scalars;
   std::vector<int32_t> goals;
-  std::vector<bool> needed;  // per scalar: the goals depend on it
+  std::vector<bool> needed;  // per scalar: the goals depend on it (through earlier stages too)
   int64_t needed_count = 0;
+  std::map<int32_t, Nonlinear> nonlinear;
+  std::map<int32_t, std::vector<std::string>> facts;  // true facts on E<id>, stated where needed
+  std::map<int32_t, std::pair<int32_t, int32_t>> quotients;  // y = a / b: {a, b}, for Gappa's hint
 };
+
+// The goals of each Gappa run the statement needs, in order: first the arguments of its exp
+// and max scalars, level by level (each run's goals need only earlier runs' bounds), last its
+// own goals. One run when it has no exp or max.
+std::vector<std::vector<int32_t>> stages(const Statement& statement);
+
+// The proven bounds on |r − E| of earlier stages' goals.
+using Proven = std::map<int32_t, double>;
+
+// Sets statement.needed: the scalars the goals need, through every stage (state() calls it).
+void mark_needed(Statement& statement);
 
 // Builds the statement of `entry` run under `realization` with `parameters`' values (binary64,
 // each rounded at rest into its type). `site` empty: the entry's results. Refuses what has no
@@ -58,10 +86,12 @@ struct Script {
   std::vector<std::string> missing;  // sites of the statement with no magnitude (none stated)
 };
 
-// The Gappa script of the statement's needed scalars with `magnitudes` as hypotheses. `header`
-// is written first, as comments.
+// The Gappa script of the scalars `goals` need (the statement's goals by default) with
+// `magnitudes` as hypotheses and `proven` for its exp and max scalars. `header` is written
+// first, as comments.
 Script gappa_script(const Statement& statement, const Magnitudes& magnitudes,
-                    const std::string& header);
+                    const std::string& header, const std::vector<int32_t>* goals = nullptr,
+                    const Proven& proven = {});
 
 // A binary64 number as Gappa reads it exactly: "0", "-3", "5b-3" (5·2⁻³).
 std::string gappa_number(double value);

@@ -3,8 +3,8 @@
 // is at least the worst gap over the grid (the envelope's samples are the grid, so the measured
 // gap is the exact worst case over it) and not vacuous (within a stated factor of the
 // first-order bound); an envelope magnitude halved makes Gappa find the hypotheses
-// contradictory, which presk reports as not proved; Gappa's output is read back exactly; what has
-// no Gappa form is a coded error. Gappa is a dependency (scripts/install-deps): no skipping.
+// contradictory, which presk reports as not proved; a softmax row is proved in stages; Gappa's
+// output is read back exactly; what has no Gappa form is a coded error. Gappa is a dependency (scripts/install-deps): no skipping.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -206,15 +206,42 @@ TEST(Gappa, NumbersWrittenExactly) {
   EXPECT_EQ(gappa_number(std::ldexp(1.0, 1000)), "1b1000");
 }
 
+// A softmax row, by hand (max, exp, sum, ÷ as separate sites) and as the op, in stages: the
+// errors of the max's members and of exp's arguments are proved first, then the row with them as
+// hypotheses (docs/proof.md). The proof is at least the worst gap over the grid.
+TEST(Gappa, SoftmaxRowsProvedOnAGridInStages) {
+  testing_support::TempFolder folder;
+  int64_t samples = 0;
+  const std::string grid = write_grid(folder, {1, 4}, -1, samples);
+  for (const char* entry : {"by_hand", "probabilities"}) {
+    const std::string envelope =
+        calibrate(folder, kSoftmax,
+                  std::string("--entry ") + entry + " --const V=4 --dim T=1 --data " + grid +
+                      " --samples " + std::to_string(samples),
+                  std::string(entry) + ".json");
+    const nlohmann::json report = prove(folder, kSoftmax, envelope);
+    expect_proved_on_grid(report, 20);
+    EXPECT_EQ(report["goals"], 4);
+    EXPECT_EQ(report["stages"].size(), 2u) << report.dump();
+  }
+  // Without --run the stages cannot run: E1604, before any file is written.
+  const auto result = run_command(presk() + " gappa " + kSoftmax + " --realize f32 --precision " +
+                                  folder.file("by_hand.json") + " --out " + folder.file("s.g"));
+  EXPECT_EQ(result.status, 1);
+  EXPECT_NE(result.output.find("E1604"), std::string::npos) << result.output;
+  EXPECT_FALSE(std::ifstream(folder.file("s.g")).good());
+}
+
 TEST(Gappa, NoGappaFormIsACodedError) {
   testing_support::TempFolder folder;
-  const std::string envelope = calibrate(
-      folder, kSoftmax, "--entry by_hand --const V=4 --dim T=1 --samples 1", "softmax.json");
+  const std::string envelope =
+      calibrate(folder, kSoftmax, "--entry log_probabilities --const V=4 --dim T=1 --samples 1",
+                "softmax.json");
   auto result = run_command(presk() + " gappa " + kSoftmax + " --realize f32 --precision " +
                             envelope + " --out " + folder.file("s.g"));
   EXPECT_EQ(result.status, 1);
   EXPECT_NE(result.output.find("E1600"), std::string::npos) << result.output;
-  EXPECT_NE(result.output.find("reduce_max"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("log_softmax"), std::string::npos) << result.output;
   const std::string ln = calibrate(
       folder, kLayerNorm, "--entry normalize --const D=4 --dim T=1 --samples 1", "ln.json");
   result = run_command(presk() + " gappa " + kLayerNorm + " --realize f32 --precision " + ln +
