@@ -407,12 +407,21 @@ void Functions::emit_fold(Frame& frame, uint32_t index) {
     return;
   }
   if (layers > 0) out << "  (void)" << name << "_rest;\n";
-  frame.tuples[index].push_back(value);
+  scan_results(frame, index, value, aliases, last_stores);
+}
+
+// A scan's tuple: the carried value, then each stack (its operand, written in place).
+void Functions::scan_results(Frame& frame, uint32_t index, const CValue& carried, const std::vector<int>& aliases,
+                             const std::vector<Store>& stores) {
+  const ir::Let& let = frame.function.lets[index];
+  const ir::Function& callee = *program_.find_function(let.attrs.callee);
+  frame.tuples[index].push_back(carried);
   frame.tuple_holders[index].push_back(Holder{true, -1});
-  for (size_t j = 1; j < callee->results.size(); ++j) {  // the stacks, written in place
+  for (size_t j = 1; j < callee.results.size(); ++j) {
     if (aliases.empty() || aliases[j] < 0) {  // a probe's (or no layers): the type only
-      if (!probe_) unsupported_scan(*callee);
-      frame.tuples[index].push_back(CValue{name + "_" + std::to_string(j), last_stores.empty() ? store : last_stores[j], {}});
+      if (!probe_) unsupported_scan(callee);
+      frame.tuples[index].push_back(CValue{"v" + std::to_string(index) + "_" + std::to_string(j),
+                                           stores.empty() ? carried.store : stores[j], {}});
       frame.tuple_holders[index].push_back(Holder{});
       continue;
     }

@@ -51,6 +51,8 @@ class Functions {
   void emit_call(Frame& frame, uint32_t index);
   void emit_fold(Frame& frame, uint32_t index);
   void emit_get(Frame& frame, uint32_t index);
+  void scan_results(Frame& frame, uint32_t index, const CValue& carried, const std::vector<int>& aliases,
+                    const std::vector<Store>& stores);
   void emit_cache_write_let(Frame& frame, uint32_t index);
   std::string return_text(Frame& frame, Specialization& own);
   int64_t layer_count(const std::string& stack_path, size_t depth) const;
