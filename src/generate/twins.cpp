@@ -119,7 +119,7 @@ class Walk {
     return results;
   }
 
-  // The signature of a computing let. A row of a parameter at the position (`embed(pos, at)`) is
+  // The signature of a computing let: its op and shape-free attributes, its operands'. A row of a parameter at the position (`embed(pos, at)`) is
   // the parameter, a cache written is the rows written, `causal_mask_at` is `causal_mask`, a slice
   // of the tokens is the tokens, and a contraction sees through its operands' transposes.
   template <class Operand>
@@ -146,8 +146,13 @@ class Walk {
     }
     const ir::Op op = let.op == ir::Op::causal_mask_at ? ir::Op::causal_mask : let.op;
     const size_t arity = let.op == ir::Op::causal_mask_at ? 1 : let.operands.size();
+    // A slice's stops from the end of its axis: the same for `x[0 : T]` and `x[0 : 1]` of a row.
+    std::vector<int64_t> stops;
+    for (size_t k = 0; k < let.attrs.stops.size(); ++k) {
+      stops.push_back(let.attrs.stops[k] - f.type_of(let.operands.at(0)).shape.at(static_cast<size_t>(let.attrs.axes.at(k))));
+    }
     std::string key = std::string(ir::op_name(op)) + "|" + join(let.attrs.axes) + "|" + join(let.attrs.starts) + "|" +
-                      let.attrs.literal + "|" + std::to_string(let.attrs.rate);
+                      join(stops) + "|" + let.attrs.literal + "|" + std::to_string(let.attrs.rate);
     for (size_t k = 0; k < arity; ++k) key += "|" + std::to_string(operand(k));
     Node node{op, {}, -1};
     if (op == ir::Op::transpose) node = {op, let.attrs.axes, operand(0)};
