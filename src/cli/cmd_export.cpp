@@ -9,6 +9,7 @@
 #include "cli/pipeline.h"
 #include "exec/native/realization.h"
 #include "export/c_export.h"
+#include "generate/twins.h"
 #include "lang/frontend.h"
 #include "support/atomic_file.h"
 #include "support/diagnostics.h"
@@ -31,10 +32,15 @@ int run_export_c(const ExportOptions& options) {
     user_error("E1546").hint("pass --name with letters, digits and `_`, not starting with a digit")
         << "`" << name << "` cannot name a C API (presk_" << name << "_run)";
   }
+  // A decode entry: every entry compiled, so a realization solved on loss/logits validates and
+  // types decode's twin sites (generate/twins.h), as presk generate runs it.
+  const bool decode = options.entry == "decode";
   const ir::Program program = lang::compile(lang::read_source(options.program),
-                                            frontend_options(options.bindings, options.entry));
-  const exec::native::Realization realization =
-      exec::native::load_realization(options.realize, program);
+                                            frontend_options(options.bindings, decode ? "" : options.entry));
+  exec::native::Realization realization = exec::native::load_realization(options.realize, program);
+  if (const ir::Function* f = program.find_function(options.entry); decode && f) {
+    realization = generate::realization_for_decode(realization, program, *f);
+  }
   const std::string origin = "presk export c " + options.program + " --entry " + options.entry +
                              " --realize " + options.realize;
   const export_c::CExport files =
@@ -47,11 +53,20 @@ int run_export_c(const ExportOptions& options) {
         << (error ? ": " + error.message() : "");
   }
   const std::string base = (std::filesystem::path(options.out) / name).string();
-  check_output_files(
-      {{"--out", base + ".c"}, {"--out", base + ".h"}},
-      {{"program", options.program}, {"--realize", realization_file(options.realize)}});
+  const std::string generate_c = (std::filesystem::path(options.out) / "generate.c").string();
+  std::vector<CommandFile> outputs{{"--out", base + ".c"}, {"--out", base + ".h"}};
+  if (!files.generate.empty()) outputs.push_back({"--out", generate_c});
+  check_output_files(outputs, {{"program", options.program}, {"--realize", realization_file(options.realize)}});
   write_file_atomically(base + ".h", files.header);
   write_file_atomically(base + ".c", files.source);
+  if (!files.generate.empty()) {
+    write_file_atomically(generate_c, files.generate);
+    std::cout << "presk export c: wrote " << base << ".c, " << base << ".h and " << generate_c << " (`" << options.entry
+              << "` under " << options.realize << ")\n"
+              << "  build: cc -std=c99 -O2 -ffp-contract=off " << generate_c << " -lm -o generate\n"
+              << "  run:   ./generate WEIGHTS.safetensors PROMPT TOKENS\n";
+    return 0;
+  }
   std::cout << "presk export c: wrote " << base << ".c and " << base << ".h (`" << options.entry
             << "` under " << options.realize << ")\n"
             << "  build: cc -std=c99 -O2 -ffp-contract=off -DPRESK_MAIN " << base << ".c -lm -o "

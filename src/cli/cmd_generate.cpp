@@ -80,8 +80,8 @@ int run_generate(const GenerateOptions& options, const GlobalOptions& global) {
     user_error("E1516").hint("compare a realization with the reference: --realize R --compare exact")
         << "--exact and --compare exact name the same generation twice";
   }
-  const ir::Program program =
-      lang::compile(lang::read_source(options.program_path), frontend_options(options.bindings, "decode"));
+  // Every entry: a realization solved on loss/logits names their sites (mapped onto decode's).
+  const ir::Program program = lang::compile(lang::read_source(options.program_path), frontend_options(options.bindings, ""));
   const generate::DecodeEntry entry = generate::find_decode_entry(program);
   const reference::ParameterStore weights = reference::load_weights(program, options.weights);
   const generate::Vocabulary vocabulary = generate::read_vocabulary(options.weights, entry.vocabulary);

@@ -19,8 +19,8 @@ struct ServeCommandOptions {
 };
 
 int run_serve(const ServeCommandOptions& options, const GlobalOptions& global) {
-  const ir::Program program =
-      lang::compile(lang::read_source(options.program_path), frontend_options(options.bindings, "decode"));
+  // Every entry: a realization solved on loss/logits names their sites (mapped onto decode's).
+  const ir::Program program = lang::compile(lang::read_source(options.program_path), frontend_options(options.bindings, ""));
   const generate::DecodeEntry entry = generate::find_decode_entry(program);
   const reference::ParameterStore weights = reference::load_weights(program, options.weights);
   const generate::Vocabulary vocabulary = generate::read_vocabulary(options.weights, entry.vocabulary);

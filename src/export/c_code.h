@@ -68,6 +68,8 @@ void emit_reduction(LetCode& code);
 void emit_normalization(LetCode& code);
 void emit_cross_entropy(LetCode& code);
 void emit_contract(LetCode& code);
+// cache_write into code.result: the cache operand itself when `in_place`, else a fresh buffer.
+void emit_cache_write(LetCode& code, bool in_place);
 [[noreturn]] void unsupported(const LetCode& code, const std::string& what);
 
 }  // namespace presk::export_c

@@ -297,15 +297,16 @@ void layout(LetCode& code) {
       break;
   }
   std::ostringstream& out = code.out;
-  if (let.op == ir::Op::causal_mask) {
+  if (let.op == ir::Op::causal_mask || let.op == ir::Op::causal_mask_at) {  // _at: rows from position `at`
     const size_t rank = code.result.shape.size();
+    const std::string shift = let.op == ir::Op::causal_mask_at ? code.operands[1].name + "[0] + " : "";
     const std::vector<std::string> i = open_loops(out, code.result.shape, "i");
     const std::string at = offset_text(i, row_strides(code.result.shape));
     const std::string fill =
         let.attrs.literal.empty()
             ? (code.site == RealType::f64 ? "-(double)INFINITY" : "-(float)INFINITY")
             : "0";
-    out << "    " << code.result.name << "[" << at << "] = " << i[rank - 1] << " > " << i[rank - 2]
+    out << "    " << code.result.name << "[" << at << "] = " << i[rank - 1] << " > " << shift << i[rank - 2]
         << " ? " << store(code.site, fill) << " : "
         << store(code.site,
                  load(code.operands[0].store, code.site, code.operands[0].name + "[" + at + "]"))
@@ -340,6 +341,32 @@ void embed(LetCode& code) {
       << " + j] = " << moved(code, table, table.name + "[r * " + std::to_string(row) + " + j]")
       << ";\n  }\n";
 }
+
+}  // namespace
+
+// cache_write(c, rows, at): the result is c itself (in place) or a copy of it in the site's type;
+// the rows, rounded once into that type, written at positions at … at+n−1 of the axis.
+void emit_cache_write(LetCode& code, bool in_place) {
+  const CValue &cache = code.operands[0], &rows = code.operands[1], &at = code.operands[2];
+  const size_t axis = static_cast<size_t>(code.let.attrs.axes.at(0));
+  const int64_t extent = cache.shape[axis], n = rows.shape[axis];
+  int64_t outer = 1, inner = 1;
+  for (size_t a = 0; a < axis; ++a) outer *= cache.shape[a];
+  for (size_t a = axis + 1; a < cache.shape.size(); ++a) inner *= cache.shape[a];
+  std::ostringstream& out = code.out;
+  out << "  if (" << at.name << "[0] < 0 || " << at.name << "[0] > " << extent - n
+      << ") pk_fail(cx, \"cache_write: position outside the cache's " << extent << " positions ("
+      << code.site_name << ")\");\n";
+  if (!in_place) {
+    out << "  for (pk_index i = 0; i < " << element_count(cache.shape) << "; ++i) " << code.result.name
+        << "[i] = " << moved(code, cache, cache.name + "[i]") << ";\n";
+  }
+  out << "  for (pk_index o = 0; o < " << outer << "; ++o)\n    for (pk_index r = 0; r < " << n * inner
+      << "; ++r) " << code.result.name << "[(o * " << extent << " + " << at.name << "[0]) * " << inner
+      << " + r] = " << moved(code, rows, rows.name + "[o * " + std::to_string(n * inner) + " + r]") << ";\n";
+}
+
+namespace {
 
 void literal(LetCode& code) {
   const int64_t n = element_count(code.result.shape);

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "export/c_code.h"
+
 namespace presk::export_c {
 
 // `value` as a C literal that reads back to the same bits: a hexadecimal float ("0x1.8p+1",
@@ -20,5 +22,9 @@ std::string c_math_functions();
 std::string c_safetensors_reader();
 // The command-line driver's helpers (under PRESK_MAIN): a safetensors writer.
 std::string c_safetensors_writer();
+
+// generate.c for a decode entry's API presk_<name>_step: `generate WEIGHTS PROMPT TOKENS` prints
+// the prompt and the tokens chosen greedily, as `presk generate` does; it includes <name>.c.
+std::string c_generate_text(const std::string& name, Store logits, const std::string& origin);
 
 }  // namespace presk::export_c

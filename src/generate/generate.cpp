@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "exec/reference/interpreter.h"
+#include "generate/twins.h"
 #include "support/diagnostics.h"
 #include "support/json_reader.h"
 #include "support/random.h"
@@ -188,6 +189,7 @@ NativeModel prepare_native(const ir::Program& program, const reference::Paramete
                            const exec::native::Realization& realization, int threads) {
   NativeModel model{&program, find_decode_entry(program), realization, {}, exec::native::ExecuteOptions(threads, false)};
   exec::native::validate_realization(realization, program);
+  model.realization = realization_for_decode(realization, program, *model.entry.function);  // solved on loss/logits
   model.parameters = exec::native::prepare_parameters(program, realization, [&](const std::string& path) { return weights.find(path); });
   return model;
 }

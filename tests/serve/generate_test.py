@@ -1,6 +1,8 @@
 """presk generate: deterministic text, --compare f64 against itself without a flip, bf16
 against f64 with its first divergence reported, and the coded errors."""
 import json
+import os
+import struct
 import sys
 import unittest
 
@@ -13,6 +15,27 @@ MODEL = None
 def generate(*args, check=True):
     _, program, weights = MODEL
     return tiny_model.run(PRESK, "generate", program, *tiny_model.BINDINGS, "--weights", weights, *args, check=check)
+
+
+def write_tokens(path, tokens):
+    header = json.dumps({"tokens": {"dtype": "I64", "shape": [len(tokens)], "data_offsets": [0, 8 * len(tokens)]}}).encode()
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(header)) + header + struct.pack(f"<{len(tokens)}q", *tokens))
+
+
+def read_rows(path, name, width):
+    with open(path, "rb") as f:
+        raw = f.read()
+    size = struct.unpack("<Q", raw[:8])[0]
+    entry = json.loads(raw[8:8 + size])[name]
+    begin, end = (8 + size + o for o in entry["data_offsets"])
+    formats = {"F64": "d", "F32": "f"}
+    if entry["dtype"] == "BF16":
+        values = [struct.unpack("<f", b"\0\0" + raw[i:i + 2])[0] for i in range(begin, end, 2)]
+    else:
+        code = formats[entry["dtype"]]
+        values = list(struct.unpack(f"<{(end - begin) // struct.calcsize(code)}{code}", raw[begin:end]))
+    return [values[i:i + width] for i in range(0, len(values), width)]
 
 
 class Generate(unittest.TestCase):
@@ -48,6 +71,30 @@ class Generate(unittest.TestCase):
     def test_exact_compare_runs(self):
         report = json.loads(generate("--prompt", "th", "--tokens", "3", "--realize", "f64", "--compare", "exact", "--json").stdout)
         self.assertLess(report["largest_gap"], 1e-9)
+
+    def test_a_solved_realization_generates_as_the_forward_computes(self):
+        # A realization presk solve writes for `loss` names full-sequence sites only; generate
+        # maps them onto decode's (src/generate/twins.h). Greedy: each token is the argmax of the
+        # forward `logits` row under the same realization (the bits: tests/decode/twins_test.cpp).
+        folder, program, weights = MODEL
+        data = os.path.join(folder, "data", "train.safetensors")
+        envelope, solved = os.path.join(folder, "envelope.json"), os.path.join(folder, "solved.json")
+        tiny_model.run(PRESK, "calibrate", "--precision", program, "--entry", "loss", *tiny_model.BINDINGS, "--weights", weights,
+                       "--data", data, "--samples", "2", "--bits", "128", "--out", envelope)
+        tiny_model.run(PRESK, "solve", program, *tiny_model.BINDINGS, "--precision", envelope, "--budget", "1e-2", "--out", solved)
+        report = json.loads(generate("--prompt", "the c", "--tokens", "11", "--realize", "@" + solved, "--json").stdout)
+        window = (report["prompt"] + report["text"])[:16]
+        vocabulary = sorted(set(tiny_model.TEXT))
+        tokens = [vocabulary.index(c) for c in window]
+        self.assertEqual(len(tokens), 16)
+        inputs, outputs = os.path.join(folder, "window.safetensors"), os.path.join(folder, "logits.safetensors")
+        write_tokens(inputs, tokens)
+        tiny_model.run(PRESK, "run", program, "--entry", "logits", *tiny_model.BINDINGS, "--weights", weights,
+                       "--realize", "@" + solved, "--data", inputs, "--out", outputs)
+        rows = read_rows(outputs, "logits", 11)
+        for t in range(len(report["prompt"]) - 1, 15):
+            row = rows[t]
+            self.assertEqual(tokens[t + 1], row.index(max(row)), f"position {t}")
 
     def test_errors_are_coded(self):
         cases = [(["--prompt", "xyz", "--tokens", "3"], "E1510"),
