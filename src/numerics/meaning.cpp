@@ -1,0 +1,217 @@
+// The exact meaning of the contract's schemes and keep modes (meaning.h), on GMP rationals.
+#include "numerics/meaning.h"
+
+#include <gmpxx.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "support/diagnostics.h"
+#include "support/number_format.h"
+
+namespace presk::numerics {
+namespace {
+
+constexpr int kNoLimit = std::numeric_limits<int>::min();
+
+// The nearest whole number of q, ties to even.
+mpz_class nearest_even(const mpq_class& q) {
+  const mpz_class twice = 2 * q.get_num() + q.get_den();  // q + ½ = twice / (2·den)
+  const mpz_class den2 = 2 * q.get_den();
+  mpz_class k;
+  mpz_fdiv_q(k.get_mpz_t(), twice.get_mpz_t(), den2.get_mpz_t());
+  if (mpz_divisible_p(twice.get_mpz_t(), den2.get_mpz_t()) && mpz_odd_p(k.get_mpz_t())) k -= 1;  // a tie
+  return k;
+}
+
+mpq_class times_pow2(const mpq_class& q, long e) {
+  mpq_class r;
+  if (e >= 0) mpq_mul_2exp(r.get_mpq_t(), q.get_mpq_t(), static_cast<mp_bitcnt_t>(e));
+  else mpq_div_2exp(r.get_mpq_t(), q.get_mpq_t(), static_cast<mp_bitcnt_t>(-e));
+  return r;
+}
+
+// e with 2^(e−1) ≤ a < 2^e, for a > 0.
+long exponent_of(const mpq_class& a) {
+  long e = static_cast<long>(mpz_sizeinbase(a.get_num_mpz_t(), 2)) - static_cast<long>(mpz_sizeinbase(a.get_den_mpz_t(), 2));
+  while (a >= times_pow2(mpq_class(1), e)) ++e;
+  while (a < times_pow2(mpq_class(1), e - 1)) --e;
+  return e;
+}
+
+// a ≥ 0 rounded to `precision` significant bits with quanta no finer than 2^quantum_min (to
+// nearest, ties to even, or upward); +∞ when the result reaches 2^exponent_max.
+double round_format(const mpq_class& a, int precision, int quantum_min, int exponent_max, bool upward) {
+  if (a == 0) return 0.0;
+  const long e = exponent_of(a);
+  long quantum = e - precision;
+  if (quantum_min != kNoLimit) quantum = std::max<long>(quantum, quantum_min);
+  const mpq_class scaled = times_pow2(a, -quantum);
+  mpz_class k;
+  if (upward) mpz_cdiv_q(k.get_mpz_t(), scaled.get_num_mpz_t(), scaled.get_den_mpz_t());
+  else k = nearest_even(scaled);
+  const mpq_class result = times_pow2(mpq_class(k), quantum);
+  if (exponent_max != kNoLimit && result >= times_pow2(mpq_class(1), exponent_max)) {
+    return std::numeric_limits<double>::infinity();
+  }
+  return result.get_d();  // exact: `precision` ≤ 24 bits
+}
+
+double binary16_scale(const mpq_class& largest) { return round_format(largest / 127, 11, -24, 16, false); }
+
+int64_t clamp_code(const mpz_class& k, int64_t low, int64_t high) {
+  if (k < low) return low;
+  if (k > high) return high;
+  return k.get_si();
+}
+
+double largest_magnitude(const double* x, size_t n) {
+  double m = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (x[i] != x[i]) return x[i];
+    m = std::max(m, std::fabs(x[i]));
+  }
+  return m;
+}
+
+// Value x's words and its dequantized value in `scheme` under the finite scale s > 0.
+double quantize_value(const mpq_class& x, const mpq_class& s, const Scheme& scheme, int32_t words[3]) {
+  const bool is_unsigned = scheme.scale.kind == Scale::Kind::unsigned_pow2;
+  const int64_t high = is_unsigned ? 255 : 127;
+  const int64_t low = is_unsigned ? 0 : -127;
+  if (scheme.words == Words::two_code16) {
+    const int64_t c = clamp_code(nearest_even(x * 256 / s), low * 256, high * 256);
+    const int64_t q2 = ((c % 256) + 256 + 128) % 256 - 128;  // the low byte, read signed
+    words[0] = static_cast<int32_t>((c - q2) / 256);
+    words[1] = static_cast<int32_t>(q2);
+    return mpq_class(mpq_class(c) * s / 256).get_d();
+  }
+  const int64_t q1 = clamp_code(nearest_even(x / s), low, high);
+  words[0] = static_cast<int32_t>(q1);
+  mpq_class value = q1 * s;
+  mpq_class step = s;
+  for (int w = 1; w < word_count(scheme.words); ++w) {
+    step /= 128;
+    const int64_t q = clamp_code(nearest_even((x - value) / step), -127, 127);
+    words[w] = static_cast<int32_t>(q);
+    value += q * step;
+  }
+  return value.get_d();  // exact: at most 24 + 8 + 14 significant bits
+}
+
+// H·v in place, exactly (Sylvester's order), n a power of two.
+template <typename T>
+void hadamard_in_place(std::vector<T>& v) {
+  for (size_t h = 1; h < v.size(); h *= 2) {
+    for (size_t i = 0; i < v.size(); i += 2 * h) {
+      for (size_t j = i; j < i + h; ++j) {
+        const T a = v[j], b = v[j + h];
+        v[j] = a + b;
+        v[j + h] = a - b;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+double exact_scale(double largest, const Scale& scale) {
+  internal_assert(!(largest < 0));
+  if (!std::isfinite(largest)) return largest;
+  const mpq_class m(largest);
+  switch (scale.kind) {
+    case Scale::Kind::absmax: return round_format(m / 127, 24, -149, 128, false);
+    case Scale::Kind::pow2: return round_format(m / 127, scale.significand_bits, kNoLimit, kNoLimit, true);
+    case Scale::Kind::unsigned_pow2: return round_format(m / 255, 1, kNoLimit, kNoLimit, true);
+  }
+  return 0;
+}
+
+QuantizedBlock quantize_block_exact(const double* x, size_t n, const Scheme& scheme) {
+  const bool is_unsigned = scheme.scale.kind == Scale::Kind::unsigned_pow2;
+  std::vector<double> taken(x, x + n);
+  if (is_unsigned) {
+    for (double& v : taken) v = v < 0 ? 0.0 : v;  // unsigned codes hold no negative value: taken as 0
+  }
+  QuantizedBlock block;
+  block.scale = exact_scale(largest_magnitude(taken.data(), n), scheme.scale);
+  block.words.assign(static_cast<size_t>(word_count(scheme.words)), std::vector<int32_t>(n, 0));
+  block.values.assign(n, 0.0);
+  if (block.scale == 0) return block;
+  if (!std::isfinite(block.scale)) {  // past binary32 (or a NaN value): nothing the codes can stand for
+    block.values.assign(n, std::numeric_limits<double>::quiet_NaN());
+    return block;
+  }
+  const mpq_class s(block.scale);
+  for (size_t i = 0; i < n; ++i) {
+    int32_t words[3] = {0, 0, 0};
+    block.values[i] = quantize_value(mpq_class(taken[i]), s, scheme, words);
+    for (size_t w = 0; w < block.words.size(); ++w) block.words[w][i] = words[w];
+  }
+  return block;
+}
+
+std::vector<QuantizedBlock> quantize_row_exact(const double* x, size_t n, size_t block, const Scheme& scheme) {
+  internal_assert(block > 0 && n % block == 0);
+  std::vector<QuantizedBlock> blocks;
+  for (size_t b = 0; b < n; b += block) blocks.push_back(quantize_block_exact(x + b, block, scheme));
+  return blocks;
+}
+
+std::vector<double> dequantized(const std::vector<QuantizedBlock>& blocks) {
+  std::vector<double> values;
+  for (const QuantizedBlock& b : blocks) values.insert(values.end(), b.values.begin(), b.values.end());
+  return values;
+}
+
+double round_to_float_format(double x, FloatFormat format) {
+  switch (format) {
+    case FloatFormat::f32: return round_to(x, ElementType::f32);
+    case FloatFormat::bf16: return round_to(x, ElementType::bf16);
+    case FloatFormat::f16:
+      if (!std::isfinite(x)) return x;
+      return std::copysign(round_format(mpq_class(std::fabs(x)), 11, -24, 16, false), x);
+  }
+  return x;
+}
+
+KeptRow keep_row_exact(const double* x, size_t n, const Keep& keep) {
+  KeptRow row;
+  if (keep.kind == Keep::Kind::as_computed) {
+    row.values.assign(x, x + n);
+    return row;
+  }
+  if (keep.kind == Keep::Kind::float_format) {
+    for (size_t i = 0; i < n; ++i) row.values.push_back(round_to_float_format(x[i], keep.format));
+    return row;
+  }
+  const bool rotated = keep.kind == Keep::Kind::int8_rows_rotated;
+  internal_assert(!rotated || (n > 0 && (n & (n - 1)) == 0));
+  row.codes.assign(n, 0);
+  const double input_largest = largest_magnitude(x, n);
+  if (!std::isfinite(input_largest)) {  // a NaN or ±∞ in the row: nothing the codes can stand for
+    row.scale = input_largest;
+    row.values.assign(n, std::numeric_limits<double>::quiet_NaN());
+    return row;
+  }
+  std::vector<mpq_class> y(x, x + n);
+  if (rotated) hadamard_in_place(y);
+  mpq_class largest = 0;
+  for (const mpq_class& v : y) largest = std::max(largest, mpq_class(abs(v)));
+  row.scale = binary16_scale(largest);
+  row.values.assign(n, 0.0);
+  if (row.scale == 0) return row;
+  if (!std::isfinite(row.scale)) {
+    row.values.assign(n, std::numeric_limits<double>::quiet_NaN());
+    return row;
+  }
+  const mpq_class s(row.scale);
+  for (size_t i = 0; i < n; ++i) row.codes[i] = static_cast<int32_t>(clamp_code(nearest_even(y[i] / s), -127, 127));
+  std::vector<int64_t> back(row.codes.begin(), row.codes.end());
+  if (rotated) hadamard_in_place(back);  // H·q exactly, then ·s/n: exact in binary64
+  for (size_t i = 0; i < n; ++i) row.values[i] = static_cast<double>(back[i]) * row.scale / static_cast<double>(rotated ? n : 1);
+  return row;
+}
+
+}  // namespace presk::numerics
