@@ -58,6 +58,8 @@ int64_t dot_target();
 // Σ a_i·b_i, i ascending, in an accumulator of `bits` bits (1 … 64): each partial sum wrapped
 // into [−2^(bits−1), 2^(bits−1)) or saturated at its ends, as a chip of that width computes it.
 int64_t dot_i8_accumulated(const int8_t* a, const int8_t* b, size_t n, int bits, Overflow overflow);
+// The same for codes held as 32-bit integers (unsigned bytes, int4 weights, 16-bit codes).
+int64_t dot_accumulated(const int32_t* a, const int32_t* b, size_t n, int bits, Overflow overflow);
 
 // A block's words dotted with int8 weights b (n values): Σ_i value_i·b_i = s·sum/2^shift, with
 // the words' integer dot products combined exactly (sum = Σ_w dot_w·2^(shift − shift_w)).

@@ -74,9 +74,13 @@ int32_t dot_u8i8(const uint8_t* a, const int8_t* b, size_t n, bool simd) {
 
 int64_t dot_target() { return HWY_DYNAMIC_DISPATCH(dot_target_here)(); }
 
-int64_t dot_i8_accumulated(const int8_t* a, const int8_t* b, size_t n, int bits, Overflow overflow) {
+namespace {
+
+// Σ a_i·b_i, i ascending, each partial sum wrapped or saturated to `bits` (held in 128 bits, so
+// that wrapping at 64 is as defined as at any other width).
+template <typename T>
+int64_t accumulated(const T* a, const T* b, size_t n, int bits, Overflow overflow) {
   internal_assert(bits >= 1 && bits <= 64);
-  // Sums are held in 128 bits so that wrapping at 64 is as defined as at any other width.
   const Int128 modulus = static_cast<Int128>(1) << bits;
   const Int128 high = modulus / 2 - 1, low = -(modulus / 2);
   Int128 sum = 0;
@@ -89,6 +93,16 @@ int64_t dot_i8_accumulated(const int8_t* a, const int8_t* b, size_t n, int bits,
     }
   }
   return static_cast<int64_t>(sum);
+}
+
+}  // namespace
+
+int64_t dot_i8_accumulated(const int8_t* a, const int8_t* b, size_t n, int bits, Overflow overflow) {
+  return accumulated(a, b, n, bits, overflow);
+}
+
+int64_t dot_accumulated(const int32_t* a, const int32_t* b, size_t n, int bits, Overflow overflow) {
+  return accumulated(a, b, n, bits, overflow);
 }
 
 WordsDot dot_words(const NativeBlock& block, const Scheme& scheme, const int8_t* b, size_t n, bool simd) {

@@ -2,6 +2,7 @@
 #include "numerics/meaning.h"
 
 #include <gmpxx.h>
+#include <mpfr.h>
 
 #include <algorithm>
 #include <cmath>
@@ -116,10 +117,9 @@ void hadamard_in_place(std::vector<T>& v) {
 
 }  // namespace
 
-double exact_scale(double largest, const Scale& scale) {
-  internal_assert(!(largest < 0));
-  if (!std::isfinite(largest)) return largest;
-  const mpq_class m(largest);
+namespace {
+
+double scale_of_rational(const mpq_class& m, const Scale& scale) {
   switch (scale.kind) {
     case Scale::Kind::absmax: return round_format(m / 127, 24, -149, 128, false);
     case Scale::Kind::pow2: return round_format(m / 127, scale.significand_bits, kNoLimit, kNoLimit, true);
@@ -128,28 +128,63 @@ double exact_scale(double largest, const Scale& scale) {
   return 0;
 }
 
-QuantizedBlock quantize_block_exact(const double* x, size_t n, const Scheme& scheme) {
-  const bool is_unsigned = scheme.scale.kind == Scale::Kind::unsigned_pow2;
-  std::vector<double> taken(x, x + n);
-  if (is_unsigned) {
-    for (double& v : taken) v = v < 0 ? 0.0 : v;  // unsigned codes hold no negative value: taken as 0
+// The block of exact values x (finite), taken as 0 where negative under an unsigned scale.
+QuantizedBlock quantize_rationals(std::vector<mpq_class> x, const Scheme& scheme) {
+  const size_t n = x.size();
+  mpq_class largest = 0;
+  for (mpq_class& v : x) {
+    if (scheme.scale.kind == Scale::Kind::unsigned_pow2 && v < 0) v = 0;  // unsigned codes hold no negative value
+    largest = std::max(largest, mpq_class(abs(v)));
   }
   QuantizedBlock block;
-  block.scale = exact_scale(largest_magnitude(taken.data(), n), scheme.scale);
+  block.scale = scale_of_rational(largest, scheme.scale);
   block.words.assign(static_cast<size_t>(word_count(scheme.words)), std::vector<int32_t>(n, 0));
   block.values.assign(n, 0.0);
   if (block.scale == 0) return block;
-  if (!std::isfinite(block.scale)) {  // past binary32 (or a NaN value): nothing the codes can stand for
+  if (!std::isfinite(block.scale)) {  // past binary32: nothing the codes can stand for
     block.values.assign(n, std::numeric_limits<double>::quiet_NaN());
     return block;
   }
   const mpq_class s(block.scale);
   for (size_t i = 0; i < n; ++i) {
     int32_t words[3] = {0, 0, 0};
-    block.values[i] = quantize_value(mpq_class(taken[i]), s, scheme, words);
+    block.values[i] = quantize_value(x[i], s, scheme, words);
     for (size_t w = 0; w < block.words.size(); ++w) block.words[w][i] = words[w];
   }
   return block;
+}
+
+// A block with a NaN or an infinity: its scale is that value, its codes 0, its values NaN.
+QuantizedBlock not_finite_block(double largest, size_t n, const Scheme& scheme) {
+  QuantizedBlock block;
+  block.scale = largest;
+  block.words.assign(static_cast<size_t>(word_count(scheme.words)), std::vector<int32_t>(n, 0));
+  block.values.assign(n, std::numeric_limits<double>::quiet_NaN());
+  return block;
+}
+
+}  // namespace
+
+double exact_scale(double largest, const Scale& scale) {
+  internal_assert(!(largest < 0));
+  if (!std::isfinite(largest)) return largest;
+  return scale_of_rational(mpq_class(largest), scale);
+}
+
+QuantizedBlock quantize_block_exact(const double* x, size_t n, const Scheme& scheme) {
+  const double largest = largest_magnitude(x, n);
+  if (!std::isfinite(largest)) return not_finite_block(largest, n, scheme);
+  return quantize_rationals(std::vector<mpq_class>(x, x + n), scheme);
+}
+
+QuantizedBlock quantize_block_exact(const __mpfr_struct* x, size_t n, const Scheme& scheme) {
+  std::vector<mpq_class> values(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (mpfr_nan_p(&x[i])) return not_finite_block(std::numeric_limits<double>::quiet_NaN(), n, scheme);
+    if (mpfr_inf_p(&x[i])) return not_finite_block(std::numeric_limits<double>::infinity(), n, scheme);
+    mpfr_get_q(values[i].get_mpq_t(), &x[i]);
+  }
+  return quantize_rationals(std::move(values), scheme);
 }
 
 std::vector<QuantizedBlock> quantize_row_exact(const double* x, size_t n, size_t block, const Scheme& scheme) {

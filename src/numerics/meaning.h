@@ -4,6 +4,8 @@
 // checked against these, bit for bit.
 #pragma once
 
+#include <mpfr.h>
+
 #include <cstdint>
 #include <vector>
 
@@ -21,8 +23,10 @@ struct QuantizedBlock {
 // The scale of a block whose largest magnitude is `largest` (≥ 0), exactly as `scale` says.
 double exact_scale(double largest, const Scale& scale);
 
-// One block of n values in `scheme` (the block's extent is the caller's: n values share s).
+// One block of n values in `scheme` (the block's extent is the caller's: n values share s):
+// binary64 values, or the reference's MPFR numbers (exact, at any precision).
 QuantizedBlock quantize_block_exact(const double* x, size_t n, const Scheme& scheme);
+QuantizedBlock quantize_block_exact(const __mpfr_struct* x, size_t n, const Scheme& scheme);
 
 // A row of n values cut into blocks of `block` values (block divides n).
 std::vector<QuantizedBlock> quantize_row_exact(const double* x, size_t n, size_t block, const Scheme& scheme);

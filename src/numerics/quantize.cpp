@@ -84,7 +84,7 @@ std::vector<std::string> row_producers(const Contract& contract, const ir::Funct
 
 std::string value_name(const ir::Function& f, ValueRef v) {
   if (v.kind == ValueRef::Kind::Let) return f.site_name(v.index);
-  return "$" + std::to_string(v.index) + " " + f.argument_names[v.index];
+  return f.name + "/$" + std::to_string(v.index) + " (" + f.argument_names[v.index] + ")";
 }
 
 Placement place(const Contract& contract, const ir::Function& f, const QuantizeSite& site,

@@ -47,7 +47,7 @@ TEST(Placement, EpilogueWhereTheChipFusesTheProducer) {
   const ir::Program program = compile(kTwoLayers);
   const std::vector<QuantizeSite> fused = placed(program, contract_with({"tanh_quant"}));
   ASSERT_EQ(fused.size(), 2u);
-  EXPECT_EQ(site_of(fused, "$0").where, Placement::after_producer);  // an argument: on entry
+  EXPECT_EQ(site_of(fused, "M.apply/$0").where, Placement::after_producer);  // an argument: on entry
   const QuantizeSite& h = site_of(fused, "M.apply/%2");
   EXPECT_EQ(h.where, Placement::epilogue);
   EXPECT_EQ(h.readers, std::vector<std::string>{"M.apply/%4"});
