@@ -25,11 +25,13 @@ struct NativeBlock {
   }
 };
 
-// The scale of a block whose largest magnitude is `largest` (a binary32 number ≥ 0).
-double native_scale(float largest, const Scale& scale);
+// The scale of a block whose largest magnitude is `largest` (≥ 0).
+double native_scale(double largest, const Scale& scale);
 
-// One block of n binary32 values in `scheme`.
+// One block of n binary32 values in `scheme`; or of binary64 values of at most 35 significant
+// bits (a binary32 weight times a binary16 scale), whose residuals stay exact too.
 NativeBlock quantize_block_native(const float* x, size_t n, const Scheme& scheme);
+NativeBlock quantize_block_native(const double* x, size_t n, const Scheme& scheme);
 
 // A row kept as int8 codes under one binary16 scale (the Walsh–Hadamard transform of the row
 // first, in binary64 butterflies, where rotated): the codes and what the chip reads back.

@@ -9,55 +9,11 @@
 #include <limits>
 
 #include "support/diagnostics.h"
+#include "numerics/rational.h"
 #include "support/number_format.h"
 
 namespace presk::numerics {
 namespace {
-
-constexpr int kNoLimit = std::numeric_limits<int>::min();
-
-// The nearest whole number of q, ties to even.
-mpz_class nearest_even(const mpq_class& q) {
-  const mpz_class twice = 2 * q.get_num() + q.get_den();  // q + ½ = twice / (2·den)
-  const mpz_class den2 = 2 * q.get_den();
-  mpz_class k;
-  mpz_fdiv_q(k.get_mpz_t(), twice.get_mpz_t(), den2.get_mpz_t());
-  if (mpz_divisible_p(twice.get_mpz_t(), den2.get_mpz_t()) && mpz_odd_p(k.get_mpz_t())) k -= 1;  // a tie
-  return k;
-}
-
-mpq_class times_pow2(const mpq_class& q, long e) {
-  mpq_class r;
-  if (e >= 0) mpq_mul_2exp(r.get_mpq_t(), q.get_mpq_t(), static_cast<mp_bitcnt_t>(e));
-  else mpq_div_2exp(r.get_mpq_t(), q.get_mpq_t(), static_cast<mp_bitcnt_t>(-e));
-  return r;
-}
-
-// e with 2^(e−1) ≤ a < 2^e, for a > 0.
-long exponent_of(const mpq_class& a) {
-  long e = static_cast<long>(mpz_sizeinbase(a.get_num_mpz_t(), 2)) - static_cast<long>(mpz_sizeinbase(a.get_den_mpz_t(), 2));
-  while (a >= times_pow2(mpq_class(1), e)) ++e;
-  while (a < times_pow2(mpq_class(1), e - 1)) --e;
-  return e;
-}
-
-// a ≥ 0 rounded to `precision` significant bits with quanta no finer than 2^quantum_min (to
-// nearest, ties to even, or upward); +∞ when the result reaches 2^exponent_max.
-double round_format(const mpq_class& a, int precision, int quantum_min, int exponent_max, bool upward) {
-  if (a == 0) return 0.0;
-  const long e = exponent_of(a);
-  long quantum = e - precision;
-  if (quantum_min != kNoLimit) quantum = std::max<long>(quantum, quantum_min);
-  const mpq_class scaled = times_pow2(a, -quantum);
-  mpz_class k;
-  if (upward) mpz_cdiv_q(k.get_mpz_t(), scaled.get_num_mpz_t(), scaled.get_den_mpz_t());
-  else k = nearest_even(scaled);
-  const mpq_class result = times_pow2(mpq_class(k), quantum);
-  if (exponent_max != kNoLimit && result >= times_pow2(mpq_class(1), exponent_max)) {
-    return std::numeric_limits<double>::infinity();
-  }
-  return result.get_d();  // exact: `precision` ≤ 24 bits
-}
 
 double binary16_scale(const mpq_class& largest) { return round_format(largest / 127, 11, -24, 16, false); }
 
@@ -128,7 +84,8 @@ double scale_of_rational(const mpq_class& m, const Scale& scale) {
   return 0;
 }
 
-// The block of exact values x (finite), taken as 0 where negative under an unsigned scale.
+}  // namespace
+
 QuantizedBlock quantize_rationals(std::vector<mpq_class> x, const Scheme& scheme) {
   const size_t n = x.size();
   mpq_class largest = 0;
@@ -153,6 +110,8 @@ QuantizedBlock quantize_rationals(std::vector<mpq_class> x, const Scheme& scheme
   }
   return block;
 }
+
+namespace {
 
 // A block with a NaN or an infinity: its scale is that value, its codes 0, its values NaN.
 QuantizedBlock not_finite_block(double largest, size_t n, const Scheme& scheme) {
@@ -206,7 +165,7 @@ double round_to_float_format(double x, FloatFormat format) {
     case FloatFormat::bf16: return round_to(x, ElementType::bf16);
     case FloatFormat::f16:
       if (!std::isfinite(x)) return x;
-      return std::copysign(round_format(mpq_class(std::fabs(x)), 11, -24, 16, false), x);
+      return round_rational(mpq_class(x), FloatFormat::f16);
   }
   return x;
 }

@@ -60,18 +60,19 @@ double to_binary16(double x) {
   return y >= 65520.0 ? std::numeric_limits<double>::infinity() : y;
 }
 
-float largest_of(const float* x, size_t n, bool clamp_negative) {
-  float m = 0;
+template <typename T>
+T largest_of(const T* x, size_t n, bool clamp_negative) {
+  T m = 0;
   for (size_t i = 0; i < n; ++i) {
     if (x[i] != x[i]) return x[i];
-    m = std::max(m, clamp_negative && x[i] < 0 ? 0.0f : std::fabs(x[i]));
+    m = std::max(m, clamp_negative && x[i] < 0 ? T(0) : std::fabs(x[i]));
   }
   return m;
 }
 
 }  // namespace
 
-double native_scale(float largest, const Scale& scale) {
+double native_scale(double largest, const Scale& scale) {
   if (largest == 0 || !std::isfinite(largest)) return largest;
   const double m = largest;
   switch (scale.kind) {
@@ -82,7 +83,10 @@ double native_scale(float largest, const Scale& scale) {
   return 0;
 }
 
-NativeBlock quantize_block_native(const float* x, size_t n, const Scheme& scheme) {
+namespace {
+
+template <typename T>
+NativeBlock quantize_block(const T* x, size_t n, const Scheme& scheme) {
   const bool is_unsigned = scheme.scale.kind == Scale::Kind::unsigned_pow2;
   const int words = word_count(scheme.words);
   NativeBlock block;
@@ -97,7 +101,7 @@ NativeBlock quantize_block_native(const float* x, size_t n, const Scheme& scheme
   const double s = block.scale;
   const double high = is_unsigned ? 255 : 127, low = is_unsigned ? 0 : -127;
   for (size_t i = 0; i < n; ++i) {
-    const double v = is_unsigned && x[i] < 0 ? 0.0 : x[i];
+    const double v = is_unsigned && x[i] < 0 ? 0.0 : static_cast<double>(x[i]);
     if (scheme.words == Words::two_code16) {
       const double c = std::clamp(nearest_code(v * 256, s), low * 256, high * 256);
       const int64_t code = static_cast<int64_t>(c);
@@ -122,6 +126,11 @@ NativeBlock quantize_block_native(const float* x, size_t n, const Scheme& scheme
   }
   return block;
 }
+
+}  // namespace
+
+NativeBlock quantize_block_native(const float* x, size_t n, const Scheme& scheme) { return quantize_block(x, n, scheme); }
+NativeBlock quantize_block_native(const double* x, size_t n, const Scheme& scheme) { return quantize_block(x, n, scheme); }
 
 void walsh_hadamard(double* v, size_t n) {
   internal_assert(n > 0 && (n & (n - 1)) == 0);
