@@ -38,6 +38,25 @@ nlohmann::ordered_json gaps_json(const numerics::Contract& contract, const std::
   return products;
 }
 
+nlohmann::ordered_json caches_json(const std::vector<numerics::CacheGap>& caches) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const numerics::CacheGap& c : caches) {
+    list.push_back({{"site", c.site}, {"keep", c.keep}, {"rows", c.rows}, {"magnitude", c.magnitude},
+                    {"representation", {{"absolute", c.representation}, {"relative", relative(c.representation, c.magnitude)}}}});
+  }
+  return list;
+}
+
+void print_caches(const std::vector<numerics::CacheGap>& caches) {
+  if (caches.empty()) return;
+  std::cout << "each row a cache_write writes, kept as the contract says, against the row\n";
+  std::cout << fmt::format("{:<26} {:<20} {:>6} {:>11} {:>11}\n", "cache", "keep", "rows", "|exact|", "repr. rel");
+  for (const numerics::CacheGap& c : caches) {
+    std::cout << fmt::format("{:<26} {:<20} {:>6} {:>11.3e} {:>11.3e}\n", c.site, c.keep, c.rows, c.magnitude,
+                             relative(c.representation, c.magnitude));
+  }
+}
+
 void print_gaps(const ContractCheckOptions& options, const numerics::Contract& contract, int64_t samples, long bits,
                 const std::vector<numerics::ProductGap>& gaps) {
   std::cout << fmt::format("presk check: contract `{}` ({}) on {} under {}, {} sample(s), exact at {} bits\n",
@@ -74,16 +93,17 @@ int run_contract_check(const ContractCheckOptions& options, GlobalOptions& globa
   const std::vector<numerics::QuantizedProduct> products = numerics::bind_contract(contract, prepared.program, &realization);
   std::cerr << "presk check: the exact reference on " << prepared.count << " sample(s), " << products.size()
             << " quantized product(s)\n";
-  const std::vector<numerics::ProductGap> gaps = numerics::measure_contract(
+  const numerics::ContractGaps gaps = numerics::measure_contract(
       prepared.program, *prepared.entry, contract, products, realization, prepared.parameters, prepared.count,
       [&](int64_t k) { return prepared.inputs(k, global.seed); }, envelope.bits);
   if (global.json) {
     nlohmann::ordered_json out = {{"contract", options.contract}, {"chip", contract.chip}, {"realize", options.realize},
                                   {"entry", prepared.entry->name}, {"samples", prepared.count}, {"bits", envelope.bits},
-                                  {"products", gaps_json(contract, gaps)}};
+                                  {"products", gaps_json(contract, gaps.products)}, {"caches", caches_json(gaps.caches)}};
     std::cout << out.dump(2) << '\n';
   } else {
-    print_gaps(options, contract, prepared.count, envelope.bits, gaps);
+    print_gaps(options, contract, prepared.count, envelope.bits, gaps.products);
+    print_caches(gaps.caches);
   }
   return 0;
 }

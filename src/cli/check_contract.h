@@ -1,6 +1,6 @@
 // `presk check --precision ENVELOPE PROGRAM --realize R --contract C --measure`: a chip contract's
-// gap against the exact meaning on the envelope's samples, product by product, split into
-// representation and arithmetic (numerics/measure.h; docs/chip.md, "Measured").
+// gap against the exact meaning on the envelope's samples, product by product (split into
+// representation and arithmetic) and cache by cache (numerics/measure.h; docs/chip.md, "Measured").
 #pragma once
 
 #include <string>

@@ -170,31 +170,19 @@ double round_to_float_format(double x, FloatFormat format) {
   return x;
 }
 
-KeptRow keep_row_exact(const double* x, size_t n, const Keep& keep) {
-  KeptRow row;
-  if (keep.kind == Keep::Kind::as_computed) {
-    row.values.assign(x, x + n);
-    return row;
-  }
-  if (keep.kind == Keep::Kind::float_format) {
-    for (size_t i = 0; i < n; ++i) row.values.push_back(round_to_float_format(x[i], keep.format));
-    return row;
-  }
-  const bool rotated = keep.kind == Keep::Kind::int8_rows_rotated;
+namespace {
+
+// A row of finite exact values kept as int8 codes under one binary16 scale (rotated first).
+KeptRow keep_int8_rationals(std::vector<mpq_class> y, bool rotated) {
+  const size_t n = y.size();
   internal_assert(!rotated || (n > 0 && (n & (n - 1)) == 0));
+  KeptRow row;
   row.codes.assign(n, 0);
-  const double input_largest = largest_magnitude(x, n);
-  if (!std::isfinite(input_largest)) {  // a NaN or ±∞ in the row: nothing the codes can stand for
-    row.scale = input_largest;
-    row.values.assign(n, std::numeric_limits<double>::quiet_NaN());
-    return row;
-  }
-  std::vector<mpq_class> y(x, x + n);
+  row.values.assign(n, 0.0);
   if (rotated) hadamard_in_place(y);
   mpq_class largest = 0;
   for (const mpq_class& v : y) largest = std::max(largest, mpq_class(abs(v)));
   row.scale = binary16_scale(largest);
-  row.values.assign(n, 0.0);
   if (row.scale == 0) return row;
   if (!std::isfinite(row.scale)) {
     row.values.assign(n, std::numeric_limits<double>::quiet_NaN());
@@ -205,6 +193,57 @@ KeptRow keep_row_exact(const double* x, size_t n, const Keep& keep) {
   std::vector<int64_t> back(row.codes.begin(), row.codes.end());
   if (rotated) hadamard_in_place(back);  // H·q exactly, then ·s/n: exact in binary64
   for (size_t i = 0; i < n; ++i) row.values[i] = static_cast<double>(back[i]) * row.scale / static_cast<double>(rotated ? n : 1);
+  return row;
+}
+
+// A row with a NaN or ±∞ kept as int8 codes: nothing the codes can stand for.
+KeptRow not_finite_row(double largest, size_t n) {
+  KeptRow row;
+  row.scale = largest;
+  row.codes.assign(n, 0);
+  row.values.assign(n, std::numeric_limits<double>::quiet_NaN());
+  return row;
+}
+
+}  // namespace
+
+KeptRow keep_row_exact(const double* x, size_t n, const Keep& keep) {
+  KeptRow row;
+  if (keep.kind == Keep::Kind::as_computed) {
+    row.values.assign(x, x + n);
+    return row;
+  }
+  if (keep.kind == Keep::Kind::float_format) {
+    for (size_t i = 0; i < n; ++i) row.values.push_back(round_to_float_format(x[i], keep.format));
+    return row;
+  }
+  const double largest = largest_magnitude(x, n);
+  if (!std::isfinite(largest)) return not_finite_row(largest, n);
+  return keep_int8_rationals(std::vector<mpq_class>(x, x + n), keep.kind == Keep::Kind::int8_rows_rotated);
+}
+
+KeptRow keep_row_exact(const __mpfr_struct* x, size_t n, const Keep& keep) {
+  KeptRow row;
+  std::vector<mpq_class> values(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (!mpfr_number_p(&x[i])) {
+      if (keep.kind == Keep::Kind::int8_rows || keep.kind == Keep::Kind::int8_rows_rotated) {
+        return not_finite_row(mpfr_get_d(&x[i], MPFR_RNDN), n);
+      }
+      continue;
+    }
+    mpfr_get_q(values[i].get_mpq_t(), &x[i]);
+  }
+  if (keep.kind == Keep::Kind::int8_rows || keep.kind == Keep::Kind::int8_rows_rotated) {
+    return keep_int8_rationals(std::move(values), keep.kind == Keep::Kind::int8_rows_rotated);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (!mpfr_number_p(&x[i]) || keep.kind == Keep::Kind::as_computed) {
+      row.values.push_back(mpfr_get_d(&x[i], MPFR_RNDN));  // as computed: its nearest binary64
+    } else {
+      row.values.push_back(round_rational(values[i], keep.format));
+    }
+  }
   return row;
 }
 

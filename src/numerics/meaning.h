@@ -44,6 +44,9 @@ struct KeptRow {
   std::vector<double> values;    // what the chip reads back, exact
 };
 KeptRow keep_row_exact(const double* x, size_t n, const Keep& keep);
+// The same for the reference's MPFR numbers (exact at any precision; as_computed: each value's
+// nearest binary64).
+KeptRow keep_row_exact(const __mpfr_struct* x, size_t n, const Keep& keep);
 
 // x rounded to the nearest number of a float format (ties to even, subnormals, ±∞ beyond).
 double round_to_float_format(double x, FloatFormat format);

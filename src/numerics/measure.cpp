@@ -23,18 +23,27 @@ namespace {
 
 using Key = std::pair<std::string, uint32_t>;  // (function, let)
 
-struct Probed {
-  ir::Program program;
-  std::map<Key, size_t> probe_of, product_of, matrix_of;  // → the product's index
+// A value to observe right before the let that reads it: a product's activation, a cache's rows.
+struct ProbeRequest {
+  uint32_t function = 0, let = 0;
+  int operand = 0;
+  bool cache = false;
+  size_t index = 0;  // into the products or the caches
 };
 
-// `program` with a reshape of each product's activation to its own type right before the product.
-Probed add_probes(const ir::Program& program, const std::vector<QuantizedProduct>& products) {
+struct Probed {
+  ir::Program program;
+  std::map<Key, std::pair<bool, size_t>> probe_of;  // → (a cache's, its index)
+  std::map<Key, size_t> product_of, matrix_of;      // → the product's index
+};
+
+// `program` with a reshape to its own type of each requested operand right before its reader.
+Probed add_probes(const ir::Program& program, const std::vector<ProbeRequest>& requests) {
   Probed probed{program, {}, {}, {}};
   for (uint32_t fi = 0; fi < program.functions.size(); ++fi) {
-    std::map<uint32_t, size_t> here;  // product let → product index
-    for (size_t p = 0; p < products.size(); ++p) {
-      if (products[p].product.function == fi) here[products[p].product.let] = p;
+    std::map<uint32_t, const ProbeRequest*> here;
+    for (const ProbeRequest& r : requests) {
+      if (r.function == fi) here[r.let] = &r;
     }
     if (here.empty()) continue;
     const ir::Function& f = program.functions[fi];
@@ -46,13 +55,16 @@ Probed add_probes(const ir::Program& program, const std::vector<QuantizedProduct
       ir::Let let = f.lets[i];
       for (ir::ValueRef& v : let.operands) v = remap(v);
       if (auto it = here.find(i); it != here.end()) {
-        const int a = products[it->second].product.activation;
-        ir::Let probe{ir::Op::reshape, f.type_of(f.lets[i].operands[static_cast<size_t>(a)]), {let.operands[static_cast<size_t>(a)]}, {}, let.span};
-        probed.probe_of[{g.name, static_cast<uint32_t>(g.lets.size())}] = it->second;
-        let.operands[static_cast<size_t>(a)] = ir::ValueRef::let(static_cast<uint32_t>(g.lets.size()));
+        const ProbeRequest& r = *it->second;
+        const size_t a = static_cast<size_t>(r.operand);
+        ir::Let probe{ir::Op::reshape, f.type_of(f.lets[i].operands[a]), {let.operands[a]}, {}, let.span};
+        probed.probe_of[{g.name, static_cast<uint32_t>(g.lets.size())}] = {r.cache, r.index};
+        let.operands[a] = ir::ValueRef::let(static_cast<uint32_t>(g.lets.size()));
         g.lets.push_back(probe);
-        probed.product_of[{g.name, static_cast<uint32_t>(g.lets.size())}] = it->second;
-        probed.matrix_of[{g.name, let.operands[static_cast<size_t>(1 - a)].index}] = it->second;
+        if (!r.cache) {
+          probed.product_of[{g.name, static_cast<uint32_t>(g.lets.size())}] = r.index;
+          probed.matrix_of[{g.name, let.operands[1 - a].index}] = r.index;
+        }
       }
       moved[i] = static_cast<uint32_t>(g.lets.size());
       g.lets.push_back(let);
@@ -60,6 +72,20 @@ Probed add_probes(const ir::Program& program, const std::vector<QuantizedProduct
     for (ir::ValueRef& v : g.results) v = remap(v);
   }
   return probed;
+}
+
+// The caches a contract keeps otherwise than as computed, with their probes' requests.
+std::vector<CacheGap> kept_caches(const ir::Program& program, const Contract& contract, std::vector<ProbeRequest>& requests) {
+  std::vector<CacheGap> caches;
+  for (uint32_t fi = 0; fi < program.functions.size(); ++fi) {
+    const ir::Function& f = program.functions[fi];
+    for (uint32_t i = 0; i < f.lets.size(); ++i) {
+      if (f.lets[i].op != ir::Op::cache_write || contract.keep_of(f.site_name(i)).kind == Keep::Kind::as_computed) continue;
+      requests.push_back({fi, i, 1, true, caches.size()});
+      caches.push_back({f.site_name(i), keep_name(contract.keep_of(f.site_name(i))), 0, 0, 0});
+    }
+  }
+  return caches;
 }
 
 // Whether the spec is "<P><C>,<C><Q>-><P><Q>" with the activation first: rows of A by W[C, Q].
@@ -86,9 +112,11 @@ double word_step(Words words, int w) {
 class GapObserver : public reference::Observer {
  public:
   GapObserver(const Probed& probed, const ir::Program& program, const Contract& contract,
-              const std::vector<QuantizedProduct>& products, const exec::native::Realization& realization, long bits)
+              const std::vector<QuantizedProduct>& products, std::vector<CacheGap> caches,
+              const exec::native::Realization& realization, long bits)
       : probed_(probed), program_(program), contract_(contract), products_(products), realization_(realization),
-        gaps_(products.size()), activations_(products.size()), matrices_(products.size()), paths_(products.size()) {
+        gaps_(products.size()), caches_(std::move(caches)), activations_(products.size()), matrices_(products.size()),
+        paths_(products.size()) {
     for (size_t p = 0; p < products.size(); ++p) {
       gaps_[p].site = products[p].product.site;
       gaps_[p].scheme = scheme_text(products[p].scheme);
@@ -101,8 +129,11 @@ class GapObserver : public reference::Observer {
   void on_value(const reference::SiteContext& site, const reference::ValueView& value) override {
     const Key key{site.function.name, site.let_index};
     if (auto it = probed_.probe_of.find(key); it != probed_.probe_of.end()) {
-      const QuantizedProduct& q = products_[it->second];
-      activations_[it->second] = quantize_row_blocks(value, q);
+      if (it->second.first) {
+        keep_rows(caches_[it->second.second], value);
+      } else {
+        activations_[it->second.second] = quantize_row_blocks(value, products_[it->second.second]);
+      }
     } else if (auto m = probed_.matrix_of.find(key); m != probed_.matrix_of.end()) {
       std::vector<double>& w = matrices_[m->second];
       w.resize(static_cast<size_t>(value.count));
@@ -113,9 +144,24 @@ class GapObserver : public reference::Observer {
     }
   }
 
-  std::vector<ProductGap> gaps() const { return gaps_; }
+  ContractGaps gaps() const { return {gaps_, caches_}; }
 
  private:
+  // Each row (the last axis) of the rows a cache_write writes, kept as the contract says.
+  void keep_rows(CacheGap& gap, const reference::ValueView& value) {
+    const int64_t width = value.type.shape.empty() ? 1 : value.type.shape.back();
+    const Keep keep = contract_.keep_of(gap.site);
+    for (int64_t start = 0; start + width <= value.count; start += width) {
+      const KeptRow row = keep_row_exact(value.mpfr + start, static_cast<size_t>(width), keep);
+      for (int64_t i = 0; i < width; ++i) {
+        mpfr_sub_d(term_, &value.mpfr[start + i], row.values[static_cast<size_t>(i)], MPFR_RNDN);
+        gap.representation = std::max(gap.representation, std::fabs(mpfr_get_d(term_, MPFR_RNDU)));
+        gap.magnitude = std::max(gap.magnitude, std::fabs(mpfr_get_d(&value.mpfr[start + i], MPFR_RNDU)));
+      }
+      ++gap.rows;
+    }
+  }
+
   std::vector<QuantizedBlock> quantize_row_blocks(const reference::ValueView& value, const QuantizedProduct& q) const {
     std::vector<QuantizedBlock> blocks;
     for (int64_t start = 0; start < value.count; start += q.block) {
@@ -228,6 +274,7 @@ class GapObserver : public reference::Observer {
   const std::vector<QuantizedProduct>& products_;
   const exec::native::Realization& realization_;
   std::vector<ProductGap> gaps_;
+  std::vector<CacheGap> caches_;
   std::vector<std::vector<QuantizedBlock>> activations_;  // per product: its latest activation's blocks
   std::vector<std::vector<double>> matrices_;             // per product: its latest matrix
   std::vector<std::string> paths_;                        // and that matrix's full path
@@ -236,13 +283,17 @@ class GapObserver : public reference::Observer {
 
 }  // namespace
 
-std::vector<ProductGap> measure_contract(const ir::Program& program, const ir::Function& entry,
-                                         const Contract& contract, const std::vector<QuantizedProduct>& products,
-                                         const exec::native::Realization& realization,
-                                         const reference::ParameterStore& parameters, int64_t count,
-                                         const SampleInputs& inputs, long bits) {
-  const Probed probed = add_probes(program, products);
-  GapObserver observer(probed, program, contract, products, realization, bits);
+ContractGaps measure_contract(const ir::Program& program, const ir::Function& entry, const Contract& contract,
+                              const std::vector<QuantizedProduct>& products, const exec::native::Realization& realization,
+                              const reference::ParameterStore& parameters, int64_t count, const SampleInputs& inputs,
+                              long bits) {
+  std::vector<ProbeRequest> requests;
+  for (size_t p = 0; p < products.size(); ++p) {
+    requests.push_back({products[p].product.function, products[p].product.let, products[p].product.activation, false, p});
+  }
+  std::vector<CacheGap> caches = kept_caches(program, contract, requests);
+  const Probed probed = add_probes(program, requests);
+  GapObserver observer(probed, program, contract, products, std::move(caches), realization, bits);
   reference::RunOptions options;
   options.bits = bits;
   options.observer = &observer;

@@ -1,5 +1,5 @@
 // A contract's gap against the exact meaning (`presk check --contract C --measure`; docs/chip.md,
-// "Measured"), product by product: the exact reference runs the program, and at every evaluation
+// "Measured"), product by product and cache by cache: the exact reference runs the program, and at every evaluation
 // of a product that reads its activation quantized, its exact activation is quantized by the
 // contract's exact meaning, and the split is taken as `presk quantize` takes it —
 //   representation: the exact product of the quantized activation (and of the weights as their
@@ -41,10 +41,26 @@ struct ProductGap {
   int64_t outputs = 0;         // outputs computed by the chip
 };
 
+// A cache kept otherwise than as computed: each row it writes (its last axis) kept as the contract
+// says, against the row itself.
+struct CacheGap {
+  std::string site;            // the cache_write's site
+  std::string keep;            // its keep mode
+  int64_t rows = 0;            // rows kept, over every evaluation
+  double magnitude = 0;        // max |exact value|
+  double representation = 0;   // max |kept − exact|
+};
+
+struct ContractGaps {
+  std::vector<ProductGap> products;
+  std::vector<CacheGap> caches;
+};
+
 using SampleInputs = std::function<std::vector<reference::HostTensor>(int64_t k)>;
 
-// The gaps of every quantized product of `entry` over `count` samples, the reference at `bits`.
-std::vector<ProductGap> measure_contract(const ir::Program& program, const ir::Function& entry,
+// The gaps of every quantized product and kept cache of `entry` over `count` samples, the
+// reference at `bits`.
+ContractGaps measure_contract(const ir::Program& program, const ir::Function& entry,
                                          const Contract& contract, const std::vector<QuantizedProduct>& products,
                                          const exec::native::Realization& realization,
                                          const reference::ParameterStore& parameters, int64_t count,

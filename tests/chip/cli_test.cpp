@@ -115,6 +115,29 @@ TEST_F(ChipMeasure, MoreWordsRepresentBetterAndBitsDoNotDependOnThreads) {
   EXPECT_LT(two_words, one_word / 50) << "float weights: the activation's representation alone";
 }
 
+TEST_F(ChipMeasure, CachesKeptAsInt8Rows) {
+  const std::string envelope = dir_ + "/decode.json";
+  const auto calibrate = run_command(presk() + " calibrate --precision " + source("examples/gpt.psk") +
+                                     " --entry decode --dim T=16 --samples 1 --bits 128 --out " + envelope);
+  ASSERT_EQ(calibrate.status, 0) << calibrate.output;
+  for (const std::string contract : {"kv_int8.json", "kv_int8_rotated.json"}) {
+    const auto r = run_command(presk() + " check --json --precision " + envelope + " " + source("examples/gpt.psk") +
+                                   " --realize f32 --measure --contract " + source("examples/contracts/" + contract),
+                               false);
+    ASSERT_EQ(r.status, 0) << r.output;
+    const nlohmann::json report = nlohmann::json::parse(r.output);
+    EXPECT_TRUE(report["products"].empty());
+    ASSERT_EQ(report["caches"].size(), 2u) << r.output;  // the keys' and the values' cache_write
+    for (const nlohmann::json& cache : report["caches"]) {
+      EXPECT_EQ(cache["rows"], 4);  // 2 layers × 2 heads, one new row each
+      const double relative = cache["representation"]["relative"];
+      // int8 codes of a row under its own scale: within half a code, 1/254 of the row's largest.
+      EXPECT_GT(relative, 0) << contract;
+      EXPECT_LT(relative, contract == "kv_int8.json" ? 1.0 / 254 : 0.05) << contract;
+    }
+  }
+}
+
 TEST_F(ChipMeasure, ContractNeedsMeasure) {
   const auto r = run_command(presk() + " check --precision " + dir_ + "/env.json " + source("examples/gpt_tiny.psk") +
                              " --realize f32 --contract " + source("examples/contracts/npu_w8a8.json"));

@@ -160,6 +160,26 @@ TEST(Meaning, KeepInt8RowsRotated) {
                                              127 * kF16OneOver127}));
 }
 
+TEST(Meaning, ReferenceNumbersAreQuantizedExactly) {
+  // MPFR numbers at 200 bits: 1 + 2^-150 is no binary64 number, and its code is that of 1.
+  mpfr_t x[3];
+  for (mpfr_t& v : x) mpfr_init2(v, 200);
+  mpfr_set_d(x[0], 127, MPFR_RNDN);
+  mpfr_set_d(x[1], 2.5, MPFR_RNDN);
+  mpfr_set_d(x[2], 1, MPFR_RNDN);
+  mpfr_add_d(x[2], x[2], std::ldexp(1, -150), MPFR_RNDN);
+  const __mpfr_struct numbers[3] = {*x[0], *x[1], *x[2]};
+  const QuantizedBlock b = quantize_block_exact(numbers, 3, kAbsmax);
+  EXPECT_EQ(codes(b), (std::vector<int32_t>{127, 2, 1}));
+  mpfr_set_d(x[1], -0.5, MPFR_RNDN);
+  mpfr_add_d(x[1], x[1], -std::ldexp(1, -150), MPFR_RNDN);  // just past the tie: −1, not 0
+  const __mpfr_struct again[3] = {*x[0], *x[1], *x[2]};
+  EXPECT_EQ(codes(quantize_block_exact(again, 3, kAbsmax)), (std::vector<int32_t>{127, -1, 1}));
+  const KeptRow row = keep_row_exact(again, 3, Keep{Keep::Kind::int8_rows, FloatFormat::f32});
+  EXPECT_EQ(row.codes, (std::vector<int32_t>{127, -1, 1}));  // 127/f16(1) = 127
+  for (mpfr_t& v : x) mpfr_clear(v);
+}
+
 TEST(Native, WalshHadamardByHand) {
   std::vector<double> v = {3, 1, -1, 1};
   walsh_hadamard(v.data(), 4);
