@@ -82,7 +82,7 @@ void check_sensitivity_usage(const DumpOptions& options) {
 void check_usage(const DumpOptions& options, const GlobalOptions& global) {
   for (const std::string& stage : kComing) {
     if (options.stage == stage) {
-      user_error("E0449").hint("available now: --stage ast, ir, sites, vjp or sensitivity")
+      user_error("E0449").hint("available now: --stage ast, ir, sites, vjp, sensitivity or chip")
           << "`presk dump --stage " << stage << "` is not implemented yet";
     }
   }
