@@ -1,6 +1,6 @@
 // int8 × int8 and u8 × int8 dot products in 32-bit integers (kernels.h): the scalar chain is the
-// definition; the Highway kernel (dynamic dispatch over every compiled target) widens each byte
-// to a 32-bit lane and sums lanes. Integer sums modulo 2^32 are associative, so every target
+// definition; the Highway kernel (dynamic dispatch over every compiled target) widens bytes to
+// 16-bit lanes and multiplies them in pairs into 32-bit lanes. Integer sums modulo 2^32 are associative, so every target
 // gives the scalar chain's bits, wrapped or not.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "numerics/kernels_int8.cpp"
@@ -13,23 +13,31 @@ HWY_BEFORE_NAMESPACE();
 namespace presk::numerics::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// Bytes widened to 16-bit lanes, multiplied in pairs into 32-bit lanes (vpmaddwd on x86), the
+// lanes' sums added at the end: every addition is modulo 2^32, as the scalar chain's.
 template <typename TA>
 int32_t dot_lanes(const TA* a, const int8_t* b, size_t n) {
+#if HWY_TARGET == HWY_SCALAR  // one lane: no pairs to multiply
+  uint32_t chain = 0;
+  for (size_t i = 0; i < n; ++i) chain += static_cast<uint32_t>(static_cast<int32_t>(a[i]) * static_cast<int32_t>(b[i]));
+  return static_cast<int32_t>(chain);
+#else
   const hn::ScalableTag<int32_t> d32;
-  const hn::Rebind<TA, decltype(d32)> da;
-  const hn::Rebind<int8_t, decltype(d32)> db;
-  const size_t lanes = hn::Lanes(d32);
-  auto acc0 = hn::Zero(d32);
-  auto acc1 = hn::Zero(d32);
+  const hn::Repartition<int16_t, decltype(d32)> d16;
+  const hn::Rebind<TA, decltype(d16)> da;
+  const hn::Rebind<int8_t, decltype(d16)> db;
+  const size_t lanes = hn::Lanes(d16);
+  auto sum0 = hn::Zero(d32);
+  auto sum1 = hn::Zero(d32);
   size_t i = 0;
-  for (; i + 2 * lanes <= n; i += 2 * lanes) {
-    acc0 = hn::Add(acc0, hn::Mul(hn::PromoteTo(d32, hn::LoadU(da, a + i)), hn::PromoteTo(d32, hn::LoadU(db, b + i))));
-    acc1 = hn::Add(acc1, hn::Mul(hn::PromoteTo(d32, hn::LoadU(da, a + i + lanes)),
-                                 hn::PromoteTo(d32, hn::LoadU(db, b + i + lanes))));
+  for (; i + lanes <= n; i += lanes) {
+    sum0 = hn::ReorderWidenMulAccumulate(d32, hn::PromoteTo(d16, hn::LoadU(da, a + i)), hn::PromoteTo(d16, hn::LoadU(db, b + i)),
+                                         sum0, sum1);
   }
-  uint32_t sum = static_cast<uint32_t>(hn::GetLane(hn::SumOfLanes(d32, hn::Add(acc0, acc1))));
+  uint32_t sum = static_cast<uint32_t>(hn::GetLane(hn::SumOfLanes(d32, hn::RearrangeToOddPlusEven(sum0, sum1))));
   for (; i < n; ++i) sum += static_cast<uint32_t>(static_cast<int32_t>(a[i]) * static_cast<int32_t>(b[i]));
   return static_cast<int32_t>(sum);
+#endif
 }
 
 int32_t dot_i8_simd(const int8_t* a, const int8_t* b, size_t n) { return dot_lanes<int8_t>(a, b, n); }
