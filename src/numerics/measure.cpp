@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -103,6 +104,16 @@ bool is_row_product(const std::string& spec, int activation) {
   return false;
 }
 
+// gap ← the larger of gap and |difference| (rounded up); a NaN difference (a value not finite on
+// one side) is +∞, as every measured gap of presk has it.
+void widen(double& gap, mpfr_srcptr difference) {
+  if (mpfr_nan_p(difference)) {
+    gap = std::numeric_limits<double>::infinity();
+    return;
+  }
+  gap = std::max(gap, std::fabs(mpfr_get_d(difference, MPFR_RNDU)));
+}
+
 // The step of word w of a scheme, as a fraction of its scale.
 double word_step(Words words, int w) {
   if (w == 0) return 1;
@@ -155,7 +166,7 @@ class GapObserver : public reference::Observer {
       const KeptRow row = keep_row_exact(value.mpfr + start, static_cast<size_t>(width), keep);
       for (int64_t i = 0; i < width; ++i) {
         mpfr_sub_d(term_, &value.mpfr[start + i], row.values[static_cast<size_t>(i)], MPFR_RNDN);
-        gap.representation = std::max(gap.representation, std::fabs(mpfr_get_d(term_, MPFR_RNDU)));
+        widen(gap.representation, term_);
         gap.magnitude = std::max(gap.magnitude, std::fabs(mpfr_get_d(&value.mpfr[start + i], MPFR_RNDU)));
       }
       ++gap.rows;
@@ -221,11 +232,11 @@ class GapObserver : public reference::Observer {
         gap.magnitude = std::max(gap.magnitude, std::fabs(mpfr_get_d(exact, MPFR_RNDU)));
         represented(p, o, j, k, n, w_q);  // sum_ ← exact on the quantized operands
         mpfr_sub(term_, sum_, exact, MPFR_RNDN);
-        gap.representation = std::max(gap.representation, std::fabs(mpfr_get_d(term_, MPFR_RNDU)));
+        widen(gap.representation, term_);
         if (!weights) continue;
         const double chip = chip_output(p, o, j, k, n, run, *weights);
         mpfr_sub_d(term_, sum_, chip, MPFR_RNDN);
-        gap.arithmetic = std::max(gap.arithmetic, std::fabs(mpfr_get_d(term_, MPFR_RNDU)));
+        widen(gap.arithmetic, term_);
       }
     }
   }
