@@ -12,6 +12,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cli/check_contract.h"
 #include "cli/command.h"
 #include "cli/envelope_run.h"
 #include "cli/pipeline.h"
@@ -37,6 +38,7 @@ struct CheckOptions {
   std::string model = "cond";
   int sites = 10;
   bool measure = false;
+  std::string contract;  // --contract C: the chip contract's gap (cli/check_contract.h)
 };
 
 struct Report {
@@ -205,6 +207,14 @@ void print_report(const CheckOptions& options, const precision::Envelope& envelo
 }
 
 int run_check(const CheckOptions& options, GlobalOptions& global) {
+  if (!options.contract.empty()) {
+    if (!options.measure) {
+      usage_error("E1721").hint("presk check --precision ENV PROGRAM --realize R --contract C --measure")
+          << "--contract measures a chip's gap: it needs --measure";
+    }
+    return run_contract_check({options.envelope, options.program, options.bindings, options.weights, options.realize,
+                               options.contract}, global);
+  }
   const precision::Envelope envelope = precision::read_envelope(options.envelope);
   EnvelopeRunOptions run{options.envelope, options.program, "", options.bindings, options.weights, "", {}};
   const PreparedRun prepared = prepare_envelope_run(run, envelope, global);
@@ -242,6 +252,9 @@ Registration registration("check", 35, [](CLI::App& app, GlobalOptions& global) 
   command->add_flag(
       "--measure", options->measure,
       "Also run R natively and the exact reference on the envelope's samples: the largest gap");
+  command->add_option("--contract", options->contract,
+                      "With --measure: a chip contract's gap against the exact meaning, product by product "
+                      "(docs/chip.md)");
   add_threads_option(*command, global);
   add_json_option(*command, global);
   return [options, &global] { return run_check(*options, global); };

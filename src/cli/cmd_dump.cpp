@@ -4,7 +4,8 @@
 // `vjp` prints the IR with each function's generated `.vjp` (docs/ad.md), and with `--remat
 // store|recompute` also the entry's `.fwd`/`.bwd` (ad/split.h). `sensitivity` runs
 // the entry's vjp on the reference (reference::sensitivity) and ranks every site and parameter
-// by ‖∂L/∂v‖₁ (docs/ad.md). The stage kernel is listed and refused until it exists.
+// by ‖∂L/∂v‖₁ (docs/ad.md). `chip` places the quantizes a contract implies (--contract C,
+// numerics/quantize.h; docs/chip.md). The stage kernel is listed and refused until it exists.
 #include <algorithm>
 #include <map>
 #include <cstdio>
@@ -28,6 +29,8 @@
 #include "ir/sites.h"
 #include "ir/verifier.h"
 #include "lang/frontend.h"
+#include "numerics/contract_json.h"
+#include "numerics/quantize.h"
 #include "support/diagnostics.h"
 
 namespace presk::cli {
@@ -44,9 +47,10 @@ struct DumpOptions {
   int64_t offset = 0;
   std::optional<long> bits;
   std::string remat;  // --stage vjp only: "store" or "recompute", the entry's .fwd/.bwd
+  std::string contract;  // --stage chip only: the chip's contract (docs/chip.md)
 };
 
-const std::vector<std::string> kStages = {"ast", "ir", "sites", "vjp", "sensitivity", "kernel"};
+const std::vector<std::string> kStages = {"ast", "ir", "sites", "vjp", "sensitivity", "chip", "kernel"};
 const std::vector<std::string> kComing = {"kernel"};
 constexpr long kDefaultBits = 256;
 
@@ -78,7 +82,7 @@ void check_sensitivity_usage(const DumpOptions& options) {
 void check_usage(const DumpOptions& options, const GlobalOptions& global) {
   for (const std::string& stage : kComing) {
     if (options.stage == stage) {
-      user_error("E0449").hint("available now: --stage ast, ir, sites, vjp or sensitivity")
+      user_error("E0449").hint("available now: --stage ast, ir, sites, vjp, sensitivity or chip")
           << "`presk dump --stage " << stage << "` is not implemented yet";
     }
   }
@@ -87,6 +91,10 @@ void check_usage(const DumpOptions& options, const GlobalOptions& global) {
         << "`--stage ast` " << (global.json ? "has no JSON form" : "cannot read printed IR (.pir)");
   }
   check_sensitivity_usage(options);
+  if ((options.stage == "chip") != !options.contract.empty()) {
+    usage_error("E1720").hint("presk dump --stage chip PROGRAM --contract C.json")
+        << (options.contract.empty() ? "`--stage chip` needs --contract" : "--contract applies to `--stage chip` only");
+  }
   if (!options.remat.empty()) {
     ad::parse_remat(options.remat);
     if (options.stage != "vjp" || options.entry.empty()) {
@@ -258,6 +266,15 @@ int run_dump(const DumpOptions& options, const GlobalOptions& global) {
   }
   if (options.stage == "sensitivity") return dump_sensitivity(options, global);
   ir::Program program = load_program(options, frontend);
+  if (options.stage == "chip") {
+    // The quantize insertion's placement (numerics/quantize.h) under the contract.
+    const numerics::Contract contract = numerics::read_contract_file(options.contract);
+    const std::vector<numerics::QuantizeSite> sites =
+        numerics::quantize(program, contract, numerics::bind_contract(contract, program, nullptr));
+    std::cout << (global.json ? numerics::quantize_json(sites).dump(2) + "\n"
+                              : "# chip `" + contract.chip + "`\n" + numerics::quantize_text(program, sites));
+    return 0;
+  }
   if (options.stage == "vjp") program = ad::add_vjps(program);
   if (!options.remat.empty())
     program = ad::add_fwd_bwd(program, options.entry, ad::parse_remat(options.remat));
@@ -276,7 +293,7 @@ Registration registration("dump", 10, [](CLI::App& app, GlobalOptions& global) {
   CLI::App* command = app.add_subcommand(
       "dump", "Print a stage of the pipeline: the AST, the IR, or the site table");
   command
-      ->add_option("--stage", options->stage, "ast | ir | sites | vjp | sensitivity (coming: kernel)")
+      ->add_option("--stage", options->stage, "ast | ir | sites | vjp | sensitivity | chip (coming: kernel)")
       ->required()
       ->check(CLI::IsMember(kStages));
   command
@@ -288,6 +305,7 @@ Registration registration("dump", 10, [](CLI::App& app, GlobalOptions& global) {
   command->add_option("--remat", options->remat,
                       "vjp: also the entry's .fwd/.bwd, keeping the activations (store) or the "
                       "arguments (recompute)");
+  command->add_option("--contract", options->contract, "chip: the chip's contract (docs/chip.md), whose quantizes are placed");
   command->add_option("--weights", options->weights, "sensitivity: parameters from a safetensors file");
   command->add_option("--data", options->data, "sensitivity: data arguments from a safetensors file");
   command->add_option("--offset", options->offset, "sensitivity: the sample to run")

@@ -1,0 +1,69 @@
+// An attention's weighted sum of int8 value rows (attention.h): the exact meaning on rationals,
+// and the chip's integer form.
+#include "numerics/attention.h"
+
+#include "numerics/kernels.h"
+#include "numerics/rational.h"
+#include "support/diagnostics.h"
+
+namespace presk::numerics {
+namespace {
+
+// The keys that share one scale of the weights: a tile of `block` keys (the row: all of them).
+size_t tile_of(const Scheme& scheme, size_t keys) {
+  const int64_t tile = block_length(scheme.block, static_cast<int64_t>(keys), 0);
+  internal_assert(tile > 0);
+  return static_cast<size_t>(tile);
+}
+
+}  // namespace
+
+std::vector<double> attend_values_exact(const std::vector<double>& weights, const std::vector<KeptRow>& rows,
+                                        const Taken& taken) {
+  internal_assert(weights.size() == rows.size() && !rows.empty());
+  const size_t keys = rows.size(), width = rows[0].codes.size();
+  std::vector<mpq_class> t(keys);  // each weight times its value row's scale
+  for (size_t j = 0; j < keys; ++j) t[j] = mpq_class(weights[j]) * mpq_class(rows[j].scale);
+  std::vector<mpq_class> taken_t(keys);
+  if (taken.float_format) {
+    for (size_t j = 0; j < keys; ++j) taken_t[j] = mpq_class(round_rational(t[j], *taken.float_format));
+  } else {
+    const size_t tile = tile_of(*taken.scheme, keys);
+    for (size_t start = 0; start < keys; start += tile) {
+      const QuantizedBlock block = quantize_rationals(std::vector<mpq_class>(t.begin() + static_cast<long>(start),
+                                                                             t.begin() + static_cast<long>(start + tile)),
+                                                      *taken.scheme);
+      for (size_t j = 0; j < tile; ++j) taken_t[start + j] = mpq_class(block.values[j]);
+    }
+  }
+  std::vector<double> out(width);
+  for (size_t d = 0; d < width; ++d) {
+    mpq_class sum = 0;
+    for (size_t j = 0; j < keys; ++j) sum += taken_t[j] * rows[j].codes[d];
+    out[d] = nearest_binary64(sum);
+  }
+  return out;
+}
+
+std::vector<double> attend_values_native(const std::vector<float>& weights, const std::vector<KeptRow>& rows,
+                                         const Scheme& scheme) {
+  internal_assert(weights.size() == rows.size() && !rows.empty() && scheme.words == Words::one);
+  const size_t keys = rows.size(), width = rows[0].codes.size(), tile = tile_of(scheme, keys);
+  std::vector<double> t(keys);
+  for (size_t j = 0; j < keys; ++j) t[j] = static_cast<double>(weights[j]) * rows[j].scale;  // exact: 24 + 11 bits
+  const bool is_unsigned = scheme.scale.kind == Scale::Kind::unsigned_pow2;
+  std::vector<double> out(width, 0.0);
+  std::vector<int8_t> column(tile);
+  for (size_t start = 0; start < keys; start += tile) {
+    const NativeBlock block = quantize_block_native(t.data() + start, tile, scheme);
+    for (size_t d = 0; d < width; ++d) {
+      for (size_t j = 0; j < tile; ++j) column[j] = static_cast<int8_t>(rows[start + j].codes[d]);
+      const int32_t sum = is_unsigned ? dot_u8i8(block.words[0].data(), column.data(), tile, true)
+                                      : dot_i8(reinterpret_cast<const int8_t*>(block.words[0].data()), column.data(), tile, true);
+      out[d] += static_cast<double>(sum) * block.scale;
+    }
+  }
+  return out;
+}
+
+}  // namespace presk::numerics

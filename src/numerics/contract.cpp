@@ -1,0 +1,94 @@
+// The contract's small facts (contract.h): names, word counts and code ranges.
+#include "numerics/contract.h"
+
+#include <cmath>
+
+#include "support/diagnostics.h"
+
+namespace presk::numerics {
+
+bool Bound::admits(double got, double meant, double block_max) const {
+  if (is_exact()) return got == meant || (got != got && meant != meant);
+  return std::fabs(got - meant) <= of_block * block_max + of_value * std::fabs(meant) + floor;
+}
+
+std::optional<Scheme> Contract::scheme_of(const std::string& site) const {
+  auto it = products.find(site);
+  return it == products.end() ? activation : it->second;
+}
+
+Keep Contract::keep_of(const std::string& site) const {
+  auto it = caches.find(site);
+  return it == caches.end() ? cache : it->second;
+}
+
+const char* float_format_name(FloatFormat format) {
+  switch (format) {
+    case FloatFormat::f32: return "f32";
+    case FloatFormat::bf16: return "bf16";
+    case FloatFormat::f16: return "f16";
+  }
+  return "?";
+}
+
+const char* keep_name(const Keep& keep) {
+  switch (keep.kind) {
+    case Keep::Kind::as_computed: return "as_computed";
+    case Keep::Kind::float_format: return float_format_name(keep.format);
+    case Keep::Kind::int8_rows: return "int8_rows";
+    case Keep::Kind::int8_rows_rotated: return "int8_rows_rotated";
+  }
+  return "?";
+}
+
+const char* words_name(Words words) {
+  switch (words) {
+    case Words::one: return "one";
+    case Words::two_rest: return "two_rest";
+    case Words::two_code16: return "two_code16";
+    case Words::three: return "three";
+  }
+  return "?";
+}
+
+std::string scheme_text(const Scheme& scheme) {
+  std::string text;
+  switch (scheme.block.kind) {
+    case Block::Kind::fixed: text = std::to_string(scheme.block.count); break;
+    case Block::Kind::format: text = "format"; break;
+    case Block::Kind::row: text = "row"; break;
+  }
+  switch (scheme.scale.kind) {
+    case Scale::Kind::absmax: text += "/absmax"; break;
+    case Scale::Kind::pow2: text += "/pow2(" + std::to_string(scheme.scale.significand_bits) + ")"; break;
+    case Scale::Kind::unsigned_pow2: text += "/unsigned"; break;
+  }
+  return text + "/" + words_name(scheme.words);
+}
+
+int64_t block_length(const Block& block, int64_t row, int64_t format_block) {
+  int64_t length = row;
+  if (block.kind == Block::Kind::fixed) length = block.count;
+  if (block.kind == Block::Kind::format && format_block > 0) length = format_block;
+  return length > 0 && row % length == 0 ? length : 0;
+}
+
+int word_count(Words words) {
+  switch (words) {
+    case Words::one: return 1;
+    case Words::two_rest:
+    case Words::two_code16: return 2;
+    case Words::three: return 3;
+  }
+  return 1;
+}
+
+int64_t largest_code(const Scheme& scheme, int word) {
+  internal_assert(word >= 0 && word < word_count(scheme.words));
+  const bool is_unsigned = scheme.scale.kind == Scale::Kind::unsigned_pow2;
+  if (word == 0) return is_unsigned ? 255 : 127;
+  if (scheme.words == Words::two_code16) return 128;  // the low byte read signed: −128 … 127
+  return 64;  // a rest at a 128th of the step before it: |rest| ≤ step/2
+}
+
+}  // namespace presk::numerics

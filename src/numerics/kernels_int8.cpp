@@ -1,0 +1,132 @@
+// int8 × int8 and u8 × int8 dot products in 32-bit integers (kernels.h): the scalar chain is the
+// definition; the Highway kernel (dynamic dispatch over every compiled target) widens bytes to
+// 16-bit lanes and multiplies them in pairs into 32-bit lanes. Integer sums modulo 2^32 are associative, so every target
+// gives the scalar chain's bits, wrapped or not.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "numerics/kernels_int8.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+
+#include "numerics/kernels.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace presk::numerics::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Bytes widened to 16-bit lanes, multiplied in pairs into 32-bit lanes (vpmaddwd on x86), the
+// lanes' sums added at the end: every addition is modulo 2^32, as the scalar chain's.
+template <typename TA>
+int32_t dot_lanes(const TA* a, const int8_t* b, size_t n) {
+#if HWY_TARGET == HWY_SCALAR  // one lane: no pairs to multiply
+  uint32_t chain = 0;
+  for (size_t i = 0; i < n; ++i) chain += static_cast<uint32_t>(static_cast<int32_t>(a[i]) * static_cast<int32_t>(b[i]));
+  return static_cast<int32_t>(chain);
+#else
+  const hn::ScalableTag<int32_t> d32;
+  const hn::Repartition<int16_t, decltype(d32)> d16;
+  const hn::Rebind<TA, decltype(d16)> da;
+  const hn::Rebind<int8_t, decltype(d16)> db;
+  const size_t lanes = hn::Lanes(d16);
+  auto sum0 = hn::Zero(d32);
+  auto sum1 = hn::Zero(d32);
+  size_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    sum0 = hn::ReorderWidenMulAccumulate(d32, hn::PromoteTo(d16, hn::LoadU(da, a + i)), hn::PromoteTo(d16, hn::LoadU(db, b + i)),
+                                         sum0, sum1);
+  }
+  uint32_t sum = static_cast<uint32_t>(hn::GetLane(hn::SumOfLanes(d32, hn::RearrangeToOddPlusEven(sum0, sum1))));
+  for (; i < n; ++i) sum += static_cast<uint32_t>(static_cast<int32_t>(a[i]) * static_cast<int32_t>(b[i]));
+  return static_cast<int32_t>(sum);
+#endif
+}
+
+int32_t dot_i8_simd(const int8_t* a, const int8_t* b, size_t n) { return dot_lanes<int8_t>(a, b, n); }
+int32_t dot_u8i8_simd(const uint8_t* a, const int8_t* b, size_t n) { return dot_lanes<uint8_t>(a, b, n); }
+int64_t dot_target_here() { return HWY_TARGET; }
+
+}  // namespace presk::numerics::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include <algorithm>
+
+#include "support/diagnostics.h"
+
+namespace presk::numerics {
+
+HWY_EXPORT(dot_i8_simd);
+HWY_EXPORT(dot_u8i8_simd);
+HWY_EXPORT(dot_target_here);
+
+namespace {
+
+__extension__ typedef __int128 Int128;
+
+// The scalar chain: each product added in turn, modulo 2^32.
+template <typename TA>
+int32_t dot_scalar(const TA* a, const int8_t* b, size_t n) {
+  uint32_t sum = 0;
+  for (size_t i = 0; i < n; ++i) sum += static_cast<uint32_t>(static_cast<int32_t>(a[i]) * static_cast<int32_t>(b[i]));
+  return static_cast<int32_t>(sum);
+}
+
+}  // namespace
+
+int32_t dot_i8(const int8_t* a, const int8_t* b, size_t n, bool simd) {
+  return simd ? HWY_DYNAMIC_DISPATCH(dot_i8_simd)(a, b, n) : dot_scalar(a, b, n);
+}
+
+int32_t dot_u8i8(const uint8_t* a, const int8_t* b, size_t n, bool simd) {
+  return simd ? HWY_DYNAMIC_DISPATCH(dot_u8i8_simd)(a, b, n) : dot_scalar(a, b, n);
+}
+
+int64_t dot_target() { return HWY_DYNAMIC_DISPATCH(dot_target_here)(); }
+
+namespace {
+
+// Σ a_i·b_i, i ascending, each partial sum wrapped or saturated to `bits` (held in 128 bits, so
+// that wrapping at 64 is as defined as at any other width).
+template <typename T>
+int64_t accumulated(const T* a, const T* b, size_t n, int bits, Overflow overflow) {
+  internal_assert(bits >= 1 && bits <= 64);
+  const Int128 modulus = static_cast<Int128>(1) << bits;
+  const Int128 high = modulus / 2 - 1, low = -(modulus / 2);
+  Int128 sum = 0;
+  for (size_t i = 0; i < n; ++i) {
+    sum += static_cast<Int128>(a[i]) * b[i];
+    if (overflow == Overflow::saturate) {
+      sum = std::clamp(sum, low, high);
+    } else {
+      sum = ((sum - low) % modulus + modulus) % modulus + low;
+    }
+  }
+  return static_cast<int64_t>(sum);
+}
+
+}  // namespace
+
+int64_t dot_i8_accumulated(const int8_t* a, const int8_t* b, size_t n, int bits, Overflow overflow) {
+  return accumulated(a, b, n, bits, overflow);
+}
+
+int64_t dot_accumulated(const int32_t* a, const int32_t* b, size_t n, int bits, Overflow overflow) {
+  return accumulated(a, b, n, bits, overflow);
+}
+
+WordsDot dot_words(const NativeBlock& block, const Scheme& scheme, const int8_t* b, size_t n, bool simd) {
+  const bool is_unsigned = scheme.scale.kind == Scale::Kind::unsigned_pow2;
+  const int words = word_count(scheme.words);
+  const int step_shift = scheme.words == Words::two_code16 ? 8 : 7;  // each word's step under the one before
+  WordsDot dot;
+  dot.shift = step_shift * (words - 1);
+  for (int w = 0; w < words; ++w) {
+    const uint8_t* bytes = block.words[static_cast<size_t>(w)].data();
+    const int64_t part = w == 0 && is_unsigned ? dot_u8i8(bytes, b, n, simd)
+                                               : dot_i8(reinterpret_cast<const int8_t*>(bytes), b, n, simd);
+    dot.sum += part * (int64_t{1} << (step_shift * (words - 1 - w)));
+  }
+  return dot;
+}
+
+}  // namespace presk::numerics
+#endif  // HWY_ONCE

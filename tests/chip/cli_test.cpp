@@ -1,0 +1,149 @@
+// The chip commands as a user runs them: `presk dump --stage chip` and
+// `presk check --contract C --measure` on the tiny GPT (docs/chip.md).
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "common/run_command.h"
+
+namespace presk {
+namespace {
+
+namespace fs = std::filesystem;
+using presk::testing::presk;
+using presk::testing::run_command;
+
+std::string source(const std::string& path) { return "'" + std::string(PRESK_SOURCE_DIR) + "/" + path + "'"; }
+
+TEST(ChipCli, DumpPlacesTheQuantizes) {
+  const auto text = run_command(presk() + " dump --stage chip " + source("examples/gpt_tiny.psk") +
+                                " --dim T=8 --contract " + source("examples/contracts/npu_w8a8.json"));
+  ASSERT_EQ(text.status, 0) << text.output;
+  EXPECT_NE(text.output.find("quantize GPT.apply/%5 : R[8, 8]  row/absmax/one, blocks of 8  after_producer"), std::string::npos)
+      << text.output;
+  EXPECT_NE(text.output.find("read by Linear.apply/%1"), std::string::npos) << text.output;
+  const auto json = run_command(presk() + " dump --stage chip --json " + source("examples/gpt_tiny.psk") +
+                                " --dim T=8 --contract " + source("examples/contracts/npu_w8a8.json"), false);
+  ASSERT_EQ(json.status, 0) << json.output;
+  const nlohmann::json sites = nlohmann::json::parse(json.output);
+  ASSERT_EQ(sites.size(), 4u);
+  EXPECT_EQ(sites[1]["block"], 32) << json.output;  // the feed-forward's hidden rows
+  // The tiny GPT's rows of 8 values: blocks of 32 do not divide them.
+  const auto blocks = run_command(presk() + " dump --stage chip " + source("examples/gpt_tiny.psk") +
+                                  " --dim T=8 --contract " + source("examples/contracts/cpu_q8_block32.json"));
+  EXPECT_EQ(blocks.status, 1);
+  EXPECT_NE(blocks.output.find("E1711"), std::string::npos) << blocks.output;
+}
+
+TEST(ChipCli, UsageErrors) {
+  auto r = run_command(presk() + " dump --stage chip " + source("examples/gpt_tiny.psk") + " --dim T=8");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("E1720"), std::string::npos) << r.output;
+  r = run_command(presk() + " dump --stage ir " + source("examples/gpt_tiny.psk") + " --dim T=8 --contract " +
+                  source("examples/contracts/npu_w8a8.json"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("E1720"), std::string::npos) << r.output;
+  r = run_command(presk() + " dump --stage chip " + source("examples/gpt_tiny.psk") + " --dim T=8 --contract /no/such.json");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.output.find("E1700"), std::string::npos) << r.output;
+}
+
+class ChipMeasure : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    char pattern[] = "/tmp/presk-chip-XXXXXX";
+    dir_ = mkdtemp(pattern);
+    const auto calibrate = run_command(presk() + " calibrate --precision " + source("examples/gpt_tiny.psk") +
+                                       " --entry logits --dim T=8 --samples 2 --bits 128 --out " + dir_ + "/env.json");
+    ASSERT_EQ(calibrate.status, 0) << calibrate.output;
+    std::ofstream(dir_ + "/r8.json") << R"({"format": 1, "default": "f32", "quant": {
+      "blocks.ff.up.w": {"bits": 8, "over": -2}, "blocks.ff.down.w": {"bits": 8, "over": -2}}})";
+  }
+  static void TearDownTestSuite() { fs::remove_all(dir_); }
+
+  static std::string check(const std::string& contract, const std::string& extra = "") {
+    const auto r = run_command(presk() + " check --json --precision " + dir_ + "/env.json " + source("examples/gpt_tiny.psk") +
+                                   " --realize @" + dir_ + "/r8.json --measure --contract " +
+                                   source("examples/contracts/" + contract) + extra,
+                               false);
+    EXPECT_EQ(r.status, 0) << r.output;
+    return r.output;
+  }
+
+  static nlohmann::json product(const nlohmann::json& report, const std::string& site) {
+    for (const nlohmann::json& p : report["products"]) {
+      if (p["site"] == site) return p;
+    }
+    ADD_FAILURE() << site;
+    return {};
+  }
+
+  static std::string dir_;
+};
+std::string ChipMeasure::dir_;
+
+TEST_F(ChipMeasure, SixteenBitsOverflowWhereThirtyTwoHold) {
+  const nlohmann::json wide = nlohmann::json::parse(check("npu_w8a8.json"));
+  const nlohmann::json narrow = nlohmann::json::parse(check("npu_w8a8_acc16.json"));
+  const nlohmann::json up_wide = product(wide, "FeedForward.apply/%1"), up_narrow = product(narrow, "FeedForward.apply/%1");
+  // The representation is the contract's scheme, whatever the accumulator.
+  EXPECT_EQ(up_wide["representation"], up_narrow["representation"]);
+  EXPECT_GT(up_wide["representation"]["relative"].get<double>(), 1e-4);  // int8 activations and weights
+  // 32 bits hold every partial sum: the chip's sums are exact, only the binary64 epilogue rounds.
+  EXPECT_EQ(up_wide["accumulator"]["overflowed"], 0);
+  EXPECT_LE(up_wide["accumulator"]["bits_needed"].get<int>(), 32);
+  EXPECT_LT(up_wide["arithmetic"]["relative"].get<double>(), 1e-12);
+  // 8 terms of 127·127 need 18 bits: the 16-bit chip saturates, and its result is wrong.
+  EXPECT_EQ(up_narrow["accumulator"]["bits_needed"], 18);
+  EXPECT_GT(up_narrow["accumulator"]["overflowed"].get<int>(), 0);
+  EXPECT_GT(up_narrow["arithmetic"]["relative"].get<double>(), 1e-3);
+  // A matrix the realization keeps as floats: representation only, and why.
+  const nlohmann::json linear = product(wide, "Linear.apply/%1");
+  EXPECT_TRUE(linear["arithmetic"].is_null());
+  EXPECT_NE(linear["why_not"].get<std::string>().find("not stored as integers"), std::string::npos);
+}
+
+TEST_F(ChipMeasure, MoreWordsRepresentBetterAndBitsDoNotDependOnThreads) {
+  const std::string one = check("npu_w8a8.json", " --threads 1");
+  EXPECT_EQ(one, check("npu_w8a8.json", " --threads 2"));
+  const nlohmann::json two = nlohmann::json::parse(check("a16_two_word.json"));
+  const double one_word = product(nlohmann::json::parse(one), "Linear.apply/%1")["representation"]["relative"];
+  const double two_words = product(two, "Linear.apply/%1")["representation"]["relative"];
+  EXPECT_LT(two_words, one_word / 50) << "float weights: the activation's representation alone";
+}
+
+TEST_F(ChipMeasure, CachesKeptAsInt8Rows) {
+  const std::string envelope = dir_ + "/decode.json";
+  const auto calibrate = run_command(presk() + " calibrate --precision " + source("examples/gpt.psk") +
+                                     " --entry decode --dim T=16 --samples 1 --bits 128 --out " + envelope);
+  ASSERT_EQ(calibrate.status, 0) << calibrate.output;
+  for (const std::string contract : {"kv_int8.json", "kv_int8_rotated.json"}) {
+    const auto r = run_command(presk() + " check --json --precision " + envelope + " " + source("examples/gpt.psk") +
+                                   " --realize f32 --measure --contract " + source("examples/contracts/" + contract),
+                               false);
+    ASSERT_EQ(r.status, 0) << r.output;
+    const nlohmann::json report = nlohmann::json::parse(r.output);
+    EXPECT_TRUE(report["products"].empty());
+    ASSERT_EQ(report["caches"].size(), 2u) << r.output;  // the keys' and the values' cache_write
+    for (const nlohmann::json& cache : report["caches"]) {
+      EXPECT_EQ(cache["rows"], 4);  // 2 layers × 2 heads, one new row each
+      const double relative = cache["representation"]["relative"];
+      // int8 codes of a row under its own scale: within half a code, 1/254 of the row's largest.
+      EXPECT_GT(relative, 0) << contract;
+      EXPECT_LT(relative, contract == "kv_int8.json" ? 1.0 / 254 : 0.05) << contract;
+    }
+  }
+}
+
+TEST_F(ChipMeasure, ContractNeedsMeasure) {
+  const auto r = run_command(presk() + " check --precision " + dir_ + "/env.json " + source("examples/gpt_tiny.psk") +
+                             " --realize f32 --contract " + source("examples/contracts/npu_w8a8.json"));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("E1721"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace presk
