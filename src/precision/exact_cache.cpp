@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/diagnostics.h"
+#include "support/ranks.h"
 #include "support/safetensors.h"
 #include "support/sha256.h"
 
@@ -160,14 +161,59 @@ ExactOutputs read_checked(const ExactCache& cache, int64_t count, long bits) {
   return outputs;
 }
 
+void pack_value(ranks::Packer& packer, const Exact& value, long bits) {
+  packer.put<int32_t>(static_cast<int32_t>(value.kind)).put<uint64_t>(value.shape.size());
+  for (int64_t d : value.shape) packer.put<int64_t>(d);
+  packer.put<uint64_t>(value.elements.size());
+  for (const Exact& element : value.elements) pack_value(packer, element, bits);
+  if (!value.elements.empty()) return;
+  const Tensor words = encode(value, bits);
+  packer.put_string(std::string_view(reinterpret_cast<const char*>(words.data()), words.byte_size()));
+}
+
+Exact unpack_value(ranks::Unpacker& unpacker, long bits) {
+  const auto kind = static_cast<ir::ElemKind>(unpacker.get<int32_t>());
+  reference::Shape shape(unpacker.get<uint64_t>());
+  for (int64_t& d : shape) d = unpacker.get<int64_t>();
+  const auto elements = unpacker.get<uint64_t>();
+  Exact value;
+  for (uint64_t i = 0; i < elements; ++i) value.elements.push_back(unpack_value(unpacker, bits));
+  if (elements > 0) {
+    value.kind = kind;
+    value.shape = std::move(shape);
+    return value;
+  }
+  const std::string_view bytes = unpacker.get_string();
+  Tensor words(ElementType::i64, {static_cast<int64_t>(bytes.size() / sizeof(int64_t))});
+  std::memcpy(words.data(), bytes.data(), bytes.size());
+  const nlohmann::json layout = {{"kind", kind_name(kind)}, {"shape", shape}};
+  return decode(words, layout, bits);
+}
+
 }  // namespace
+
+std::string encode_exact_sample(const std::vector<Exact>& sample, long bits) {
+  ranks::Packer packer;
+  packer.put<uint64_t>(sample.size());
+  for (const Exact& value : sample) pack_value(packer, value, bits);
+  return packer.take();
+}
+
+std::vector<Exact> decode_exact_sample(std::string_view bytes, long bits) {
+  ranks::Unpacker unpacker(bytes);
+  std::vector<Exact> sample(unpacker.get<uint64_t>());
+  for (Exact& value : sample) value = unpack_value(unpacker, bits);
+  return sample;
+}
 
 std::string exact_cache_path(const std::string& envelope_path) {
   const std::filesystem::path envelope(envelope_path);
   return (envelope.parent_path() / (envelope.filename().string() + ".exact.safetensors")).string();
 }
 
-std::optional<ExactOutputs> read_exact_cache(const ExactCache& cache, int64_t count, long bits) {
+namespace {
+
+std::optional<ExactOutputs> read_here(const ExactCache& cache, int64_t count, long bits) {
   std::error_code error;
   if (!std::filesystem::exists(cache.path, error)) return std::nullopt;
   std::string why;
@@ -182,6 +228,27 @@ std::optional<ExactOutputs> read_exact_cache(const ExactCache& cache, int64_t co
   }
   if (cache.note) cache.note("exact outputs: ignoring the cache " + cache.path + ": " + why + "; it is computed again and rewritten");
   return std::nullopt;
+}
+
+}  // namespace
+
+// In a distributed run rank 0 reads the file (the one that writes it; the other ranks' nodes
+// may not see it) and hands what it found to every rank, so that they all take the same path.
+std::optional<ExactOutputs> read_exact_cache(const ExactCache& cache, int64_t count, long bits) {
+  if (!ranks::distributed()) return read_here(cache, count, bits);
+  ranks::Packer packer;
+  if (ranks::rank() == 0) {
+    const std::optional<ExactOutputs> found = read_here(cache, count, bits);
+    packer.put<uint8_t>(found ? 1 : 0);
+    for (size_t k = 0; found && k < found->samples.size(); ++k) packer.put_string(encode_exact_sample(found->samples[k], bits));
+  }
+  const std::string bytes = ranks::from_rank0(packer.take());
+  ranks::Unpacker unpacker(bytes);
+  if (unpacker.get<uint8_t>() == 0) return std::nullopt;
+  ExactOutputs outputs;
+  outputs.bits = bits;
+  for (int64_t k = 0; k < count; ++k) outputs.samples.push_back(decode_exact_sample(unpacker.get_string(), bits));
+  return outputs;
 }
 
 void write_exact_cache(const ExactCache& cache, const ExactOutputs& outputs) {

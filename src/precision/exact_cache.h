@@ -12,6 +12,8 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "precision/measure.h"
 
@@ -33,5 +35,10 @@ std::optional<ExactOutputs> read_exact_cache(const ExactCache& cache, int64_t co
 // Writes `outputs` under `cache.key`, atomically; a failure to write (a read-only folder, a full
 // disk) is a note, not an error: the solve goes on without the cache.
 void write_exact_cache(const ExactCache& cache, const ExactOutputs& outputs);
+
+// One sample's exact outputs as bytes and back, in the cache's words (tuples too): what the
+// ranks of a distributed run exchange (support/ranks.h).
+std::string encode_exact_sample(const std::vector<reference::Value<reference::MpfrArith>>& sample, long bits);
+std::vector<reference::Value<reference::MpfrArith>> decode_exact_sample(std::string_view bytes, long bits);
 
 }  // namespace presk::precision
