@@ -240,14 +240,19 @@ std::optional<ExactOutputs> read_exact_cache(const ExactCache& cache, int64_t co
   if (ranks::rank() == 0) {
     const std::optional<ExactOutputs> found = read_here(cache, count, bits);
     packer.put<uint8_t>(found ? 1 : 0);
-    for (size_t k = 0; found && k < found->samples.size(); ++k) packer.put_string(encode_exact_sample(found->samples[k], bits));
+    for (size_t k = 0; found && k < found->samples.size(); ++k) {
+      packer.put_string(found->samples[k].empty() ? std::string() : encode_exact_sample(found->samples[k], bits));
+    }
   }
   const std::string bytes = ranks::from_rank0(packer.take());
   ranks::Unpacker unpacker(bytes);
   if (unpacker.get<uint8_t>() == 0) return std::nullopt;
   ExactOutputs outputs;
   outputs.bits = bits;
-  for (int64_t k = 0; k < count; ++k) outputs.samples.push_back(decode_exact_sample(unpacker.get_string(), bits));
+  for (int64_t k = 0; k < count; ++k) {
+    const std::string_view sample = unpacker.get_string();
+    outputs.samples.push_back(sample.empty() ? std::vector<Exact>() : decode_exact_sample(sample, bits));
+  }
   return outputs;
 }
 
@@ -261,6 +266,10 @@ void write_exact_cache(const ExactCache& cache, const ExactOutputs& outputs) {
   std::vector<Tensor> tensors;
   std::vector<std::string> names;
   for (size_t k = 0; k < outputs.samples.size(); ++k) {
+    if (outputs.samples[k].empty()) {  // not computed yet (exact_outputs_resumed): null
+      layout.push_back(nullptr);
+      continue;
+    }
     nlohmann::json results = nlohmann::json::array();
     for (size_t r = 0; r < outputs.samples[k].size(); ++r) {
       const Exact& value = outputs.samples[k][r];
@@ -287,6 +296,26 @@ void write_exact_cache(const ExactCache& cache, const ExactOutputs& outputs) {
     write_safetensors(cache.path, named, metadata);
   } catch (const UserError& bad) {
     if (cache.note) cache.note("exact outputs: not cached in " + cache.path + ": " + bad.diagnostics().front().message);
+  }
+}
+
+void complete_exact_outputs(const ExactCache* cache, ExactOutputs& all, const ir::Program& program,
+                            const ir::Function& entry, const reference::ParameterStore& parameters,
+                            const SampleInputs& inputs, int threads) {
+  std::vector<int64_t> missing;
+  for (int64_t k = 0; k < std::ssize(all.samples); ++k) {
+    if (all.samples[k].empty()) missing.push_back(k);
+  }
+  const auto left = std::ssize(missing);
+  const int64_t round = ranks::distributed()
+      ? std::max<int64_t>(int64_t{ranks::size()} * std::max(1, threads), (left + 7) / 8)
+      : left;
+  for (int64_t first = 0; first < left; first += round) {
+    const int64_t n = std::min(round, left - first);
+    ExactOutputs part = run_exactly(program, entry, parameters, n,
+                                    [&](int64_t i) { return inputs(missing[first + i]); }, all.bits, threads);
+    for (int64_t i = 0; i < n; ++i) all.samples[missing[first + i]] = std::move(part.samples[i]);
+    if (cache != nullptr) write_exact_cache(*cache, all);
   }
 }
 
