@@ -6,7 +6,7 @@ a rank that cannot read the weights (E1740), a rank killed mid-run (E1741, no ou
 rerun that resumes from the exact outputs cached before the kill.
 
     check_mpi.py PRESK SOURCE_DIR WORK_DIR CASE      CASE: calibrate-2, calibrate-3, run-2, run-3,
-        margins-2, margins-3, solve-2, solve-3, weights-missing, killed-rank
+        margins-2, margins-3, solve-2, solve-3, step-3, weights-missing, killed-rank
 
 Every mpirun goes through mpirun_command(): the options that make OpenMPI run here (root,
 oversubscription, containers). The cases never skip: without mpirun they fail (scripts/install-deps
@@ -63,8 +63,8 @@ def stable(text):
 def same_file(a, b, what):
     with open(a, "rb") as fa, open(b, "rb") as fb:
         x, y = fa.read(), fb.read()
-    if what.endswith(".json") and b'"date"' in x:  # an envelope: everything but its date
-        x, y = (re.sub(rb'"date": "[^"]*"', b"", z) for z in (x, y))
+    if what.endswith(".json"):  # an envelope: everything but its date and the wall times it records
+        x, y = (re.sub(rb'"(date|[a-z_]*seconds)": [^,\n]*', b"", z) for z in (x, y))
     if x != y:
         sys.exit(f"FAIL: {what} differs between one process and {CASE}: {a} {b}")
 
@@ -112,6 +112,21 @@ def case_margins(ranks):
 def case_solve(ranks):
     compare(["solve", MLP, "--precision", "env.json", "--budget", "1e-4", "--out", "r.json"],
             ["r.json", "env.json.exact.safetensors"], ranks, setup=calibrate_envelope)
+
+
+def trained_tiny_gpt(where):
+    with open(os.path.join(where, "text.txt"), "w") as f:
+        f.write("".join("the cat sat on a mat. " if i % 2 else "a mat on the cat. " for i in range(200)))
+    run([PRESK, "data", "prepare", "--text", "text.txt", "--window", "8", "--out-dir", "data"], where)
+    run([PRESK, "train", GPT, "--dim", "T=8", "--data", "data/train.safetensors", "--batch", "2", "--steps", "2",
+         "--realize", "f64", "--out", "c.safetensors", "--weights-out", "w.safetensors"], where)
+
+
+def case_step(ranks):
+    compare(["calibrate", "--step", GPT, "--dim", "T=8", "--entry", "loss", "--threads", "1", "--weights",
+             "w.safetensors", "--data", "data/train.safetensors", "--batch", "4", "--steps", "10", "--lr", "1e-2",
+             "--warmup", "2", "--realize", "f32", "--out", "s.json"], ["s.json", "s.safetensors"], ranks,
+            setup=trained_tiny_gpt)
 
 
 def case_weights_missing():
@@ -193,7 +208,7 @@ CASES = {
     "run-2": lambda: case_run(2), "run-3": lambda: case_run(3),
     "margins-2": lambda: case_margins(2), "margins-3": lambda: case_margins(3),
     "solve-2": lambda: case_solve(2), "solve-3": lambda: case_solve(3),
-    "weights-missing": case_weights_missing, "killed-rank": case_killed_rank,
+    "step-3": lambda: case_step(3), "weights-missing": case_weights_missing, "killed-rank": case_killed_rank,
 }
 
 if __name__ == "__main__":
