@@ -1,8 +1,8 @@
-// OpenMPI's transport and the start of a distributed run (launch.h).
+// OpenMPI's transport and the start of a distributed run (launch.h), over presk-mpi.so.
 #include "dist/launch.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
-#include <mpi.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -10,34 +10,73 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "dist/mpi_module.h"
 #include "support/diagnostics.h"
 #include "support/ranks.h"
 
 namespace presk::dist {
 namespace {
 
+// The module's functions (mpi_module.h), resolved once it is loaded.
+struct Module {
+  decltype(&presk_mpi_init) init = nullptr;
+  decltype(&presk_mpi_allgather_i64) allgather_i64 = nullptr;
+  decltype(&presk_mpi_bcast) bcast = nullptr;
+  decltype(&presk_mpi_error_string) error_string = nullptr;
+  decltype(&presk_mpi_finalize) finalize = nullptr;
+};
+
+Module& module() {
+  static Module functions;
+  return functions;
+}
+
+[[noreturn]] void cannot_start(const std::string& why) {
+  std::cerr << format_diagnostic({"E1742", "a launcher (mpirun, srun) started presk, but MPI cannot start: " + why,
+                                  "install OpenMPI (scripts/install-deps: libopenmpi-dev, openmpi-bin) and keep "
+                                  "presk-mpi.so beside the presk binary, or run presk without a launcher", {}})
+            << std::endl;
+  std::exit(1);
+}
+
+// presk-mpi.so beside the running binary; its functions into module().
+void load_module() {
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  const std::string path = (self.parent_path() / "presk-mpi.so").string();
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (handle == nullptr) cannot_start(std::string("loading ") + path + ": " + ::dlerror());
+  Module& m = module();
+  auto resolve = [&](auto& function, const char* name) {
+    function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(::dlsym(handle, name));
+    if (function == nullptr) cannot_start(path + " has no " + name);
+  };
+  resolve(m.init, "presk_mpi_init");
+  resolve(m.allgather_i64, "presk_mpi_allgather_i64");
+  resolve(m.bcast, "presk_mpi_bcast");
+  resolve(m.error_string, "presk_mpi_error_string");
+  resolve(m.finalize, "presk_mpi_finalize");
+}
+
 // Calls into MPI return their error (MPI_ERRORS_RETURN): a failure is E1742.
 void check(int code, const char* call) {
-  if (code == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING] = {};
-  int length = 0;
-  MPI_Error_string(code, text, &length);
+  if (code == 0) return;
+  char text[512] = {};
+  module().error_string(code, text, sizeof text);
   user_error("E1742").hint("check the launcher's messages (a rank that died, a network that failed); run again: "
                            "the exact outputs already cached are reused")
-      << "the MPI call " << call << " failed during `" << ranks::current_phase() << "`: " << std::string(text, length);
+      << "the MPI call " << call << " failed during `" << ranks::current_phase() << "`: " << text;
 }
 
 class MpiTransport final : public ranks::Transport {
  public:
-  MpiTransport() {
-    check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
-    check(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size");
-  }
+  MpiTransport(int rank, int size) : rank_(rank), size_(size) {}
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
@@ -46,14 +85,14 @@ class MpiTransport final : public ranks::Transport {
   std::vector<std::string> all_gather(const std::string& mine) override {
     std::vector<int64_t> sizes(static_cast<size_t>(size_));
     const auto own = static_cast<int64_t>(mine.size());
-    check(MPI_Allgather(&own, 1, MPI_INT64_T, sizes.data(), 1, MPI_INT64_T, MPI_COMM_WORLD), "MPI_Allgather");
+    check(module().allgather_i64(&own, sizes.data()), "MPI_Allgather");
     std::vector<std::string> all(static_cast<size_t>(size_));
     constexpr int64_t kPiece = int64_t{1} << 30;
     for (int r = 0; r < size_; ++r) {
       all[r] = r == rank_ ? mine : std::string(static_cast<size_t>(sizes[r]), '\0');
       for (int64_t offset = 0; offset < sizes[r]; offset += kPiece) {
         const int count = static_cast<int>(std::min(kPiece, sizes[r] - offset));
-        check(MPI_Bcast(all[r].data() + offset, count, MPI_BYTE, r, MPI_COMM_WORLD), "MPI_Bcast");
+        check(module().bcast(all[r].data() + offset, count, r), "MPI_Bcast");
       }
     }
     return all;
@@ -148,21 +187,19 @@ bool launched() {
 
 Launch::Launch(int& argc, char**& argv) {
   if (!launched()) return;
+  load_module();
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);  // every thread started from here on inherits it
-  int provided = 0;
-  if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
-    std::cerr << format_diagnostic({"E1742", "MPI_Init failed: the launcher's environment is not usable",
-                                    "run presk without mpirun, or check the MPI installation", {}})
-              << std::endl;
-    std::exit(1);
+  int rank = 0, size = 1;
+  if (const int code = module().init(&argc, &argv, &rank, &size); code != 0) {
+    char text[512] = {};
+    module().error_string(code, text, sizeof text);
+    cannot_start(std::string("MPI_Init failed: ") + text);
   }
   started_ = true;
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  auto transport = std::make_unique<MpiTransport>();
-  const int rank = transport->rank();
+  auto transport = std::make_unique<MpiTransport>(rank, size);
   share_peers(*transport);
   ranks::install(std::move(transport));
   std::thread(watch_for_termination, rank).detach();
@@ -172,7 +209,7 @@ Launch::Launch(int& argc, char**& argv) {
 Launch::~Launch() {
   if (!started_) return;
   std::cout.flush();
-  MPI_Finalize();
+  module().finalize();
 }
 
 }  // namespace presk::dist
