@@ -11,6 +11,7 @@
 #include <cmath>
 #include <iostream>
 #include <optional>
+#include <type_traits>
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
@@ -22,6 +23,7 @@
 #include "exec/reference/output_file.h"
 #include "exec/reference/weights.h"
 #include "lang/frontend.h"
+#include "precision/measure.h"
 #include "support/diagnostics.h"
 
 namespace presk::cli {
@@ -149,8 +151,15 @@ int run_in(const PreparedRun& prepared, const RunCommandOptions& options, const 
     return arguments;
   };
   auto start = std::chrono::steady_clock::now();
-  std::vector<std::vector<reference::Value<A>>> samples = reference::run_samples<A>(
-      prepared.program, *prepared.entry, prepared.parameters, prepared.count, arguments_of, run_options);
+  std::vector<std::vector<reference::Value<A>>> samples;
+  if constexpr (std::is_same_v<A, reference::MpfrArith>) {  // split across the ranks of a distributed run
+    samples = precision::run_exactly(prepared.program, *prepared.entry, prepared.parameters, prepared.count,
+                                     [&](int64_t k) { return prepared.inputs(k, global.seed); }, options.bits,
+                                     global.threads).samples;
+  } else {
+    samples = reference::run_samples<A>(prepared.program, *prepared.entry, prepared.parameters, prepared.count,
+                                        arguments_of, run_options);
+  }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!options.out.empty()) write_out(arith, prepared, options, global, samples);
   if (global.json) {

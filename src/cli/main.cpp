@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/command.h"
+#include "dist/launch.h"
 #include "support/diagnostics.h"
 
 namespace presk::cli {
@@ -35,6 +36,7 @@ int run(int argc, char** argv) {
 }  // namespace presk::cli
 
 int main(int argc, char** argv) {
+  presk::dist::Launch launch(argc, argv);  // MPI, only under a launcher (mpirun, srun)
   try {
     return presk::cli::run(argc, argv);
   } catch (const presk::UsageError& e) {

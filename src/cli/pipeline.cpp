@@ -11,6 +11,7 @@
 #include "support/diagnostics.h"
 #include "support/input_file.h"
 #include "support/memory.h"
+#include "support/ranks.h"
 
 namespace presk::cli {
 namespace {
@@ -143,8 +144,9 @@ void check_run_memory(const PreparedRun& prepared, const MemoryPlan& plan, const
 
 }  // namespace
 
-PreparedRun prepare_run(const RunInputOptions& options, const GlobalOptions& global) {
-  PreparedRun prepared;
+namespace {
+
+void prepare_in_place(PreparedRun& prepared, const RunInputOptions& options, const GlobalOptions& global) {
   prepared.program = lang::compile(lang::read_source(options.program_path),
                                    frontend_options(options.bindings, options.entry));
   prepared.entry = &reference::find_entry(prepared.program, options.entry);
@@ -166,6 +168,14 @@ PreparedRun prepare_run(const RunInputOptions& options, const GlobalOptions& glo
     prepared.data.emplace(*prepared.entry, options.data);
     prepared.data->require(prepared.first, prepared.count);
   }
+}
+
+}  // namespace
+
+PreparedRun prepare_run(const RunInputOptions& options, const GlobalOptions& global) {
+  PreparedRun prepared;
+  // Every rank of a distributed run reads its own copy; one that cannot is E1740 before any work.
+  ranks::agree("to read the program, weights and data", [&] { prepare_in_place(prepared, options, global); });
   return prepared;
 }
 

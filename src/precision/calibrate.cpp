@@ -24,6 +24,7 @@
 #include "exec/reference/sensitivity.h"
 #include "ir/program_hash.h"
 #include "support/diagnostics.h"
+#include "support/ranks.h"
 
 namespace presk::precision {
 namespace {
@@ -422,6 +423,62 @@ struct Measured {
   std::optional<reference::Sensitivity> sensitivity;
 };
 
+// A sample's tallies or the sweep's sensitivities as bytes and back, for the ranks of a
+// distributed run (support/ranks.h): every number as it is, so the merge gives the same bits.
+std::string encode_sample(const ir::Program& program, const SampleResult& result) {
+  ranks::Packer packer;
+  packer.put<double>(result.output_max_abs).put<uint64_t>(result.sites.size());
+  for (const auto& [key, tally] : result.sites) {
+    packer.put<int64_t>(key.first - program.functions.data()).put<uint32_t>(key.second);
+    packer.put<double>(tally.max_abs).put<int64_t>(tally.elements).put<int64_t>(tally.non_finite);
+    packer.put<RoundingEnvelope>(tally.rounding).put<uint8_t>(tally.terms ? 1 : 0);
+    if (tally.terms) packer.put<TermEnvelope>(*tally.terms);
+  }
+  return packer.take();
+}
+
+SampleResult decode_sample(const ir::Program& program, std::string_view bytes) {
+  ranks::Unpacker unpacker(bytes);
+  SampleResult result;
+  result.output_max_abs = unpacker.get<double>();
+  for (auto n = unpacker.get<uint64_t>(); n > 0; --n) {
+    const auto function = unpacker.get<int64_t>();
+    const auto let = unpacker.get<uint32_t>();
+    SiteTally& tally = result.sites[{&program.functions.at(static_cast<size_t>(function)), let}];
+    tally.max_abs = unpacker.get<double>();
+    tally.elements = unpacker.get<int64_t>();
+    tally.non_finite = unpacker.get<int64_t>();
+    tally.rounding = unpacker.get<RoundingEnvelope>();
+    if (unpacker.get<uint8_t>() != 0) tally.terms = unpacker.get<TermEnvelope>();
+  }
+  return result;
+}
+
+std::string encode_sensitivity(const reference::Sensitivity& sensitivity) {
+  ranks::Packer packer;
+  packer.put<uint64_t>(sensitivity.sites.size());
+  for (const auto& [site, value] : sensitivity.sites) packer.put_string(site).put<uint8_t>(value ? 1 : 0).put<double>(value.value_or(0));
+  packer.put<uint64_t>(sensitivity.parameters.size());
+  for (const auto& [path, value] : sensitivity.parameters) packer.put_string(path).put<double>(value);
+  return packer.take();
+}
+
+reference::Sensitivity decode_sensitivity(std::string_view bytes) {
+  ranks::Unpacker unpacker(bytes);
+  reference::Sensitivity sensitivity;
+  for (auto n = unpacker.get<uint64_t>(); n > 0; --n) {
+    const std::string site(unpacker.get_string());
+    const bool known = unpacker.get<uint8_t>() != 0;
+    const auto value = unpacker.get<double>();
+    sensitivity.sites[site] = known ? std::optional<double>(value) : std::nullopt;
+  }
+  for (auto n = unpacker.get<uint64_t>(); n > 0; --n) {
+    const std::string path(unpacker.get_string());
+    sensitivity.parameters[path] = unpacker.get<double>();
+  }
+  return sensitivity;
+}
+
 // Every statistic on the reference: task 0 is the reverse sweep (the longest), when there is
 // one; then the samples, in parallel over the threads.
 Measured measure_exact(const ir::Program& program, const ir::Program& differentiated, const std::string& entry,
@@ -429,16 +486,20 @@ Measured measure_exact(const ir::Program& program, const ir::Program& differenti
                        const CalibrationOptions& options, bool sweep, ProgressReport& progress) {
   const ir::Function& function = reference::find_entry(program, entry);
   int64_t first_sample = sweep ? 1 : 0, tasks = samples + first_sample;
+  // The tasks split across the ranks of a distributed run (the sweep, task 0, on rank 0).
+  ranks::SampleShare share("calibrate: the reverse sweep and the samples", tasks);
+  const std::vector<int64_t>& mine = share.mine();
   int threads = std::max(1, options.threads);
   reference::RunOptions run;
   run.bits = options.bits;
-  run.threads = static_cast<int>(std::max<int64_t>(1, threads / tasks));
+  run.threads = static_cast<int>(std::max<int64_t>(1, threads / std::max<int64_t>(1, std::ssize(mine))));
   Measured measured;
   measured.results.resize(static_cast<size_t>(samples));
   tbb::task_arena arena(threads);
   arena.execute([&] {
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, tasks, 1), [&](const tbb::blocked_range<int64_t>& range) {
-      for (int64_t task = range.begin(); task < range.end(); ++task) {
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, std::ssize(mine), 1), [&](const tbb::blocked_range<int64_t>& range) {
+      for (int64_t i = range.begin(); i < range.end(); ++i) {
+        const int64_t task = mine[i];
         if (task < first_sample) {
           reference::MpfrArith arith(std::clamp(options.bits, reference::kMinBits, reference::kMaxBits));
           measured.sensitivity =
@@ -451,6 +512,15 @@ Measured measure_exact(const ir::Program& program, const ir::Program& differenti
       }
     }, tbb::simple_partitioner());
   });
+  share.exchange(
+      [&](int64_t task) {
+        return task < first_sample ? encode_sensitivity(*measured.sensitivity)
+                                   : encode_sample(program, measured.results[task - first_sample]);
+      },
+      [&](int64_t task, std::string_view bytes) {
+        if (task < first_sample) measured.sensitivity = decode_sensitivity(bytes);
+        else measured.results[task - first_sample] = decode_sample(program, bytes);
+      });
   return measured;
 }
 
@@ -477,18 +547,23 @@ Measured measure_binary64(const ir::Program& program, const ir::Program& differe
       progress.finished(ProgressReport::Task::sample);
     }
   }
+  ranks::SampleShare share("calibrate: the exact outputs", samples);  // split across the ranks, if any
+  const std::vector<int64_t>& mine = share.mine();
   reference::RunOptions run;
   run.bits = options.bits;
-  run.threads = static_cast<int>(std::max<int64_t>(1, threads / samples));
+  run.threads = static_cast<int>(std::max<int64_t>(1, threads / std::max<int64_t>(1, std::ssize(mine))));
   tbb::task_arena arena(threads);
   arena.execute([&] {
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, samples, 1), [&](const tbb::blocked_range<int64_t>& range) {
-      for (int64_t k = range.begin(); k < range.end(); ++k) {
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, std::ssize(mine), 1), [&](const tbb::blocked_range<int64_t>& range) {
+      for (int64_t i = range.begin(); i < range.end(); ++i) {
+        const int64_t k = mine[i];
         measured.results[k].output_max_abs = run_sample(program, function, parameters, inputs(k), run, false).output_max_abs;
         progress.finished(ProgressReport::Task::exact_output);
       }
     }, tbb::simple_partitioner());
   });
+  share.exchange([&](int64_t k) { return ranks::Packer().put<double>(measured.results[k].output_max_abs).take(); },
+                 [&](int64_t k, std::string_view bytes) { measured.results[k].output_max_abs = ranks::Unpacker(bytes).get<double>(); });
   return measured;
 }
 

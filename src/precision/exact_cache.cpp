@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/diagnostics.h"
+#include "support/ranks.h"
 #include "support/safetensors.h"
 #include "support/sha256.h"
 
@@ -160,14 +161,59 @@ ExactOutputs read_checked(const ExactCache& cache, int64_t count, long bits) {
   return outputs;
 }
 
+void pack_value(ranks::Packer& packer, const Exact& value, long bits) {
+  packer.put<int32_t>(static_cast<int32_t>(value.kind)).put<uint64_t>(value.shape.size());
+  for (int64_t d : value.shape) packer.put<int64_t>(d);
+  packer.put<uint64_t>(value.elements.size());
+  for (const Exact& element : value.elements) pack_value(packer, element, bits);
+  if (!value.elements.empty()) return;
+  const Tensor words = encode(value, bits);
+  packer.put_string(std::string_view(reinterpret_cast<const char*>(words.data()), words.byte_size()));
+}
+
+Exact unpack_value(ranks::Unpacker& unpacker, long bits) {
+  const auto kind = static_cast<ir::ElemKind>(unpacker.get<int32_t>());
+  reference::Shape shape(unpacker.get<uint64_t>());
+  for (int64_t& d : shape) d = unpacker.get<int64_t>();
+  const auto elements = unpacker.get<uint64_t>();
+  Exact value;
+  for (uint64_t i = 0; i < elements; ++i) value.elements.push_back(unpack_value(unpacker, bits));
+  if (elements > 0) {
+    value.kind = kind;
+    value.shape = std::move(shape);
+    return value;
+  }
+  const std::string_view bytes = unpacker.get_string();
+  Tensor words(ElementType::i64, {static_cast<int64_t>(bytes.size() / sizeof(int64_t))});
+  std::memcpy(words.data(), bytes.data(), bytes.size());
+  const nlohmann::json layout = {{"kind", kind_name(kind)}, {"shape", shape}};
+  return decode(words, layout, bits);
+}
+
 }  // namespace
+
+std::string encode_exact_sample(const std::vector<Exact>& sample, long bits) {
+  ranks::Packer packer;
+  packer.put<uint64_t>(sample.size());
+  for (const Exact& value : sample) pack_value(packer, value, bits);
+  return packer.take();
+}
+
+std::vector<Exact> decode_exact_sample(std::string_view bytes, long bits) {
+  ranks::Unpacker unpacker(bytes);
+  std::vector<Exact> sample(unpacker.get<uint64_t>());
+  for (Exact& value : sample) value = unpack_value(unpacker, bits);
+  return sample;
+}
 
 std::string exact_cache_path(const std::string& envelope_path) {
   const std::filesystem::path envelope(envelope_path);
   return (envelope.parent_path() / (envelope.filename().string() + ".exact.safetensors")).string();
 }
 
-std::optional<ExactOutputs> read_exact_cache(const ExactCache& cache, int64_t count, long bits) {
+namespace {
+
+std::optional<ExactOutputs> read_here(const ExactCache& cache, int64_t count, long bits) {
   std::error_code error;
   if (!std::filesystem::exists(cache.path, error)) return std::nullopt;
   std::string why;
@@ -184,6 +230,32 @@ std::optional<ExactOutputs> read_exact_cache(const ExactCache& cache, int64_t co
   return std::nullopt;
 }
 
+}  // namespace
+
+// In a distributed run rank 0 reads the file (the one that writes it; the other ranks' nodes
+// may not see it) and hands what it found to every rank, so that they all take the same path.
+std::optional<ExactOutputs> read_exact_cache(const ExactCache& cache, int64_t count, long bits) {
+  if (!ranks::distributed()) return read_here(cache, count, bits);
+  ranks::Packer packer;
+  if (ranks::rank() == 0) {
+    const std::optional<ExactOutputs> found = read_here(cache, count, bits);
+    packer.put<uint8_t>(found ? 1 : 0);
+    for (size_t k = 0; found && k < found->samples.size(); ++k) {
+      packer.put_string(found->samples[k].empty() ? std::string() : encode_exact_sample(found->samples[k], bits));
+    }
+  }
+  const std::string bytes = ranks::from_rank0(packer.take());
+  ranks::Unpacker unpacker(bytes);
+  if (unpacker.get<uint8_t>() == 0) return std::nullopt;
+  ExactOutputs outputs;
+  outputs.bits = bits;
+  for (int64_t k = 0; k < count; ++k) {
+    const std::string_view sample = unpacker.get_string();
+    outputs.samples.push_back(sample.empty() ? std::vector<Exact>() : decode_exact_sample(sample, bits));
+  }
+  return outputs;
+}
+
 void write_exact_cache(const ExactCache& cache, const ExactOutputs& outputs) {
   for (const auto& sample : outputs.samples) {
     for (const Exact& value : sample) {
@@ -194,6 +266,10 @@ void write_exact_cache(const ExactCache& cache, const ExactOutputs& outputs) {
   std::vector<Tensor> tensors;
   std::vector<std::string> names;
   for (size_t k = 0; k < outputs.samples.size(); ++k) {
+    if (outputs.samples[k].empty()) {  // not computed yet (exact_outputs_resumed): null
+      layout.push_back(nullptr);
+      continue;
+    }
     nlohmann::json results = nlohmann::json::array();
     for (size_t r = 0; r < outputs.samples[k].size(); ++r) {
       const Exact& value = outputs.samples[k][r];
@@ -220,6 +296,26 @@ void write_exact_cache(const ExactCache& cache, const ExactOutputs& outputs) {
     write_safetensors(cache.path, named, metadata);
   } catch (const UserError& bad) {
     if (cache.note) cache.note("exact outputs: not cached in " + cache.path + ": " + bad.diagnostics().front().message);
+  }
+}
+
+void complete_exact_outputs(const ExactCache* cache, ExactOutputs& all, const ir::Program& program,
+                            const ir::Function& entry, const reference::ParameterStore& parameters,
+                            const SampleInputs& inputs, int threads) {
+  std::vector<int64_t> missing;
+  for (int64_t k = 0; k < std::ssize(all.samples); ++k) {
+    if (all.samples[k].empty()) missing.push_back(k);
+  }
+  const auto left = std::ssize(missing);
+  const int64_t round = ranks::distributed()
+      ? std::max<int64_t>(int64_t{ranks::size()} * std::max(1, threads), (left + 7) / 8)
+      : left;
+  for (int64_t first = 0; first < left; first += round) {
+    const int64_t n = std::min(round, left - first);
+    ExactOutputs part = run_exactly(program, entry, parameters, n,
+                                    [&](int64_t i) { return inputs(missing[first + i]); }, all.bits, threads);
+    for (int64_t i = 0; i < n; ++i) all.samples[missing[first + i]] = std::move(part.samples[i]);
+    if (cache != nullptr) write_exact_cache(*cache, all);
   }
 }
 

@@ -16,6 +16,7 @@
 #include "exec/native/executor.h"
 #include "exec/reference/interpreter.h"
 #include "support/diagnostics.h"
+#include "support/ranks.h"
 
 namespace presk::precision {
 namespace {
@@ -227,8 +228,11 @@ Margins measure_margins(const ir::Program& program, const ir::Function& entry,
   std::mutex mutex;
   int64_t done = 0;
   const int threads = std::max(1, options.threads);
-  // Samples in parallel, each on one thread; fewer samples than threads: each over the threads.
-  const bool across = count >= threads && threads > 1;
+  // The samples split across the ranks of a distributed run (support/ranks.h), if any; this
+  // rank's in parallel, each on one thread; fewer samples than threads: each over the threads.
+  ranks::SampleShare share("margins: samples", count);
+  const std::vector<int64_t>& mine = share.mine();
+  const bool across = std::ssize(mine) >= threads && threads > 1;
   auto one = [&](int64_t k) {
     results[k] = run_sample(run, k, across ? 1 : threads, margins.sorted.data() + k * margins.shape.positions);
     std::lock_guard<std::mutex> lock(mutex);
@@ -237,13 +241,27 @@ Margins measure_margins(const ir::Program& program, const ir::Function& entry,
   if (across) {
     tbb::task_arena arena(threads);
     arena.execute([&] {
-      tbb::parallel_for(tbb::blocked_range<int64_t>(0, count, 1), [&](const tbb::blocked_range<int64_t>& range) {
-        for (int64_t k = range.begin(); k < range.end(); ++k) one(k);
+      tbb::parallel_for(tbb::blocked_range<int64_t>(0, std::ssize(mine), 1), [&](const tbb::blocked_range<int64_t>& range) {
+        for (int64_t i = range.begin(); i < range.end(); ++i) one(mine[i]);
       }, tbb::simple_partitioner());
     });
   } else {
-    for (int64_t k = 0; k < count; ++k) one(k);
+    for (int64_t k : mine) one(k);
   }
+  const int64_t positions = margins.shape.positions;
+  share.exchange(
+      [&](int64_t k) {
+        ranks::Packer packer;
+        for (int64_t i = 0; i < positions; ++i) packer.put<double>(margins.sorted[k * positions + i]);
+        for (const SampleResult& result : results[k]) packer.put<SampleResult>(result);
+        return packer.take();
+      },
+      [&](int64_t k, std::string_view bytes) {
+        ranks::Unpacker unpacker(bytes);
+        for (int64_t i = 0; i < positions; ++i) margins.sorted[k * positions + i] = unpacker.get<double>();
+        results[k].resize(options.realizations.size());
+        for (SampleResult& result : results[k]) result = unpacker.get<SampleResult>();
+      });
   for (int64_t k = 0; k < count; ++k) {  // each window's smallest margin, before the positions are sorted
     const auto first = margins.sorted.begin() + k * margins.shape.positions;
     margins.window_minima.push_back(*std::min_element(first, first + margins.shape.positions));

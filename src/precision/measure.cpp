@@ -7,8 +7,10 @@
 
 #include "exec/native/executor.h"
 #include "exec/reference/interpreter.h"
+#include "precision/exact_cache.h"
 #include "support/diagnostics.h"
 #include "support/number_format.h"
+#include "support/ranks.h"
 
 namespace presk::precision {
 namespace {
@@ -74,10 +76,22 @@ ExactOutputs run_exactly(const ir::Program& program, const ir::Function& entry,
           arguments.push_back(reference::to_value(arith, input));
         return arguments;
       };
+  // Split across the ranks of a distributed run (support/ranks.h); one process: all its own.
+  ranks::SampleShare share("exact reference: samples", count);
+  const std::vector<int64_t>& mine = share.mine();
+  std::vector<std::vector<Exact>> own = reference::run_samples<reference::MpfrArith>(
+      program, entry, parameters, static_cast<int64_t>(mine.size()),
+      [&](const reference::MpfrArith& arith, int64_t i) { return arguments_of(arith, mine[i]); }, options);
   ExactOutputs exact;
   exact.bits = bits;
-  exact.samples = reference::run_samples<reference::MpfrArith>(program, entry, parameters, count,
-                                                               arguments_of, options);
+  if (!ranks::distributed()) {
+    exact.samples = std::move(own);
+    return exact;
+  }
+  exact.samples.resize(static_cast<size_t>(count));
+  for (size_t i = 0; i < mine.size(); ++i) exact.samples[mine[i]] = std::move(own[i]);
+  share.exchange([&](int64_t k) { return encode_exact_sample(exact.samples[k], bits); },
+                 [&](int64_t k, std::string_view bytes) { exact.samples[k] = decode_exact_sample(bytes, bits); });
   return exact;
 }
 

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "solve/solution.h"
@@ -23,20 +24,26 @@ Measurer::Measurer(const ir::Program& program, const ir::Function& entry,
       held_out_(std::move(held_out)), threads_(threads), progress_(std::move(progress)) {
   const auto start = std::chrono::steady_clock::now();
   const int64_t in = in_sample_.count, total = in + held_out_.count;
-  std::optional<precision::ExactOutputs> cached =
-      cache != nullptr ? precision::read_exact_cache(*cache, total, bits) : std::nullopt;
-  exact_from_cache_ = cached.has_value();
+  precision::ExactOutputs all;
+  all.bits = bits;
+  if (std::optional<precision::ExactOutputs> cached = cache != nullptr ? precision::read_exact_cache(*cache, total, bits)
+                                                                         : std::nullopt) {
+    all.samples = std::move(cached->samples);  // some may be missing: a run stopped midway
+  }
+  all.samples.resize(static_cast<size_t>(total));
+  const auto from_cache = std::count_if(all.samples.begin(), all.samples.end(), [](const auto& s) { return !s.empty(); });
+  const bool cached = from_cache == total;
+  exact_from_cache_ = cached;
   if (progress_ && cached) progress_(fmt::format("exact outputs: from cache {}", cache->path));
   if (progress_ && !cached) {
-    progress_(fmt::format("exact reference: {} samples in sample{} at {} bits", in,
-                          held_out_.count > 0 ? fmt::format(" and {} held out", held_out_.count) : "", bits));
+    progress_(fmt::format("exact reference: {} samples in sample{} at {} bits{}", in,
+                          held_out_.count > 0 ? fmt::format(" and {} held out", held_out_.count) : "", bits,
+                          from_cache > 0 ? fmt::format(" ({} of them resumed from cache {})", from_cache, cache->path) : ""));
   }
   const precision::SampleInputs both = [&](int64_t k) {
     return k < in ? in_sample_.inputs(k) : held_out_.inputs(k - in);
   };
-  precision::ExactOutputs all =
-      cached ? std::move(*cached) : precision::run_exactly(program, entry, parameters, total, both, bits, threads);
-  if (cache != nullptr && !cached) precision::write_exact_cache(*cache, all);
+  precision::complete_exact_outputs(cache, all, program, entry, parameters, both, threads);
   exact_in_.bits = exact_out_.bits = bits;
   for (int64_t k = 0; k < total; ++k) {
     (k < in ? exact_in_ : exact_out_).samples.push_back(std::move(all.samples[k]));

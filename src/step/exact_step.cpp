@@ -11,7 +11,9 @@
 #include <mutex>
 
 #include "exec/reference/interpreter.h"
+#include "precision/exact_cache.h"
 #include "support/diagnostics.h"
+#include "support/ranks.h"
 
 namespace presk::step {
 namespace {
@@ -72,12 +74,17 @@ std::vector<std::vector<Exact>> window_gradients(const train::GradientProgram& g
       progress(finished, static_cast<int64_t>(count));
     }
   };
-  if (threads <= 1 || count <= 1) {
-    for (size_t b = 0; b < count; ++b) window(b);
+  // The windows split across the ranks of a distributed run (support/ranks.h), if any.
+  ranks::SampleShare share("calibrate --step: the exact step's windows", static_cast<int64_t>(count));
+  const std::vector<int64_t>& mine = share.mine();
+  if (threads <= 1 || mine.size() <= 1) {
+    for (int64_t b : mine) window(static_cast<size_t>(b));
   } else {
     tbb::task_arena arena(threads);
-    arena.execute([&] { tbb::parallel_for(size_t{0}, count, [&](size_t b) { window(b); }); });
+    arena.execute([&] { tbb::parallel_for(size_t{0}, mine.size(), [&](size_t i) { window(static_cast<size_t>(mine[i])); }); });
   }
+  share.exchange([&](int64_t b) { return precision::encode_exact_sample(cotangents[b], bits); },
+                 [&](int64_t b, std::string_view bytes) { cotangents[b] = precision::decode_exact_sample(bytes, bits); });
   return cotangents;
 }
 

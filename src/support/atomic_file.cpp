@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "support/diagnostics.h"
+#include "support/ranks.h"
 
 namespace presk {
 namespace {
@@ -58,6 +59,10 @@ AtomicFileWriter::AtomicFileWriter(std::string path)
     : path_(std::move(path)), temporary_path_(atomic_temporary_path(path_)) {
   require_file_target(path_);
   require_file_target(temporary_path_, "the temporary");  // a leftover link would be written through
+  if (!ranks::writes_outputs()) {  // a rank but 0 of a distributed run: rank 0 writes (support/ranks.h)
+    temporary_path_.clear();        // the mark of a discarded write
+    return;
+  }
   int fd = open_locked_temporary(temporary_path_);
   if (fd < 0) fail("E0130", "cannot create the temporary file", -fd);
   fd_ = fd;
@@ -90,6 +95,7 @@ void AtomicFileWriter::fail(const char* code, const std::string& what, int error
 }
 
 void AtomicFileWriter::write(const void* data, size_t size) {
+  if (temporary_path_.empty()) return;  // discarded (the constructor)
   internal_assert(fd_ >= 0 && !committed_);
   const char* bytes = static_cast<const char*>(data);
   while (size > 0) {
@@ -102,6 +108,7 @@ void AtomicFileWriter::write(const void* data, size_t size) {
 }
 
 void AtomicFileWriter::commit() {
+  if (temporary_path_.empty()) return;  // discarded (the constructor)
   internal_assert(fd_ >= 0 && !committed_);
   if (::fsync(fd_) != 0) fail("E0132", "fsync of the temporary file failed", errno);
   if (::rename(temporary_path_.c_str(), path_.c_str()) != 0) {
