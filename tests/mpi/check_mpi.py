@@ -55,9 +55,13 @@ def folder(name):
 VOLATILE = re.compile(r'"(seconds|date)"|^# .* s[;,]|^time |written to|\d+\.\d+ s$')
 
 
+# calibrate --step's timed native step column: "0.00408 (0.00402–0.00443)" or "… (one step)".
+STEP_TIME = re.compile(r"\s+[0-9.e+-]+ \((?:[0-9.e+-]+–[0-9.e+-]+|one step)\)$")
+
+
 def stable(text):
-    """stdout without the lines that state wall time or a date."""
-    return "\n".join(line for line in text.splitlines() if not VOLATILE.search(line))
+    """stdout without the lines that state wall time or a date, and without timed columns."""
+    return "\n".join(STEP_TIME.sub("", line) for line in text.splitlines() if not VOLATILE.search(line))
 
 
 def same_file(a, b, what):
