@@ -102,7 +102,7 @@ int run_compare(const CompareOptions& options, const GlobalOptions& global) {
   for (const std::string& argument : options.realizations) {
     exec::native::Realization realization = exec::native::load_realization(argument, prepared.program);
     exec::native::PreparedParameters parameters = exec::native::prepare_parameters(
-        prepared.program, realization, [&](const std::string& path) { return prepared.parameters.find(path); });
+        prepared.program, realization, [&](const std::string& path) { return prepared.parameters.view(path); });
     timed.push_back({std::move(realization), std::move(parameters), {}, 0});
   }
   if (!options.machine.empty()) {

@@ -74,7 +74,7 @@ int run_bench(const BenchOptions& options, const GlobalOptions& global) {
   std::vector<Tensor> inputs = to_tensors(prepared.inputs(0, global.seed));
   if (options.grad) inputs = with_ones_cotangent(std::move(inputs), *prepared.entry);
   const exec::native::PreparedParameters parameters = exec::native::prepare_parameters(
-      program, realization, [&](const std::string& path) { return prepared.parameters.find(path); });
+      program, realization, [&](const std::string& path) { return prepared.parameters.view(path); });
   const exec::native::ExecuteOptions run_options{threads, options.scalar};
   const std::vector<Tensor> outputs =
       exec::native::execute(program, entry, realization, inputs, parameters, run_options);  // warm-up

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <chrono>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -10,8 +11,10 @@
 #include "cli/pipeline.h"
 #include "exec/reference/checkpoint.h"
 #include "lang/frontend.h"
+#include "support/cancel.h"
 #include "support/diagnostics.h"
 #include "support/sha256.h"
+#include "support/signal_cancel.h"
 
 namespace presk::cli {
 namespace {
@@ -22,6 +25,7 @@ struct SynthOptions {
   std::string out;
   std::string dtype = "bf16";
   std::string shard_size = "2GB";
+  bool quiet = false;
 };
 
 // "2GB", "500MB", "1GiB", "4096": bytes (decimal units 10³ⁿ, binary ones 2¹⁰ⁿ); "0": one file.
@@ -44,12 +48,36 @@ ElementType dtype_of(const std::string& name) {
   return name == "f32" ? ElementType::f32 : name == "f64" ? ElementType::f64 : ElementType::bf16;
 }
 
+// At most one line a second on stderr: bytes written, elapsed and the time left at this pace.
+std::function<void(uint64_t, uint64_t)> progress_printer(bool quiet) {
+  if (quiet) return {};
+  const auto start = std::chrono::steady_clock::now();
+  auto last = std::make_shared<double>(0);
+  return [start, last](uint64_t done, uint64_t total) {
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (done < total && seconds - *last < 1) return;
+    *last = seconds;
+    const double left = done > 0 ? seconds * static_cast<double>(total - done) / static_cast<double>(done) : 0;
+    std::cerr << fmt::format("checkpoint synth: {:.1f}/{:.1f} MB, {:.1f} s, about {:.0f} s left\n", done / 1e6,
+                             total / 1e6, seconds, left);
+  };
+}
+
 int run_synth(const SynthOptions& options, const GlobalOptions& global) {
   const uint64_t shard_bytes = parse_shard_size(options.shard_size);
   const ir::Program program =
       lang::compile(lang::read_source(options.program_path), frontend_options(options.bindings, ""));
-  const reference::SynthCheckpointReport report = reference::write_synthetic_checkpoint(
-      program, {options.out, global.seed, dtype_of(options.dtype), shard_bytes});
+  SignalCancel signals;  // Ctrl-C or SIGTERM: the file being written is removed, not left partial
+  reference::SynthCheckpointReport report;
+  try {
+    report = reference::write_synthetic_checkpoint(program, {options.out, global.seed, dtype_of(options.dtype),
+                                                             shard_bytes, global.threads,
+                                                             progress_printer(options.quiet)});
+  } catch (const Cancelled&) {
+    std::cerr << "checkpoint synth: stopped by " << SignalCancel::received_name()
+              << "; the file being written was removed (the files written before it are whole)" << std::endl;
+    signals.reraise();
+  }
   if (global.json) {
     nlohmann::ordered_json files = nlohmann::ordered_json::array();
     for (const std::string& file : report.files) files.push_back({{"path", file}, {"sha256", sha256_file(file)}});
@@ -80,7 +108,9 @@ Registration registration("checkpoint", 72, [](CLI::App& app, GlobalOptions& glo
       ->capture_default_str();
   synth->add_option("--shard-size", options->shard_size, "Most tensor bytes a shard holds (2GB, 500MB, 1GiB; 0: one file)")
       ->capture_default_str();
+  synth->add_flag("--quiet", options->quiet, "No progress on stderr");
   add_seed_option(*synth, global);
+  add_threads_option(*synth, global);
   add_json_option(*synth, global);
   return [options, &global] { return run_synth(*options, global); };
 });

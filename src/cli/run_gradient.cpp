@@ -210,7 +210,7 @@ NativeGradient compute_native(const PreparedRun& prepared, const GradientRunOpti
   const ir::Function& vjp = vjp_of(program, *prepared.entry);
   const exec::native::Realization realization = exec::native::load_realization(options.realize, program);
   const exec::native::PreparedParameters parameters = exec::native::prepare_parameters(
-      program, realization, [&](const std::string& path) { return prepared.parameters.find(path); });
+      program, realization, [&](const std::string& path) { return prepared.parameters.view(path); });
   const exec::native::ExecuteOptions execute{global.threads, options.scalar};
   const ir::Type& result = prepared.entry->type_of(prepared.entry->results[0]);
   Tensor ones(ElementType::f64, result.shape);

@@ -43,7 +43,7 @@ std::vector<Outputs> run_samples_natively(const PreparedRun& prepared,
                                           const GlobalOptions& global) {
   exec::native::PreparedParameters parameters = exec::native::prepare_parameters(
       prepared.program, realization,
-      [&](const std::string& path) { return prepared.parameters.find(path); });
+      [&](const std::string& path) { return prepared.parameters.view(path); });
   exec::native::ExecuteOptions execute{global.threads, options.scalar};
   std::vector<Outputs> samples;
   for (int64_t k = 0; k < prepared.count; ++k) {

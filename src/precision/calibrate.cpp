@@ -301,15 +301,18 @@ std::vector<ParameterEnvelope> parameter_envelopes(const ir::Program& program, c
   mpfr_t exact;
   mpfr_init2(exact, 64);
   for (const ir::Param& param : program.params) {
-    const std::vector<double>* values = parameters.find(param.path);
-    if (param.type.kind != ir::ElemKind::Real || values == nullptr) continue;
-    ParameterEnvelope entry{param.path, ir::type_to_string(param.type), 0, static_cast<int64_t>(values->size()), {}, {}};
-    for (double value : *values) {
-      if (!std::isfinite(value)) continue;
-      raise_to(entry.max_abs, std::fabs(value));
-      mpfr_set_d(exact, value, MPFR_RNDN);
-      raise_to(entry.rounding, meter.errors(exact));
-    }
+    const ParamView values = parameters.view(param.path);  // read in place, never widened whole
+    if (param.type.kind != ir::ElemKind::Real || !values) continue;
+    ParameterEnvelope entry{param.path, ir::type_to_string(param.type), 0, static_cast<int64_t>(values.size()), {}, {}};
+    values.for_each_block([&](uint64_t, const double* block, uint64_t count) {
+      for (uint64_t i = 0; i < count; ++i) {
+        const double value = block[i];
+        if (!std::isfinite(value)) continue;
+        raise_to(entry.max_abs, std::fabs(value));
+        mpfr_set_d(exact, value, MPFR_RNDN);
+        raise_to(entry.rounding, meter.errors(exact));
+      }
+    });
     if (sensitivity != nullptr) {
       auto found = sensitivity->parameters.find(param.path);
       if (found != sensitivity->parameters.end()) entry.sensitivity = found->second;

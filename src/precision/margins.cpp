@@ -221,7 +221,7 @@ Margins measure_margins(const ir::Program& program, const ir::Function& entry,
   std::vector<exec::native::PreparedParameters> prepared;
   for (const exec::native::Realization* realization : options.realizations) {
     prepared.push_back(exec::native::prepare_parameters(
-        program, *realization, [&](const std::string& path) { return parameters.find(path); }));
+        program, *realization, [&](const std::string& path) { return parameters.view(path); }));
   }
   const SampleRun run{program, entry, parameters, inputs, prepared, options, margins.shape};
   std::vector<std::vector<SampleResult>> results(static_cast<size_t>(count));

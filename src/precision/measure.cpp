@@ -101,7 +101,7 @@ MeasuredGap measure_gap(const ir::Program& program, const ir::Function& entry,
                         const SampleInputs& inputs, const ExactOutputs& exact, int threads) {
   internal_assert(static_cast<int64_t>(exact.samples.size()) == count);
   const exec::native::PreparedParameters prepared = exec::native::prepare_parameters(
-      program, realization, [&](const std::string& path) { return parameters.find(path); });
+      program, realization, [&](const std::string& path) { return parameters.view(path); });
   const reference::MpfrArith arith(exact.bits);
   MeasuredGap gap;
   for (int64_t k = 0; k < count; ++k) {
@@ -133,17 +133,19 @@ std::map<std::string, double> parameter_errors(const ir::Program& program,
                                                const exec::native::Realization& realization,
                                                const reference::ParameterStore& parameters) {
   const exec::native::PreparedParameters prepared = exec::native::prepare_parameters(
-      program, realization, [&](const std::string& path) { return parameters.find(path); });
+      program, realization, [&](const std::string& path) { return parameters.view(path); });
   std::map<std::string, double> errors;
   for (const ir::Param& param : program.params) {
     if (param.type.kind != ir::ElemKind::Real) continue;
-    const std::vector<double>* values = parameters.find(param.path);
+    const ParamView values = parameters.view(param.path);  // read in place, never widened whole
     const exec::native::Value* at_rest = prepared.find(param.path);
-    internal_assert(values != nullptr && at_rest != nullptr);
+    internal_assert(values && at_rest != nullptr);
     double error = 0;
-    for (size_t i = 0; i < values->size(); ++i) {
-      error = std::max(error, std::fabs(exec::native::element(*at_rest, i) - (*values)[i]));
-    }
+    values.for_each_block([&](uint64_t first, const double* block, uint64_t count) {
+      for (uint64_t i = 0; i < count; ++i) {
+        error = std::max(error, std::fabs(exec::native::element(*at_rest, first + i) - block[i]));
+      }
+    });
     errors[param.path] = error;
   }
   return errors;

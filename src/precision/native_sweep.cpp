@@ -99,7 +99,7 @@ Sweep parse_sweep(const std::string& text) {
 
 native::PreparedParameters binary64_parameters(const ir::Program& program, const reference::ParameterStore& parameters) {
   return native::prepare_parameters(program, native::uniform_realization(native::RealType::f64),
-                                    [&](const std::string& path) { return parameters.find(path); });
+                                    [&](const std::string& path) { return parameters.view(path); });
 }
 
 std::vector<Tensor> observe_binary64(const ir::Program& program, const std::string& entry,

@@ -49,7 +49,7 @@ reference::ParameterStore stored_parameters(const ir::Program& program,
                                             const exec::native::Realization& realization,
                                             const reference::ParameterStore& parameters) {
   const exec::native::PreparedParameters prepared = exec::native::prepare_parameters(
-      program, realization, [&](const std::string& path) { return parameters.find(path); });
+      program, realization, [&](const std::string& path) { return parameters.view(path); });
   reference::ParameterStore stored;
   for (const ir::Param& param : program.params) {
     const std::vector<double>* values = parameters.find(param.path);

@@ -116,7 +116,7 @@ py::list run_native(const RunRequest& request, const std::vector<py::array>& arr
   const std::vector<Tensor> results = run_interruptible([&] {
     const exec::native::Realization realization = exec::native::load_realization(realize, prepared.program);
     const exec::native::PreparedParameters parameters = exec::native::prepare_parameters(
-        prepared.program, realization, [&](const std::string& path) { return prepared.parameters.find(path); });
+        prepared.program, realization, [&](const std::string& path) { return prepared.parameters.view(path); });
     return exec::native::execute(prepared.program, prepared.entry->name, realization, reference::to_tensors(hosts),
                                  parameters, exec::native::ExecuteOptions{global.threads, scalar});
   });

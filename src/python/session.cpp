@@ -23,7 +23,7 @@ class NativeSession {
       prepared_ = std::make_unique<cli::PreparedRun>(prepare(request, global_, 0, cli::kNativeBytesPerElement));
       realization_.emplace(exec::native::load_realization(realize, prepared_->program));
       parameters_.emplace(exec::native::prepare_parameters(
-          prepared_->program, *realization_, [&](const std::string& path) { return prepared_->parameters.find(path); }));
+          prepared_->program, *realization_, [&](const std::string& path) { return prepared_->parameters.view(path); }));
       return 0;
     });
   }

@@ -9,3 +9,8 @@ add_test(NAME checkpoint.python_reads_hf_layout
          COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/check_hf_layout.py ${checkpoint_synth_folder})
 set_tests_properties(checkpoint.python_reads_hf_layout PROPERTIES
                      FIXTURES_REQUIRED checkpoint_synth LABELS checkpoint)
+# SIGTERM and SIGINT during `presk checkpoint synth` remove the file being written.
+add_test(NAME checkpoint.synth_signal_leaves_no_temporary
+         COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/check_synth_signal.py $<TARGET_FILE:presk>
+                 ${PROJECT_SOURCE_DIR}/examples/llama.psk ${CMAKE_CURRENT_BINARY_DIR})
+set_tests_properties(checkpoint.synth_signal_leaves_no_temporary PROPERTIES LABELS checkpoint)

@@ -23,8 +23,29 @@ const Value* PreparedParameters::find(const std::string& path) const {
 
 namespace {
 
-Value prepare_one(const ir::Param& param, const Realization& realization, const std::vector<double>& values) {
+// The parameter's elements in their stored type, copied from where they are.
+Value stored_value(const ParamView& view, const std::vector<int64_t>& shape) {
+  auto storage = std::make_shared<Storage>();
+  const size_t n = view.size();
+  RealType type = RealType::f64;
+  if (view.type() == ElementType::bf16) {
+    type = RealType::bf16;
+    storage->bf16.resize(n);
+    view.read_stored(0, n, reinterpret_cast<std::byte*>(storage->bf16.data()));
+  } else if (view.type() == ElementType::f32) {
+    type = RealType::f32;
+    storage->f32.resize(n);
+    view.read_stored(0, n, reinterpret_cast<std::byte*>(storage->f32.data()));
+  } else {
+    storage->f64.resize(n);
+    view.read(0, n, storage->f64.data());
+  }
+  return Value{Value::Kind::real, type, shape, std::move(storage), 0};
+}
+
+Value prepare_one(const ir::Param& param, const Realization& realization, const ParamView& view) {
   if (param.type.kind != ir::ElemKind::Real) {
+    const std::vector<double> values = view.widened();
     std::vector<int64_t> ints(values.begin(), values.end());
     return make_integers(std::move(ints), param.type.shape);
   }
@@ -32,13 +53,16 @@ Value prepare_one(const ir::Param& param, const Realization& realization, const 
     const int64_t rank = param.type.rank();
     const int64_t over = spec->over < 0 ? spec->over + rank : spec->over;
     auto storage = std::make_shared<Storage>();
-    storage->quant = std::make_shared<QuantizedWeights>(
-        quantize(values, param.type.shape, spec->bits, over, spec->scheme == QuantScheme::pow2, spec->group));
+    const std::vector<double>* held = view.values();
+    const std::vector<double> widened = held ? std::vector<double>{} : view.widened();
+    storage->quant = std::make_shared<QuantizedWeights>(quantize(held ? *held : widened, param.type.shape, spec->bits,
+                                                                 over, spec->scheme == QuantScheme::pow2, spec->group));
     return Value{Value::Kind::quantized, RealType::f32, param.type.shape, std::move(storage), 0};
   }
-  // Rounded once into the parameter's type: what a realization means by "at rest".
-  Value f64 = store_f64(Buffer<double>(values.begin(), values.end()), param.type.shape);
-  return convert_real(f64, realization.param_type(param.path));
+  // Rounded once into the parameter's type: what a realization means by "at rest". Each
+  // stored value is exact in binary64, so rounding it from its stored type gives the bits
+  // rounding its binary64 value gives.
+  return convert_real(stored_value(view, param.type.shape), realization.param_type(param.path));
 }
 
 }  // namespace
@@ -47,14 +71,14 @@ PreparedParameters prepare_parameters(const ir::Program& program, const Realizat
                                       const ParameterSource& source) {
   PreparedParameters prepared;
   for (const ir::Param& param : program.params) {
-    const std::vector<double>* values = source(param.path);
+    const ParamView values = source(param.path);
     if (!values) user_error("E0620") << "parameter `" << param.path << "` has no values";
-    if (values->size() != static_cast<size_t>(param.type.element_count())) {
-      user_error("E0620") << "parameter `" << param.path << "` has " << values->size()
+    if (values.size() != static_cast<uint64_t>(param.type.element_count())) {
+      user_error("E0620") << "parameter `" << param.path << "` has " << values.size()
                           << " values; its type " << ir::type_to_string(param.type) << " needs "
                           << param.type.element_count();
     }
-    prepared.set(param.path, prepare_one(param, realization, *values));
+    prepared.set(param.path, prepare_one(param, realization, values));
   }
   return prepared;
 }

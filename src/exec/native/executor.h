@@ -15,6 +15,7 @@
 #include "exec/native/value.h"
 #include "ir/ir.h"
 #include "support/dropout_mask.h"
+#include "support/param_view.h"
 #include "support/tensor.h"
 
 namespace presk::exec::native {
@@ -60,9 +61,11 @@ struct ExecuteOptions {
   const LetObserver* observer = nullptr;
 };
 
-// Where a parameter's values come from: its full path → row-major binary64 values over its
-// full type (stack axes first), e.g. reference::ParameterStore::find; nullptr when absent.
-using ParameterSource = std::function<const std::vector<double>*(const std::string& path)>;
+// Where a parameter's values come from: its full path → its row-major values over its full
+// type (stack axes first), where they are and in their stored type, e.g.
+// reference::ParameterStore::view (a source of binary64 vectors, such as ParameterStore::find,
+// converts); a false view when absent.
+using ParameterSource = std::function<ParamView(const std::string& path)>;
 
 // Every parameter at rest in its realized type (or as integer weights), converted once.
 class PreparedParameters {
@@ -76,7 +79,9 @@ class PreparedParameters {
 };
 
 // Converts each parameter of `program` from `source` into its realized type: f64/f32/bf16
-// rounded once (RNE), or quantized (kernels.h). A missing parameter or a wrong count is E0620.
+// rounded once (RNE) from its stored type (a parameter stored in its realized type is copied as
+// it is, never widened on the way), or quantized (kernels.h). A missing parameter or a wrong
+// count is E0620.
 PreparedParameters prepare_parameters(const ir::Program& program, const Realization& realization,
                                       const ParameterSource& source);
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,9 @@ struct SynthCheckpointOptions {
   uint64_t seed = 0;
   ElementType dtype = ElementType::bf16;  // bf16, f32 or f64
   uint64_t shard_bytes = 0;             // the most tensor bytes a shard holds; 0: one file
+  int threads = 1;                      // changes no byte
+  // Called after each block written: tensor bytes written so far, and in all.
+  std::function<void(uint64_t done, uint64_t total)> progress;
 };
 struct SynthCheckpointReport {
   std::vector<std::string> files;  // written, config.json first
@@ -55,11 +59,19 @@ struct SynthCheckpointReport {
   uint64_t elements = 0;
   uint64_t bytes = 0;  // tensor bytes
 };
+// Element `index` of the checkpoint tensor whose name hashes to `stream` (random::stream_of),
+// drawn for `init` under `seed` from one word random::word(seed, stream, index), in integer
+// and binary64 arithmetic alone (no libm, no MPFR; docs/checkpoints.md): zeros 0, ones 1,
+// uniform(a, b) as random::uniform, normal(σ) σ·z with z the word's four 16-bit pieces summed,
+// centred and scaled to variance 1 (Irwin–Hall of order 4: |z| ≤ 3.47).
+double synthetic_checkpoint_element(const ir::Initializer& init, uint64_t seed, uint64_t stream, uint64_t index);
+
 // Writes config.json (the program's consts), the tensors of every parameter but the rotary
-// tables in Hugging Face's order and layout, rounded to `dtype` from the values
-// synthesize_parameters draws under `seed`, one file or shards of at most shard_bytes with
-// the index (a tensor larger than a shard gets a shard of its own); each file atomically,
-// streamed a block of elements at a time. E0158 for a parameter in a nested stack.
+// tables in Hugging Face's order and layout, drawn by synthetic_checkpoint_element under
+// `seed` and rounded to `dtype`, one file or shards of at most shard_bytes with the index (a
+// tensor larger than a shard gets a shard of its own); each file atomically, streamed a block
+// of elements at a time. E0158 for a parameter in a nested stack. A cancellation
+// (support/cancel.h) throws Cancelled between blocks, the file being written removed.
 SynthCheckpointReport write_synthetic_checkpoint(const ir::Program& program, const SynthCheckpointOptions& options);
 
 }  // namespace presk::reference

@@ -1,18 +1,23 @@
-// write_synthetic_checkpoint (checkpoint.h): a program's parameters, drawn as
-// synthesize_parameters draws them, written as a Hugging Face checkpoint folder a block of
+// write_synthetic_checkpoint (checkpoint.h): a program's parameters, drawn by
+// synthetic_checkpoint_element, written as a Hugging Face checkpoint folder a block of
 // elements at a time (never a whole tensor in memory).
+#include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "exec/reference/checkpoint.h"
 #include "support/atomic_file.h"
+#include "support/cancel.h"
 #include "support/diagnostics.h"
 #include "support/hf_checkpoint.h"
+#include "support/random.h"
 #include "support/safetensors.h"
 
 namespace presk::reference {
@@ -83,17 +88,27 @@ std::vector<std::vector<PlannedTensor>> plan_shards(std::vector<PlannedTensor> t
   return shards;
 }
 
-// Streams one tensor's values, rounded to `dtype`, a block at a time.
-void write_tensor(AtomicFileWriter& writer, const PlannedTensor& tensor, ElementType dtype, uint64_t seed) {
-  constexpr uint64_t kBlock = uint64_t{1} << 16;  // elements (even: an i4 byte never straddles)
-  const uint64_t first = tensor.layer < 0 ? 0 : static_cast<uint64_t>(tensor.layer) * tensor.elements;
-  std::vector<std::byte> block(storage_bytes(dtype, kBlock));
+// Streams one tensor's values, rounded to `dtype`, a block at a time; each element is a pure
+// function of (seed, tensor name, index), so the split over threads changes no byte. A
+// cancellation (a signal, cmd_checkpoint.cpp) is seen between blocks.
+void write_tensor(AtomicFileWriter& writer, const PlannedTensor& tensor, const SynthCheckpointOptions& options,
+                  uint64_t& done, uint64_t total) {
+  const ElementType dtype = options.dtype;
+  const uint64_t seed = options.seed;
+  constexpr uint64_t kBlock = uint64_t{1} << 18;  // elements (even: an i4 byte never straddles)
+  const uint64_t stream = random::stream_of(tensor.name);
+  std::vector<std::byte> block(storage_bytes(dtype, std::min(kBlock, tensor.elements)));
   for (uint64_t begin = 0; begin < tensor.elements; begin += kBlock) {
+    check_cancelled();
     const uint64_t count = std::min(kBlock, tensor.elements - begin);
-    tbb::parallel_for(uint64_t{0}, count, [&](uint64_t i) {
-      store_element(dtype, block.data(), i, synthesize_element(*tensor.param, seed, first + begin + i));
+    tbb::parallel_for(tbb::blocked_range<uint64_t>(0, count, 8192), [&](const tbb::blocked_range<uint64_t>& range) {
+      for (uint64_t i = range.begin(); i != range.end(); ++i) {
+        store_element(dtype, block.data(), i, synthetic_checkpoint_element(tensor.param->init, seed, stream, begin + i));
+      }
     });
     writer.write(block.data(), storage_bytes(dtype, count));
+    done += storage_bytes(dtype, count);
+    if (options.progress) options.progress(done, total);
   }
 }
 
@@ -121,7 +136,28 @@ std::string config_text(const ir::Program& program, ElementType dtype) {
 
 }  // namespace
 
-SynthCheckpointReport write_synthetic_checkpoint(const ir::Program& program, const SynthCheckpointOptions& options) {
+double synthetic_checkpoint_element(const ir::Initializer& init, uint64_t seed, uint64_t stream, uint64_t index) {
+  // The deviation of c below: four pieces p uniform on [0, 2¹⁶), each 2p − (2¹⁶ − 1) of
+  // variance (2³² − 1)/3.
+  static const double kUnit = 1.0 / std::sqrt(4.0 * 4294967295.0 / 3.0);
+  const uint64_t w = random::word(seed, stream, index);
+  switch (init.kind) {
+    case ir::Initializer::Kind::Zeros: return 0.0;
+    case ir::Initializer::Kind::Ones: return 1.0;
+    case ir::Initializer::Kind::Uniform: return init.a + (init.b - init.a) * random::uniform01(w);
+    case ir::Initializer::Kind::Normal: {
+      const int64_t sum = static_cast<int64_t>((w & 0xffff) + ((w >> 16) & 0xffff) + ((w >> 32) & 0xffff) + (w >> 48));
+      const int64_t c = 2 * sum - 4 * 0xffff;  // symmetric about 0, |c| ≤ 262140
+      return init.a * (static_cast<double>(c) * kUnit);
+    }
+  }
+  internal_assert(false);
+  return 0.0;
+}
+
+namespace {
+
+SynthCheckpointReport write_checkpoint_files(const ir::Program& program, const SynthCheckpointOptions& options) {
   std::error_code error;
   std::filesystem::create_directories(options.out, error);
   const auto folder = std::filesystem::path(options.out);
@@ -129,6 +165,10 @@ SynthCheckpointReport write_synthetic_checkpoint(const ir::Program& program, con
   report.files.push_back((folder / std::string(kCheckpointConfig)).string());
   write_file_atomically(report.files.back(), config_text(program, options.dtype));
   const auto shards = plan_shards(plan_tensors(program, options.dtype), options.shard_bytes);
+  uint64_t total = 0, done = 0;
+  for (const auto& shard : shards) {
+    for (const PlannedTensor& tensor : shard) total += tensor.bytes;
+  }
   nlohmann::json weight_map = nlohmann::json::object();
   for (size_t s = 0; s < shards.size(); ++s) {
     const std::string name = shard_name(s, shards.size());
@@ -143,7 +183,7 @@ SynthCheckpointReport write_synthetic_checkpoint(const ir::Program& program, con
     report.files.push_back((folder / name).string());
     AtomicFileWriter writer(report.files.back());
     writer.write(safetensors_prefix(layouts, {{"format", "pt"}}));
-    for (const PlannedTensor& tensor : shards[s]) write_tensor(writer, tensor, options.dtype, options.seed);
+    for (const PlannedTensor& tensor : shards[s]) write_tensor(writer, tensor, options, done, total);
     writer.commit();
   }
   const std::string index_path = (folder / std::string(kCheckpointIndex)).string();
@@ -155,6 +195,13 @@ SynthCheckpointReport write_synthetic_checkpoint(const ir::Program& program, con
     std::filesystem::remove(index_path, error);  // a stale index would name shards not written
   }
   return report;
+}
+
+}  // namespace
+
+SynthCheckpointReport write_synthetic_checkpoint(const ir::Program& program, const SynthCheckpointOptions& options) {
+  tbb::task_arena arena(std::max(1, options.threads));
+  return arena.execute([&] { return write_checkpoint_files(program, options); });
 }
 
 }  // namespace presk::reference

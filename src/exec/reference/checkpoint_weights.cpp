@@ -108,19 +108,17 @@ bool usable(const ir::Program& program, const ir::Param& param, const std::strin
   return ok;
 }
 
-void append_values(const CheckpointTensor& tensor, std::vector<double>& values) {
-  for (uint64_t i = 0; i < tensor.entry->element_count; ++i) values.push_back(tensor.file->value(*tensor.entry, i));
-}
-
-// The values of `param` from the checkpoint, or false (reported) when they cannot be read.
+// The tensors that hold `param` (one, or a stacked parameter's L in layer order), or false
+// when the checkpoint has none (then `runs` stays empty; an unusable tensor is reported).
 bool load_param(const ir::Program& program, const std::vector<std::string>& stacks, const ir::Param& param,
-                const CheckpointFolder& checkpoint, std::set<std::string>& used, std::vector<double>& values, DiagnosticSink& sink) {
+                const CheckpointFolder& checkpoint, std::set<std::string>& used, std::vector<ParamRun>& runs,
+                DiagnosticSink& sink) {
   if (param.stack_depth == 0) {
     const CheckpointTensor tensor = checkpoint.find(param.path);
     if (tensor.file == nullptr) return false;
     used.insert(param.path);
     if (!usable(program, param, param.path, tensor, param.type.shape, sink)) return true;
-    append_values(tensor, values);
+    runs.push_back({tensor.file, tensor.entry});
     return true;
   }
   if (param.stack_depth > 1 || layer_tensor_name(stacks, param.path, 0).empty()) return false;
@@ -137,9 +135,33 @@ bool load_param(const ir::Program& program, const std::vector<std::string>& stac
     }
     used.insert(name);
     if (!usable(program, param, name, tensor, layer_shape, sink)) return true;
-    append_values(tensor, values);
+    runs.push_back({tensor.file, tensor.entry});
   }
   return true;
+}
+
+// Holds `param` where its tensors are, in their type (all of one float type, as a checkpoint
+// stores them), or widened to binary64 when its layers' types differ.
+void hold(ParameterStore& store, const ir::Param& param, std::vector<ParamRun> runs,
+          const std::shared_ptr<const CheckpointFolder>& checkpoint) {
+  uint64_t count = 0;
+  bool one_type = true;
+  for (const ParamRun& run : runs) {
+    count += run.entry->element_count;
+    one_type &= run.entry->type == runs.front().entry->type;
+  }
+  if (runs.empty() || count != static_cast<uint64_t>(param.type.element_count())) return;  // reported
+  if (one_type) {
+    const ElementType type = runs.front().entry->type;
+    store.set_view(param.path, ParamView(type, std::move(runs), checkpoint));
+    return;
+  }
+  std::vector<double> values;
+  for (const ParamRun& run : runs) {
+    const std::vector<double> layer = ParamView(run.entry->type, {run}, checkpoint).widened();
+    values.insert(values.end(), layer.begin(), layer.end());
+  }
+  store.set(param.path, std::move(values));
 }
 
 }  // namespace
@@ -182,7 +204,8 @@ bool is_rotary_table(const std::string& path) {
 }
 
 ParameterStore load_checkpoint_weights(const ir::Program& program, const std::string& folder) {
-  const CheckpointFolder checkpoint = CheckpointFolder::open(folder);
+  const auto shared = std::make_shared<const CheckpointFolder>(CheckpointFolder::open(folder));
+  const CheckpointFolder& checkpoint = *shared;
   check_config(program, checkpoint);
   const nlohmann::json& config = checkpoint.config();
   const bool tied = config.value("tie_word_embeddings", false) == true;
@@ -191,16 +214,15 @@ ParameterStore load_checkpoint_weights(const ir::Program& program, const std::st
   std::set<std::string> used;
   const std::vector<std::string> stacks = stack_paths(program);
   for (const ir::Param& param : program.params) {
-    std::vector<double> values;
-    if (load_param(program, stacks, param, checkpoint, used, values, sink)) {
-      if (values.size() == static_cast<size_t>(param.type.element_count())) store.set(param.path, std::move(values));
+    std::vector<ParamRun> runs;
+    if (load_param(program, stacks, param, checkpoint, used, runs, sink)) {
+      hold(store, param, std::move(runs), shared);
     } else if (is_rotary_table(param.path)) {
       store.set(param.path, rotary_table(param, rope_theta(config), param.path.ends_with(".sin")));
     } else if (param.path == "lm_head.weight" && tied && checkpoint.find("model.embed_tokens.weight").file != nullptr) {
       const CheckpointTensor table = checkpoint.find("model.embed_tokens.weight");
       if (usable(program, param, "model.embed_tokens.weight", table, param.type.shape, sink)) {
-        append_values(table, values);
-        store.set(param.path, std::move(values));
+        hold(store, param, {{table.file, table.entry}}, shared);
       }
     } else {
       sink.report("E0510", {}, "parameter `" + param.path + "` (" + ir::type_to_string(param.type) + ") has no tensor in " +

@@ -187,23 +187,25 @@ Value<A> Evaluator<A>::compute(const ir::Let& let, const std::vector<const Value
   return {};
 }
 
-// `param`: the slice of the parameter `<context>.<path>` at the context's layer indices,
-// converted from binary64 to exact numbers now, element by element.
+// `param`: the slice of the parameter `<context>.<path>` at the context's layer indices, read
+// where the parameter is (in its stored type) and converted to exact numbers now.
 template <class A>
 Value<A> Evaluator<A>::read_param(const ir::Let& let, const CallContext& context) {
   std::string path = join_path(context.module_path, let.attrs.path);
   const ir::Param* param = program_.find_param(path);
   if (param == nullptr) user_error("E0506", let.span) << "the program has no parameter `" << path << "`";
-  const std::vector<double>* values = parameters_.find(path);
-  if (values == nullptr) user_error("E0506", let.span) << "no values were given for parameter `" << path << "`";
+  const ParamView values = parameters_.view(path);
+  if (!values) user_error("E0506", let.span) << "no values were given for parameter `" << path << "`";
   auto depth = static_cast<size_t>(param->stack_depth);
   internal_assert(context.layers.size() >= depth);
   Shape strides = row_major_strides(param->type.shape);
   int64_t offset = 0;
   for (size_t i = 0; i < depth; ++i) offset += context.layers[i] * strides[i];
   Value<A> value = Value<A>::make_real(arith_, let.type.shape);
-  internal_assert(offset + value.size() <= static_cast<int64_t>(values->size()));
-  for (int64_t i = 0; i < value.size(); ++i) arith_.set_double(value.real(i), (*values)[offset + i]);
+  internal_assert(offset + value.size() <= static_cast<int64_t>(values.size()));
+  std::vector<double> slice(static_cast<size_t>(value.size()));
+  values.read(static_cast<uint64_t>(offset), slice.size(), slice.data());
+  for (int64_t i = 0; i < value.size(); ++i) arith_.set_double(value.real(i), slice[static_cast<size_t>(i)]);
   return value;
 }
 

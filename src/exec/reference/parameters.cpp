@@ -13,12 +13,27 @@
 namespace presk::reference {
 
 void ParameterStore::set(const std::string& path, std::vector<double> values) {
-  values_[path] = std::move(values);
+  values_[path] = Held{std::move(values), {}, nullptr};
+}
+
+void ParameterStore::set_view(const std::string& path, ParamView view) {
+  values_[path] = Held{{}, std::move(view), nullptr};
+}
+
+ParamView ParameterStore::view(const std::string& path) const {
+  auto found = values_.find(path);
+  if (found == values_.end()) return {};
+  return found->second.view ? found->second.view : ParamView(&found->second.values);
 }
 
 const std::vector<double>* ParameterStore::find(const std::string& path) const {
   auto found = values_.find(path);
-  return found == values_.end() ? nullptr : &found->second;
+  if (found == values_.end()) return nullptr;
+  const Held& held = found->second;
+  if (!held.view) return &held.values;
+  std::lock_guard<std::mutex> lock(*widening_);
+  if (!held.widened) held.widened = std::make_shared<const std::vector<double>>(held.view.widened());
+  return held.widened.get();
 }
 
 double synthesize_element(const ir::Param& param, uint64_t seed, uint64_t index) {

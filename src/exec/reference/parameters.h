@@ -1,27 +1,46 @@
-// The parameters a reference run reads, held as binary64 (8 bytes a weight; converted to exact
-// numbers only when a `param` let reads a slice), and the inputs of an entry: from the
-// program's initializers and the seed (support/random.h), or from tensors given by the caller.
+// The parameters a reference run reads, held as binary64 (8 bytes a weight) or in place where
+// they were read, in their own type (converted to exact numbers only when a `param` let reads a
+// slice), and the inputs of an entry: from the program's initializers and the seed
+// (support/random.h), or from tensors given by the caller.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "exec/reference/value.h"
 #include "ir/ir.h"
+#include "support/param_view.h"
 
 namespace presk::reference {
 
+// A parameter is held either as binary64 values (synthesized, computed, or set by a caller) or
+// where it was read (a view of a checkpoint's tensors, support/param_view.h), in its own type.
 class ParameterStore {
  public:
   // Stores the values of the parameter at `path`, row-major over its full type (stack axes first).
   void set(const std::string& path, std::vector<double> values);
+  // Stores the parameter as a view, in place, in its stored type.
+  void set_view(const std::string& path, ParamView view);
+  // The parameter where it is, never widened; a false view when absent. Readers that can
+  // read a type other than binary64 (the interpreter, the native executor) use this.
+  ParamView view(const std::string& path) const;
+  // The values as binary64: a viewed parameter is widened on the first call and kept (a
+  // reader that needs the whole tensor in binary64 asks for it). Thread-safe.
   const std::vector<double>* find(const std::string& path) const;
   size_t size() const { return values_.size(); }
 
  private:
-  std::map<std::string, std::vector<double>> values_;
+  struct Held {
+    std::vector<double> values;
+    ParamView view;  // when set_view
+    mutable std::shared_ptr<const std::vector<double>> widened;
+  };
+  std::map<std::string, Held> values_;
+  std::shared_ptr<std::mutex> widening_ = std::make_shared<std::mutex>();
 };
 
 // Every parameter of `program` from its initializer: zeros, ones, or element i of the stream

@@ -40,7 +40,8 @@ bool check_tensor(const ir::Program& program, const ir::Param& param, const Safe
 
 ParameterStore load_weights(const ir::Program& program, const std::string& path) {
   if (is_checkpoint_folder(path)) return load_checkpoint_weights(program, path);
-  SafetensorsFile file = SafetensorsFile::open(path);
+  const auto shared = std::make_shared<const SafetensorsFile>(SafetensorsFile::open(path));
+  const SafetensorsFile& file = *shared;
   DiagnosticSink sink;
   ParameterStore store;
   std::set<std::string> expected;
@@ -54,9 +55,7 @@ ParameterStore load_weights(const ir::Program& program, const std::string& path)
       continue;
     }
     if (!check_tensor(program, param, *entry, path, sink)) continue;
-    std::vector<double> values(entry->element_count);
-    for (uint64_t i = 0; i < entry->element_count; ++i) values[i] = file.value(*entry, i);
-    store.set(param.path, std::move(values));
+    store.set_view(param.path, ParamView(entry->type, {{&file, entry}}, shared));  // in place, in its type
   }
   for (const SafetensorsEntry& entry : file.entries()) {
     if (expected.count(entry.name) == 0) {
