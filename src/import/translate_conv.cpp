@@ -347,7 +347,7 @@ void translate_conv_transpose(Builder& builder) {
   int64_t per_group = w.shape[1], maps = per_group * group, in_group = channels / group;
   std::string auto_pad = builder.string_attribute("auto_pad", "NOTSET");
   if (auto_pad != "NOTSET" && auto_pad != "VALID") {
-    builder.fail("E1323").hint("give explicit pads") << "auto_pad "" << printable(auto_pad) << "" is not supported for ConvTranspose";
+    builder.fail("E1323").hint("give explicit pads") << "auto_pad \"" << printable(auto_pad) << "\" is not supported for ConvTranspose";
   }
   std::vector<int64_t> strides = per_axis(builder, "strides", spatial, 1);
   std::vector<int64_t> dilations = per_axis(builder, "dilations", spatial, 1);
