@@ -32,6 +32,17 @@ def math_cases():
     cases.append(single("Pow_runtime_int64_exponent", "Pow", [signed, RNG.integers(0, 4, (4,)).astype(np.int64)],
                         tolerance=8))
     cases.append(single("Pow_runtime_fractional", "Pow", [base, normal(3, 4)], tolerance=16))
+    image = normal(1, 2, 3, 4)
+    for mode in ["constant", "edge", "reflect"]:
+        pads = init("pads", np.array([0, 0, 1, 2, 0, 0, 2, 1], np.int64))
+        cases.append(single(f"Pad_{mode}", "Pad", [image], {"mode": mode}, initializers=[pads], extra_inputs=["pads"],
+                            tolerance=0))
+    value = init("value", np.float32(-1.5))
+    cases.append(single("Pad_constant_value", "Pad", [image], {"mode": "constant"}, tolerance=0,
+                        initializers=[init("pads", np.array([0, 1, 0, 1, 0, 0, 1, 0], np.int64)), value],
+                        extra_inputs=["pads", "value"]))
+    cases.append(single("Pad_opset2_attributes", "Pad", [image], {"mode": "constant", "pads": [0, 0, 1, 1, 0, 0, 1, 1],
+                                                                 "value": 2.5}, opset=2, tolerance=0))
     like = np.zeros((2, 2), np.float32)
     ints = RNG.integers(-5, 5, (3, 4)).astype(np.int64)
     cases.append(single("CastLike_int64_to_float", "CastLike", [ints, like], opset=15, tolerance=0))
@@ -57,6 +68,9 @@ def integers_cases():
                   {"x0": a}, 0))
     node = helper.make_node("Trilu", ["x0"], ["y"], name="/Trilu", upper=0)
     cases.append(("Trilu_int64_lower", model([node], infos[:1], [int_out()], [], 14), {"x0": a}, 0))
+    node = helper.make_node("Pad", ["x0", "pads"], ["y"], name="/Pad", mode="reflect")
+    cases.append(("Pad_reflect_int64", model([node], infos[:1], [int_out()], [init("pads", np.array([1, 2, 2, 1], np.int64))]),
+                  {"x0": a}, 0))
     c = RNG.random((3, 4)) < 0.5
     nodes = [helper.make_node("Where", ["c", "x0", "x1"], ["y"], name="/Where")]
     cases.append(("Where_int64", model(nodes, [tensor_info("c", c)] + infos, [int_out()]), {"c": c} | feeds, 0))
