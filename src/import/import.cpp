@@ -83,7 +83,9 @@ Extent input_extent(Builder& builder, const onnx::TensorShapeProto::Dimension& d
 // which must have the input's element type and an extent equal to each of its numbered axes
 // (E1338); a name that is no graph input, or one an initializer already holds, is E1339.
 void fix_inputs(onnx::GraphProto& graph, const ImportOptions& options) {
-  for (const auto& [name, file] : options.fixed_inputs) {
+  for (const auto& fixed : options.fixed_inputs) {
+    const std::string& name = fixed.first;  // not a structured binding: lambdas capture it (clang 14)
+    const std::string& file = fixed.second;
     auto input = std::find_if(graph.input().begin(), graph.input().end(),
                               [&](const onnx::ValueInfoProto& in) { return in.name() == name; });
     auto initialized = [&](const std::string& wanted) {
