@@ -128,9 +128,16 @@ Value zero_block(Builder& builder, const Value& x, const Shape& shape) {
     corner += std::string(i == 0 ? "" : ", ") + (known ? "0 : 1" : ":");
     corner_shape.push_back(known ? Extent{1, {}} : x.shape[i]);
   }
-  size_t count_all = 1;
-  for (int64_t e : zeros.shape) count_all *= static_cast<size_t>(e);
-  zeros.values.assign(count_all, 0.0);
+  constexpr int64_t kBlockLimit = int64_t{1} << 24;  // the zeros are a parameter of the program
+  int64_t count_all = 1;
+  for (int64_t e : zeros.shape) {
+    if (e > kBlockLimit / std::max<int64_t>(count_all, 1)) {
+      builder.fail("E1303") << "the padding block " << shape_list(shape) << " is larger than the 2^24 elements the import "
+                            << "writes as a parameter";
+    }
+    count_all *= e;
+  }
+  zeros.values.assign(static_cast<size_t>(count_all), 0.0);
   zeros.onnx_name = builder.node->output(0) + "_pad";
   Value made = builder.materialize(zeros);
   if (!symbolic) return made.shape == shape ? made : reshaped(builder, made, shape, "_pad");
@@ -568,6 +575,9 @@ void translate_pad(Builder& builder) {
   if (pads.size() != 2 * rank) builder.fail("E1303") << "the pads have " << pads.size() << " values for rank " << rank;
   if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p < 0; })) {
     builder.fail("E1303") << "negative pads (cropping) are not supported";
+  }
+  if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p > (int64_t{1} << 16); })) {
+    builder.fail("E1303") << "a pad beyond 2^16 positions is not supported";
   }
   for (size_t axis = 0; axis < rank; ++axis) {
     int64_t before = pads[axis], after = pads[axis + rank];
