@@ -2,15 +2,22 @@
 // it) or are refused with a UserError (E1300-E1349). E1312 is a finding, not a refusal: the
 // import wrote a program that does not compile, a check it missed. Anything else (a crash, a
 // sanitizer report, an InternalError or another exception) escapes to libFuzzer as a finding.
+// The same bytes are also read as a --fix-input tensor file (a TensorProto or a .npy array) and
+// decoded as the import decodes it.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
+#include "import/builder.h"
 #include "import/onnx_import.h"
+#include "import/onnx_reader.h"
 #include "support/diagnostics.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+void import_model(const uint8_t* data, size_t size) {
   try {
     presk::onnx_import::ImportOptions options;
     options.source_name = "fuzz.onnx";
@@ -23,5 +30,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::abort();
     }
   }
+}
+
+void read_tensor(const uint8_t* data, size_t size) {
+  try {
+    std::string bytes(reinterpret_cast<const char*>(data), size);
+    onnx::TensorProto tensor = presk::onnx_import::parse_tensor(bytes, "fuzz.npy");
+    volatile size_t keep = presk::onnx_import::decode_tensor(tensor, "--fix-input fuzz")->values.size();
+    (void)keep;
+  } catch (const presk::UserError&) {
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  import_model(data, size);
+  read_tensor(data, size);
   return 0;
 }

@@ -1,4 +1,5 @@
-// `presk import MODEL.onnx --out model.psk --weights-out model.safetensors [--dim NAME=N] [--strip-qdq]`:
+// `presk import MODEL.onnx --out model.psk --weights-out model.safetensors [--dim NAME=N] [--fix-input NAME=FILE]
+// [--strip-qdq]`:
 // an ONNX model as a presk program and its weights (docs/import.md).
 #include <iostream>
 
@@ -6,6 +7,7 @@
 #include "cli/pipeline.h"
 #include "import/onnx_import.h"
 #include "support/atomic_file.h"
+#include "support/diagnostics.h"
 #include "support/safetensors.h"
 
 namespace presk::cli {
@@ -16,6 +18,7 @@ struct ImportCommandOptions {
   std::string out;
   std::string weights_out;
   std::vector<std::string> dims;  // "NAME=N"
+  std::vector<std::string> fixed_inputs;  // "NAME=FILE"
   bool strip_qdq = false;
 };
 
@@ -25,6 +28,14 @@ int run_import(const ImportCommandOptions& options) {
   import.strip_qdq = options.strip_qdq;
   for (const lang::Binding& binding : parse_bindings(options.dims, "--dim", "E0005")) {
     import.dims[binding.name] = binding.value;
+  }
+  for (const std::string& fixed : options.fixed_inputs) {
+    size_t equals = fixed.find('=');
+    if (equals == 0 || equals == std::string::npos || equals + 1 == fixed.size() ||
+        !import.fixed_inputs.emplace(fixed.substr(0, equals), fixed.substr(equals + 1)).second) {
+      user_error("E1339").hint("write --fix-input NAME=FILE, once per graph input")
+          << "--fix-input `" << fixed << "` is not NAME=FILE for a graph input not fixed before";
+    }
   }
   check_output_files({{"--out", options.out}, {"--weights-out", options.weights_out}}, {{"MODEL", options.model}});
   std::cerr << "import: reading " << options.model << "\n";
@@ -47,6 +58,9 @@ Registration registration("import", 15, [](CLI::App& app, GlobalOptions&) {
                       "The safetensors file of its parameters (initializers and Constant nodes)")
       ->required();
   command->add_option("--dim", options->dims, "Bind a symbolic dimension of the inputs: NAME=N (repeatable)");
+  command->add_option("--fix-input", options->fixed_inputs,
+                      "Fold a graph input to a constant at import: NAME=FILE, FILE a serialized ONNX TensorProto "
+                      "(.pb) or a .npy array (repeatable)");
   command->add_flag("--strip-qdq", options->strip_qdq,
                     "Write the float model: drop each QuantizeLinear/DequantizeLinear pair, dequantize constant "
                     "quantized weights at import");

@@ -2,6 +2,7 @@
 #include "import/builder.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
 #include "ir/ir.h"
@@ -318,7 +319,7 @@ const Value* Builder::find(const std::string& onnx_name) const {
   return it == values_.end() ? nullptr : &it->second;
 }
 
-Value Builder::materialize(const Constant& constant) {
+Value Builder::materialize(const Constant& constant, bool as_parameter) {
   bool single = constant.values.size() == 1;
   if (constant.is_symbolic() && single && constant.is_float()) {  // a float from shape arithmetic
     SymInt element = constant.symbols[0];
@@ -332,7 +333,7 @@ Value Builder::materialize(const Constant& constant) {
   }
   // 8-bit integers (quantization codes, their zero points and Clip bounds) are data: reals.
   const bool byte = constant.data_type == onnx::TensorProto::INT8 || constant.data_type == onnx::TensorProto::UINT8;
-  if ((constant.is_float() || byte) && single && std::isfinite(constant.values[0])) {
+  if ((constant.is_float() || byte) && single && std::isfinite(constant.values[0]) && !as_parameter) {
     return Value{ir::real_to_string(constant.values[0]), {}, Kind::R, nullptr};
   }
   if (!constant.is_float() && !constant.is_bool() && !byte) {  // 8-bit codes are data: reals
@@ -391,6 +392,39 @@ const Value& real_input(Builder& builder, int index) {
         << "operand " << index << " must be a float tensor";
   }
   return value;
+}
+
+Value number_input(Builder& builder, int index, Kind kind) {
+  const Value& raw = builder.raw_input(index);
+  if (kind == Kind::Z && raw.expr.empty() && raw.constant && raw.constant->values.size() == 1 &&
+      !raw.constant->is_float() && !raw.constant->is_bool() && !raw.constant->is_symbolic()) {
+    int64_t v = raw.constant->integers()[0];
+    if (v == INT64_MIN) builder.fail("E1304") << "the integer constant " << v << " is beyond what presk writes";
+    return Value{std::to_string(v), {}, Kind::Z, raw.constant};
+  }
+  const Value& value = builder.input(index);
+  if (value.kind != kind) {
+    builder.fail("E1304").hint("presk imports these operators on float tensors, or on integer tensors all alike")
+        << "operand " << index << " must be " << (kind == Kind::Z ? "an integer" : "a float") << " tensor, as operand 0 is";
+  }
+  return value;
+}
+
+bool is_integer_literal(const Value& value) {
+  return value.constant && value.kind == Kind::Z && value.shape.empty() && value.constant->values.size() == 1 &&
+         !value.constant->is_symbolic() && value.expr == std::to_string(value.constant->integers()[0]);
+}
+
+std::string integer_text(const Value& value, const std::string& anchor) {
+  if (!is_integer_literal(value)) return value.expr;
+  const bool negative = value.expr[0] == '-';
+  return "(" + anchor + " - " + anchor + (negative ? " - " : " + ") + value.expr.substr(negative ? 1 : 0) + ")";
+}
+
+std::string integer_extreme(bool max, const Value& a, const Value& b) {
+  const std::string anchor = is_integer_literal(a) ? b.expr : a.expr;
+  const std::string x = integer_text(a, anchor), y = integer_text(b, anchor);
+  return "where(" + x + (max ? " < " : " > ") + y + ", " + y + ", " + x + ")";
 }
 
 void check_element_count(const Builder& builder, const Shape& shape, std::string_view what) {

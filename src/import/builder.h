@@ -144,8 +144,8 @@ class Builder {
   const Value* find(const std::string& onnx_name) const;
 
   // A materialized constant: a literal for a single float element (a symbolic one is its
-  // expression of the dims), else a parameter.
-  Value materialize(const Constant& constant);
+  // expression of the dims), else (or `as_parameter`) a parameter.
+  Value materialize(const Constant& constant, bool as_parameter = false);
 
   // An axis attribute in [-rank, rank) normalized to [0, rank) (E1303 outside).
   int64_t normalize_axis(int64_t axis, size_t rank, std::string_view role) const;
@@ -196,6 +196,7 @@ void add_reduce_translators(std::map<std::string, Translator>& table);
 void add_quant_translators(std::map<std::string, Translator>& table);
 void add_select_translators(std::map<std::string, Translator>& table);
 void add_resize_translators(std::map<std::string, Translator>& table);
+void add_math_translators(std::map<std::string, Translator>& table);
 
 // Shape arithmetic at import (fold_shapes.cpp): the operators evaluated when every operand is
 // known at import, and the evaluation of the current node (false: not every operand is).
@@ -207,6 +208,18 @@ void check_element_count(const Builder& builder, const Shape& shape, std::string
 
 // The node's operand `index` as a float value (E1304 when it is an integer or boolean tensor).
 const Value& real_input(Builder& builder, int index);
+
+// The node's operand `index` as a value of `kind`, R or Z (E1304 otherwise): a single integer
+// constant is a Z literal, so that integer operators read integer bounds (Clip, Where).
+Value number_input(Builder& builder, int index, Kind kind);
+// The text of `value` where it meets the integer tensor `anchor`: a Z literal as
+// `(anchor - anchor + n)` or `(anchor - anchor - n)` (the language reads a literal beside
+// another literal, a negated one, or one in `max` as a real), anything else its expression.
+std::string integer_text(const Value& value, const std::string& anchor);
+bool is_integer_literal(const Value& value);  // a Z literal number_input made
+// max(a, b) (or min) of integers as `where(a < b, b, a)`, exact, with literals as integer_text
+// writes them (the language types a literal in `max` as a real).
+std::string integer_extreme(bool max, const Value& a, const Value& b);
 
 // The node's operand as a tensor of its ONNX shape (a literal reshaped when ONNX gives it axes).
 Value tensor_input(Builder& builder, int index);

@@ -5,9 +5,13 @@
 // arithmetic"). Unsqueeze, Squeeze, Reshape, Flatten, Identity and Cast of constants fold in
 // their translators (translate_layout.cpp); Shape itself is translate_shape.
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdint>
+#include <map>
 
 #include "import/builder.h"
+#include "import/onnx_reader.h"
 
 namespace presk::onnx_import {
 namespace {
@@ -102,6 +106,22 @@ size_t source_index(const Extents& out, const Extents& shape, int64_t i) {
 
 std::string pair_text(const SymInt& a, const SymInt& b) { return a.text() + " and " + b.text(); }
 
+// A known integer result of a type narrower than INT64 must lie in its range: ONNX wraps it
+// around, which presk's exact integers do not (E1340).
+void check_range(const Builder& builder, const SymInt& value, int type) {
+  static const std::map<int, std::pair<int64_t, int64_t>> ranges = {
+      {onnx::TensorProto::INT32, {INT32_MIN, INT32_MAX}}, {onnx::TensorProto::INT16, {INT16_MIN, INT16_MAX}},
+      {onnx::TensorProto::INT8, {INT8_MIN, INT8_MAX}},    {onnx::TensorProto::UINT32, {0, UINT32_MAX}},
+      {onnx::TensorProto::UINT16, {0, UINT16_MAX}},       {onnx::TensorProto::UINT8, {0, UINT8_MAX}}};
+  auto range = ranges.find(type);
+  if (range == ranges.end() || !value.is_known()) return;
+  if (value.value() < range->second.first || value.value() > range->second.second) {
+    builder.fail("E1340").hint("compute in INT64, or make sure the values stay in the type's range")
+        << "the integer result " << value.value() << " is outside the range of " << data_type_name(type)
+        << ", where ONNX wraps it around; presk's integers are exact";
+  }
+}
+
 // Integer arithmetic, comparisons and logic, elementwise with broadcasting.
 template <typename Function>
 void fold_elementwise(Builder& builder, const std::vector<const Constant*>& operands, int result_type, Function function) {
@@ -113,6 +133,7 @@ void fold_elementwise(Builder& builder, const std::vector<const Constant*>& oper
     std::vector<SymInt> elements;
     for (const Constant* operand : operands) elements.push_back(operand->element(source_index(shape, operand->shape, i)));
     result.symbols.push_back(function(elements));
+    check_range(builder, result.symbols.back(), result_type);
   }
   define_result(builder, std::move(result));
 }
@@ -146,6 +167,7 @@ bool fold_arithmetic(Builder& builder, const std::string& op, const std::vector<
   else if (op == "Neg") fold_elementwise(builder, operands, type, [](Elements e) { return SymInt::of(0) - e[0]; });
   else if (op == "Div") fold_elementwise(builder, operands, type, [&](Elements e) { return quotient(e[0], e[1]); });
   else if (op == "Mod") {
+    const bool fmod = builder.int_attribute("fmod", 0) != 0;
     fold_elementwise(builder, operands, type, [&](Elements e) {
       if (!e[0].is_known() || !e[1].is_known() || e[1].value() == 0) {  // a multiple of a known divisor is 0
         std::optional<SymInt> q = exact_quotient(e[0], e[1]);
@@ -154,6 +176,7 @@ bool fold_arithmetic(Builder& builder, const std::string& op, const std::vector<
         return SymInt::of(0);
       }
       int64_t a = e[0].value(), b = e[1].value(), r = b == -1 ? 0 : a % b;
+      if (fmod) return SymInt::of(r);  // fmod=1: C's fmod, the sign of the dividend
       return SymInt::of(r != 0 && ((r < 0) != (b < 0)) ? r + b : r);  // the sign of the divisor
     });
   } else if (op == "Min" || op == "Max") {

@@ -1,6 +1,7 @@
 // The import driver: the graph's initializers and inputs, each node through its operator's
 // translator, then the outputs handed to the writer.
 #include <algorithm>
+#include <cmath>
 
 #include "import/builder.h"
 #include "import/onnx_import.h"
@@ -23,6 +24,7 @@ const std::map<std::string, Translator>& translators() {
     add_quant_translators(made);
     add_select_translators(made);
     add_resize_translators(made);
+    add_math_translators(made);
     return made;
   }();
   return table;
@@ -45,10 +47,15 @@ Kind kind_of(Builder& builder, int data_type, const std::string& name) {
     case onnx::TensorProto::FLOAT16:
     case onnx::TensorProto::BFLOAT16: return Kind::R;
     case onnx::TensorProto::INT64:
-    case onnx::TensorProto::INT32: return Kind::Z;
+    case onnx::TensorProto::INT32:
+    case onnx::TensorProto::INT16:
+    case onnx::TensorProto::INT8:
+    case onnx::TensorProto::UINT32:
+    case onnx::TensorProto::UINT16:
+    case onnx::TensorProto::UINT8: return Kind::Z;
     case onnx::TensorProto::BOOL: return Kind::B;
     default:
-      builder.fail("E1304").hint("supported: FLOAT, DOUBLE, FLOAT16, BFLOAT16 (as R), INT64, INT32 (as Z), BOOL (as B)")
+      builder.fail("E1304").hint("supported: FLOAT, DOUBLE, FLOAT16, BFLOAT16 (as R), INT64, INT32, INT16, INT8, UINT32, UINT16, UINT8 (as Z), BOOL (as B)")
           << "graph input `" << name << "` has the unsupported element type " << data_type_name(data_type);
   }
   return Kind::R;
@@ -72,13 +79,58 @@ Extent input_extent(Builder& builder, const onnx::TensorShapeProto::Dimension& d
   return {};
 }
 
+// --fix-input NAME=FILE: the graph input NAME becomes an initializer holding the tensor in FILE,
+// which must have the input's element type and an extent equal to each of its numbered axes
+// (E1338); a name that is no graph input, or one an initializer already holds, is E1339.
+void fix_inputs(onnx::GraphProto& graph, const ImportOptions& options) {
+  for (const auto& fixed : options.fixed_inputs) {
+    const std::string& name = fixed.first;  // not a structured binding: lambdas capture it (clang 14)
+    const std::string& file = fixed.second;
+    auto input = std::find_if(graph.input().begin(), graph.input().end(),
+                              [&](const onnx::ValueInfoProto& in) { return in.name() == name; });
+    auto initialized = [&](const std::string& wanted) {
+      return std::any_of(graph.initializer().begin(), graph.initializer().end(),
+                         [&](const onnx::TensorProto& t) { return t.name() == wanted; });
+    };
+    if (input == graph.input().end() || initialized(name)) {
+      std::string names;
+      for (const onnx::ValueInfoProto& in : graph.input()) {
+        if (!initialized(in.name())) names += (names.empty() ? "" : ", ") + printable(in.name());
+      }
+      user_error("E1339").hint("the model's graph inputs: " + (names.empty() ? std::string("none") : names))
+          << "--fix-input " << printable(name) << " names no graph input of the model that is not an initializer";
+    }
+    onnx::TensorProto tensor = read_tensor_file(file);
+    tensor.set_name(name);
+    const onnx::TypeProto::Tensor& declared = input->type().tensor_type();
+    bool fits = declared.elem_type() == tensor.data_type();
+    if (declared.has_shape()) {
+      fits = fits && declared.shape().dim_size() == tensor.dims_size();
+      for (int axis = 0; fits && axis < tensor.dims_size(); ++axis) {
+        const auto& dimension = declared.shape().dim(axis);
+        fits = !dimension.has_dim_value() || dimension.dim_value() == tensor.dims(axis);
+      }
+    }
+    if (!fits) {
+      Shape given;
+      for (int64_t extent : tensor.dims()) given.push_back(Extent{extent, {}});
+      user_error("E1338").hint("give a tensor of the input's element type and shape (the model declares " +
+                               std::string(data_type_name(declared.elem_type())) + ", rank " +
+                               std::to_string(declared.shape().dim_size()) + ")")
+          << "--fix-input " << printable(name) << ": `" << printable(file) << "` holds "
+          << data_type_name(tensor.data_type()) << " " << shape_list(given) << ", which the graph input does not take";
+    }
+    *graph.add_initializer() = std::move(tensor);
+  }
+}
+
 void read_inputs(Builder& builder, const onnx::GraphProto& graph, std::map<std::string, std::string>& dims) {
   for (const onnx::TensorProto& initializer : graph.initializer()) {
     std::shared_ptr<Constant> constant = decode_tensor(initializer, "initializer");
     builder.define_value(initializer.name(), Value{"", {}, Kind::R, constant});
   }
   for (const onnx::ValueInfoProto& input : graph.input()) {
-    if (builder.find(input.name()) != nullptr) continue;  // an initializer listed as an input
+    if (builder.find(input.name()) != nullptr) continue;  // an initializer listed as an input (or fixed)
     if (!input.type().has_tensor_type() || !input.type().tensor_type().has_shape()) {
       builder.fail("E1304") << "graph input `" << input.name() << "` is not a tensor of known rank";
     }
@@ -203,14 +255,72 @@ void translate_node(Builder& builder, const onnx::NodeProto& node) {
   translators().at(node.op_type())(builder);
 }
 
+// CastLike(x, like) whose `like` has a type the graph states (a graph input, an initializer, a
+// Constant, a value_info) is Cast(x, to = that type); `like` is read for its type only.
+void castlike_to_cast(onnx::GraphProto& graph) {
+  std::map<std::string, int> types;
+  for (const onnx::ValueInfoProto& info : graph.input()) types[info.name()] = info.type().tensor_type().elem_type();
+  for (const onnx::ValueInfoProto& info : graph.value_info()) types[info.name()] = info.type().tensor_type().elem_type();
+  for (const onnx::TensorProto& tensor : graph.initializer()) types[tensor.name()] = tensor.data_type();
+  for (onnx::NodeProto& node : *graph.mutable_node()) {
+    if (node.op_type() == "Constant" && node.output_size() == 1 && node.attribute_size() == 1 &&
+        node.attribute(0).has_t()) {
+      types[node.output(0)] = node.attribute(0).t().data_type();
+    }
+    if (node.op_type() != "CastLike" || !(node.domain().empty() || node.domain() == "ai.onnx") ||
+        node.input_size() != 2) {
+      continue;
+    }
+    auto type = types.find(node.input(1));
+    if (type == types.end() || type->second == 0) continue;  // E1302 names it
+    node.set_op_type("Cast");
+    node.mutable_input()->RemoveLast();
+    onnx::AttributeProto* to = node.add_attribute();
+    to->set_name("to");
+    to->set_type(onnx::AttributeProto::INT);
+    to->set_i(type->second);
+  }
+}
+
+// A graph output known at import (the Shape of an input of static shape, a Constant): an entry
+// that returns it, its values a parameter (integers as reals, exact when |v| ≤ 2^24, as f32
+// holds them; E1311 beyond), booleans a mask as every BOOL constant is.
+Value constant_output(Builder& builder, const std::string& name, const Value& value) {
+  const Constant& constant = *value.constant;
+  if (constant.values.empty()) {
+    user_error("E1311").hint("presk has no empty tensors") << "graph output `" << printable(name) << "` is an empty constant";
+  }
+  auto held = std::make_shared<Constant>(constant);
+  if (!constant.is_float() && !constant.is_bool()) {
+    for (double v : constant.values) {
+      if (!(std::fabs(v) <= 16777216.0)) {
+        user_error("E1311").hint("compute the output from the model's inputs, or read it from the model")
+            << "graph output `" << printable(name) << "` is a constant integer beyond 2^24 (" << v
+            << "), which an entry returns only rounded";
+      }
+    }
+    held->data_type = onnx::TensorProto::FLOAT;
+  }
+  onnx::NodeProto holder;  // the lets of a BOOL constant name the output
+  holder.set_name(name);
+  holder.set_op_type("Constant");
+  holder.add_output(name);
+  builder.node = &holder;
+  Value made = builder.materialize(*held, /*as_parameter=*/true);
+  builder.node = nullptr;
+  return made;
+}
+
 }  // namespace
 
 ImportedModel import_onnx(std::span<const uint8_t> bytes, const ImportOptions& options) {
   onnx::ModelProto model = parse_model(bytes, options.source_name);
+  fix_inputs(*model.mutable_graph(), options);
   OpsetRead opset = canonicalize_opset(model, options.source_name);
   Builder builder(opset.read, options);
   builder.names_in_use.insert("p");
   std::map<std::string, std::string> dims;  // ONNX dim_param → presk dim
+  castlike_to_cast(*model.mutable_graph());
   check_operators(model.graph());
   if (options.strip_qdq) builder.stripped_quantize = stripped_quantize(model.graph());
   read_inputs(builder, model.graph(), dims);
@@ -221,13 +331,7 @@ ImportedModel import_onnx(std::span<const uint8_t> bytes, const ImportOptions& o
   for (const onnx::ValueInfoProto& output : model.graph().output()) {
     const Value* value = builder.find(output.name());
     if (value == nullptr) user_error("E1311") << "graph output `" << output.name() << "` is computed by no node";
-    if (value->kind != Kind::R) {
-      user_error("E1304") << "graph output `" << output.name() << "` is not a real tensor; presk entries return reals";
-    }
-    if (value->expr.empty()) {
-      user_error("E1311") << "graph output `" << output.name() << "` is a constant; it needs no model";
-    }
-    outputs.push_back({output.name(), *value});
+    outputs.push_back({output.name(), value->expr.empty() ? constant_output(builder, output.name(), *value) : *value});
   }
   std::vector<std::string> dim_names;
   for (const auto& [onnx_name, name] : dims) dim_names.push_back(name);

@@ -18,6 +18,9 @@ struct ImportOptions {
   std::string source_name = "model.onnx";   // the model in messages and in the program's comments
   std::map<std::string, int64_t> dims;      // --dim: a symbolic dimension bound to an extent
   bool strip_qdq = false;                   // --strip-qdq: the float model without its Q/DQ pairs
+  // --fix-input NAME=FILE: a graph input folded at import to the tensor in FILE (a serialized
+  // TensorProto or a .npy array), as if it were an initializer.
+  std::map<std::string, std::string> fixed_inputs;
 };
 
 struct ImportedModel {

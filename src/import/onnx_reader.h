@@ -9,7 +9,7 @@
 
 namespace presk::onnx_import {
 
-inline constexpr int kMinOpset = 6;
+inline constexpr int kMinOpset = 1;
 inline constexpr int kMaxOpset = 21;
 
 // The model in `bytes`: E1301 when the protobuf is corrupt or truncated or holds no graph.
@@ -18,6 +18,11 @@ onnx::ModelProto parse_model(std::span<const uint8_t> bytes, const std::string& 
 int default_opset(const onnx::ModelProto& model, const std::string& name);
 // The file's bytes (E1300 when it cannot be read, E0016 past 2 GiB).
 std::string read_model_file(const std::string& path);
+// A tensor file for --fix-input: a serialized TensorProto (.pb) or a .npy array (E1300 when it
+// cannot be read, E1337 when it is neither).
+onnx::TensorProto read_tensor_file(const std::string& path);
+// The same from the file's bytes (`path` names it in messages).
+onnx::TensorProto parse_tensor(const std::string& bytes, const std::string& path);
 // "FLOAT", "INT64", … for messages.
 const char* data_type_name(int data_type);
 

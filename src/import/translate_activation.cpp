@@ -24,7 +24,8 @@ void activation(Builder& builder, const std::string& pattern, std::initializer_l
 
 // Clip: bounds from attributes before opset 11, optional operands from 11 on.
 void translate_clip(Builder& builder) {
-  const Value& x = real_input(builder, 0);
+  const Kind kind = builder.opset >= 11 && builder.input(0).kind == Kind::Z ? Kind::Z : Kind::R;
+  const Value x = number_input(builder, 0, kind);  // integers: max and min are exact
   std::string expr = operand(x);
   std::vector<const Value*> operands = {&x};
   if (builder.opset < 11) {
@@ -34,32 +35,52 @@ void translate_clip(Builder& builder) {
     return define_elementwise(builder, expr, operands);
   }
   builder.accept_attributes({});
+  Value low, high;
   if (builder.has_input(1)) {
-    const Value& low = real_input(builder, 1);
-    expr = "max(" + expr + ", " + operand(low) + ")";
+    low = number_input(builder, 1, kind);
+    expr = kind == Kind::Z ? integer_extreme(true, x, low) : "max(" + expr + ", " + operand(low) + ")";
     operands.push_back(&low);
   }
   if (builder.has_input(2)) {
-    const Value& high = real_input(builder, 2);
-    expr = "min(" + expr + ", " + operand(high) + ")";
+    high = number_input(builder, 2, kind);
+    Value lower{expr, x.shape, kind, nullptr};
+    if (kind == Kind::Z && builder.has_input(1)) lower = builder.emit(expr, broadcast_shapes(builder, x.shape, low.shape), kind, "_low");
+    expr = kind == Kind::Z ? integer_extreme(false, lower, high) : "min(" + expr + ", " + operand(high) + ")";
     operands.push_back(&high);
   }
-  define_elementwise(builder, expr, operands);
+  define_elementwise(builder, expr, operands, kind);
 }
 
 // Min, Max, Sum, Mean of one or more operands, broadcast.
 void translate_variadic(Builder& builder, const std::string& function) {
   builder.accept_attributes({});
   if (builder.input_count() == 0) builder.fail("E1309") << "the operator needs at least one operand";
+  // Min and Max of integers are exact: Z; Sum and Mean compute over the reals.
+  const Kind kind = function != "sum" && function != "mean" && builder.input(0).kind == Kind::Z ? Kind::Z : Kind::R;
+  std::vector<Value> values;
+  for (size_t i = 0; i < builder.input_count(); ++i) {
+    values.push_back(kind == Kind::Z ? number_input(builder, static_cast<int>(i), kind)
+                                     : real_input(builder, static_cast<int>(i)));
+  }
   std::vector<const Value*> operands;
-  for (size_t i = 0; i < builder.input_count(); ++i) operands.push_back(&real_input(builder, static_cast<int>(i)));
+  for (const Value& value : values) operands.push_back(&value);
+  if (kind == Kind::Z) {  // integers: one exact selection per operand
+    Value best = *operands[0];
+    for (size_t i = 1; i < operands.size(); ++i) {
+      Shape shape = broadcast_shapes(builder, best.shape, operands[i]->shape);
+      std::string step = integer_extreme(function == "max", best, *operands[i]);
+      if (i + 1 == operands.size()) return define_elementwise(builder, step, operands, kind);
+      best = builder.emit(step, shape, kind, "_" + std::to_string(i));
+    }
+    return define_elementwise(builder, best.expr, operands, kind);
+  }
   std::string expr = operand(*operands[0]);
   for (size_t i = 1; i < operands.size(); ++i) {
     expr = function == "sum" || function == "mean" ? expr + " + " + operand(*operands[i])
                                                    : function + "(" + expr + ", " + operand(*operands[i]) + ")";
   }
   if (function == "mean" && operands.size() > 1) expr = "(" + expr + ") / " + std::to_string(operands.size());
-  define_elementwise(builder, expr, operands);
+  define_elementwise(builder, expr, operands, kind);
 }
 
 // PRelu: x where x ≥ 0, slope · x elsewhere, the slope broadcast to x.

@@ -1,10 +1,12 @@
-// Translators of the CNN operators: Conv, MaxPool, AveragePool, GlobalAveragePool,
+// Translators of the CNN operators: Conv, MaxPool, AveragePool, GlobalAveragePool, Pad,
 // GlobalMaxPool, BatchNormalization and InstanceNormalization. A windowed operator is
 // im2col by layout alone: each spatial axis padded by `concat` (zeros, or for MaxPool copies
 // of the edge element, which is inside every window that reads it), its kernel taps `slice`s
 // joined by `concat`; then one `einsum` with the weight (Conv; a group axis when grouped) or
 // one reduction over the tap axes (the pools). The exact meaning is the operator's.
 #include <algorithm>
+#include <cmath>
+#include <optional>
 #include <string>
 
 #include "import/builder.h"
@@ -126,9 +128,16 @@ Value zero_block(Builder& builder, const Value& x, const Shape& shape) {
     corner += std::string(i == 0 ? "" : ", ") + (known ? "0 : 1" : ":");
     corner_shape.push_back(known ? Extent{1, {}} : x.shape[i]);
   }
-  size_t count_all = 1;
-  for (int64_t e : zeros.shape) count_all *= static_cast<size_t>(e);
-  zeros.values.assign(count_all, 0.0);
+  constexpr int64_t kBlockLimit = int64_t{1} << 24;  // the zeros are a parameter of the program
+  int64_t count_all = 1;
+  for (int64_t e : zeros.shape) {
+    if (e > kBlockLimit / std::max<int64_t>(count_all, 1)) {
+      builder.fail("E1303") << "the padding block " << shape_list(shape) << " is larger than the 2^24 elements the import "
+                            << "writes as a parameter";
+    }
+    count_all *= e;
+  }
+  zeros.values.assign(static_cast<size_t>(count_all), 0.0);
   zeros.onnx_name = builder.node->output(0) + "_pad";
   Value made = builder.materialize(zeros);
   if (!symbolic) return made.shape == shape ? made : reshaped(builder, made, shape, "_pad");
@@ -136,8 +145,10 @@ Value zero_block(Builder& builder, const Value& x, const Shape& shape) {
   return builder.emit("where(" + stretch.expr + ", " + made.expr + ", " + made.expr + ")", shape, Kind::R, "_pad");
 }
 
-// x padded along `axis` by `before`/`after` positions: zeros, or copies of the edge element.
-Value padded(Builder& builder, const Value& x, size_t axis, int64_t before, int64_t after, bool edge) {
+// x padded along `axis` by `before`/`after` positions: zeros (or `fill`, a scalar, where given),
+// or copies of the edge element.
+Value padded(Builder& builder, const Value& x, size_t axis, int64_t before, int64_t after, bool edge,
+             const Value* fill = nullptr) {
   if (before == 0 && after == 0) return x;
   int64_t extent = x.shape[axis].factor;
   std::vector<Value> parts;
@@ -149,11 +160,14 @@ Value padded(Builder& builder, const Value& x, size_t axis, int64_t before, int6
       int64_t position = at_end ? extent - 1 : 0;
       Shape one = x.shape;
       one[axis] = Extent{};
-      Value copy = builder.emit(item_at(x, axis, int_text(position) + " : " + int_text(position + 1)), one, Kind::R, "_edge");
+      Value copy = builder.emit(item_at(x, axis, int_text(position) + " : " + int_text(position + 1)), one, x.kind, "_edge");
       parts.insert(parts.end(), static_cast<size_t>(count), copy);
       return;
     }
-    parts.push_back(zero_block(builder, x, shape));
+    Value zeros = zero_block(builder, x, shape);
+    if (fill == nullptr) return parts.push_back(zeros);
+    parts.push_back(builder.emit("where(" + zeros.expr + " == 0.0, " + operand(*fill) + ", " + operand(*fill) + ")", shape,
+                                 Kind::R, "_fill"));  // exactly the value, -0 and NaN too
   };
   block(before, false);
   parts.push_back(x);
@@ -347,7 +361,7 @@ void translate_conv_transpose(Builder& builder) {
   int64_t per_group = w.shape[1], maps = per_group * group, in_group = channels / group;
   std::string auto_pad = builder.string_attribute("auto_pad", "NOTSET");
   if (auto_pad != "NOTSET" && auto_pad != "VALID") {
-    builder.fail("E1323").hint("give explicit pads") << "auto_pad "" << printable(auto_pad) << "" is not supported for ConvTranspose";
+    builder.fail("E1323").hint("give explicit pads") << "auto_pad \"" << printable(auto_pad) << "\" is not supported for ConvTranspose";
   }
   std::vector<int64_t> strides = per_axis(builder, "strides", spatial, 1);
   std::vector<int64_t> dilations = per_axis(builder, "dilations", spatial, 1);
@@ -514,7 +528,69 @@ void translate_instance_norm(Builder& builder) {
 
 }  // namespace
 
+// x padded along `axis` by reflection: x[before], …, x[1] first, x[n−2], …, x[n−1−after] last.
+Value reflected(Builder& builder, const Value& x, size_t axis, int64_t before, int64_t after) {
+  int64_t extent = known_extent(builder, x.shape[axis], "a padded axis");
+  if (before >= extent || after >= extent) {
+    builder.fail("E1303") << "reflect pads of " << std::max(before, after) << " on an axis of " << extent
+                          << " reach past the edge (at most " << extent - 1 << ")";
+  }
+  Shape one = x.shape;
+  one[axis] = Extent{};
+  auto item = [&](int64_t k) {
+    return builder.emit(item_at(x, axis, int_text(k) + " : " + int_text(k + 1)), one, x.kind, "_reflect");
+  };
+  std::vector<Value> parts;
+  for (int64_t k = before; k >= 1; --k) parts.push_back(item(k));
+  parts.push_back(x);
+  for (int64_t k = 1; k <= after; ++k) parts.push_back(item(extent - 1 - k));
+  return concat_all(builder, parts, static_cast<int64_t>(axis), "_padded");
+}
+
+// Pad, modes constant (a value: an attribute before opset 11, a scalar operand from 11, which
+// may be computed at run time), edge and reflect; pads an attribute before 11, an operand from 11
+// (known at import), none negative.
+void translate_pad(Builder& builder) {
+  std::vector<int64_t> pads;
+  std::optional<Value> fill;
+  if (builder.opset < 11) {
+    builder.accept_attributes({"mode", "pads", "value"});
+    auto given = builder.ints_attribute("pads");
+    if (!given) builder.fail("E1303") << "Pad needs the pads attribute";
+    pads = *given;
+    float value = builder.float_attribute("value", 0.0f);
+    if (value != 0.0f || std::signbit(value)) fill = Value{"(" + ir::real_to_string(value) + ")", {}, Kind::R, nullptr};
+  } else {
+    builder.accept_attributes({"mode"});
+    pads = builder.constant_input(1, "the pads").integers();
+    if (builder.has_input(2)) fill = real_input(builder, 2);
+  }
+  const std::string mode = builder.string_attribute("mode", "constant");
+  if (mode != "constant" && mode != "edge" && mode != "reflect") {
+    builder.fail("E1303") << "mode=\"" << printable(mode) << "\" is not supported (supported: constant, edge, reflect)";
+  }
+  // edge and reflect move elements: integers too
+  Value x = number_input(builder, 0, mode != "constant" && builder.input(0).kind == Kind::Z ? Kind::Z : Kind::R);
+  const size_t rank = x.shape.size();
+  if (pads.size() != 2 * rank) builder.fail("E1303") << "the pads have " << pads.size() << " values for rank " << rank;
+  if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p < 0; })) {
+    builder.fail("E1303") << "negative pads (cropping) are not supported";
+  }
+  if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p > (int64_t{1} << 16); })) {
+    builder.fail("E1303") << "a pad beyond 2^16 positions is not supported";
+  }
+  for (size_t axis = 0; axis < rank; ++axis) {
+    int64_t before = pads[axis], after = pads[axis + rank];
+    if (before == 0 && after == 0) continue;
+    known_extent(builder, x.shape[axis], "a padded axis");
+    x = mode == "reflect" ? reflected(builder, x, axis, before, after)
+                          : padded(builder, x, axis, before, after, mode == "edge", fill ? &*fill : nullptr);
+  }
+  builder.define(0, x);
+}
+
 void add_conv_translators(std::map<std::string, Translator>& table) {
+  table["Pad"] = translate_pad;
   table["Conv"] = translate_conv;
   table["ConvTranspose"] = translate_conv_transpose;
   table["MaxPool"] = [](Builder& b) { translate_pool(b, true); };

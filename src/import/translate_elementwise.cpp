@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "import/builder.h"
+#include "ir/ir.h"
 
 namespace presk::onnx_import {
 
@@ -67,15 +68,43 @@ void translate_gelu(Builder& builder) {
   define_elementwise(builder, (approximate == "tanh" ? "gelu_tanh(" : "gelu_erf(") + x.expr + ")", {&x});
 }
 
-// x^e for a constant e: 0.5 is √x, −0.5 is 1/√x, a whole e in [−4, 4] (not 0) repeated
-// products (and a quotient for e < 0). Other exponents are refused.
+// x^y for any y (a run-time tensor, or a constant that is not one of the forms below), as its
+// exact meaning over the extended reals: |x|^y = exp(y · ln|x|) (0 at x = 0 for y > 0, ∞ for
+// y < 0), negated for x < 0 and an odd integer y, NaN for x < 0 and y not an integer (√x is
+// NaN there), and 1 for y = 0 whatever x (also NaN, as C's pow and ONNX Runtime).
+void general_pow(Builder& builder, const Value& x, Value y) {
+  if (y.kind == Kind::Z) y = builder.emit(y.expr + " + 0.0", y.shape, Kind::R, "_exponent");
+  if (y.kind != Kind::R) builder.fail("E1304") << "the exponent (operand 1) must be a float or integer tensor";
+  const std::string xs = operand(x), ys = operand(y);
+  Value magnitude = builder.emit("exp(" + ys + " * log(abs(" + x.expr + ")))",
+                                 broadcast_shapes(builder, x.shape, y.shape), Kind::R, "_magnitude");
+  const std::string odd = ys + " - 2 * floor(" + ys + " / 2) == 1";
+  define_elementwise(builder,
+                     "where(" + ys + " == 0, 1.0, where(" + xs + " < 0, where(" + ys + " == floor(" + ys + "), where(" +
+                         odd + ", -" + magnitude.expr + ", " + magnitude.expr + "), sqrt(" + x.expr + ")), " +
+                         magnitude.expr + "))",
+                     {&x, &y, &magnitude});
+}
+
+// x^e: a constant e of 0.5 is √x, −0.5 is 1/√x, a whole e in [−4, 4] (not 0) repeated
+// products (and a quotient for e < 0); every other exponent the general form above.
 void translate_pow(Builder& builder) {
   builder.accept_attributes({});
-  const Constant& exponent = builder.constant_input(1, "the exponent");
-  if (exponent.values.size() != 1) builder.fail("E1303") << "the exponent must be one number";
-  double e = exponent.values[0];
   const Value& x = real_input(builder, 0);
-  Value exponent_value{"", {}, Kind::R, builder.raw_input(1).constant};  // its shape only
+  std::shared_ptr<const Constant> e_constant = builder.raw_input(1).constant;
+  if (e_constant && !e_constant->is_float() && !e_constant->is_symbolic() && !e_constant->is_bool()) {
+    auto real = std::make_shared<Constant>(*e_constant);  // an integer exponent, exact as a real
+    real->data_type = onnx::TensorProto::DOUBLE;
+    Value made = builder.materialize(*real);
+    Value shaped{made.expr, made.shape, Kind::R, made.expr.rfind("p.", 0) == 0 ? nullptr : real};
+    if (real->values.size() != 1) return general_pow(builder, x, shaped);
+    e_constant = real;
+  }
+  if (!e_constant || e_constant->values.size() != 1 || e_constant->is_symbolic()) {
+    return general_pow(builder, x, tensor_input(builder, 1));
+  }
+  double e = e_constant->values[0];
+  Value exponent_value{"", {}, Kind::R, e_constant};  // its shape only
   std::string expr;
   if (e == 0.5) {
     expr = "sqrt(" + x.expr + ")";
@@ -85,8 +114,11 @@ void translate_pow(Builder& builder) {
     std::string power = operand(x);
     for (int k = 1; k < std::fabs(e); ++k) power += " * " + operand(x);
     expr = e > 0 ? power : "1 / (" + power + ")";
+  } else if (e_constant->is_float()) {
+    return general_pow(builder, x, tensor_input(builder, 1));
   } else {
-    builder.fail("E1303") << "the exponent " << e << " is not supported (supported: 0.5, -0.5 and the integers -4 … 4 but 0)";
+    Value literal{ir::real_to_string(e), {}, Kind::R, e_constant};
+    return general_pow(builder, x, literal);
   }
   define_elementwise(builder, expr, {&x, &exponent_value});
 }
@@ -95,9 +127,12 @@ void translate_where(Builder& builder) {
   builder.accept_attributes({});
   const Value& condition = builder.input(0);
   if (condition.kind != Kind::B) builder.fail("E1304") << "the condition (operand 0) must be BOOL";
-  const Value& a = real_input(builder, 1);
-  const Value& b = real_input(builder, 2);
-  define_elementwise(builder, "where(" + condition.expr + ", " + a.expr + ", " + b.expr + ")", {&condition, &a, &b});
+  const Kind kind = builder.input(1).kind == Kind::Z ? Kind::Z : Kind::R;  // integer branches select exactly
+  Value a = number_input(builder, 1, kind);
+  Value b = number_input(builder, 2, kind);
+  const std::string anchor = is_integer_literal(a) ? b.expr : a.expr;  // a negative literal's anchor
+  define_elementwise(builder, "where(" + condition.expr + ", " + integer_text(a, anchor) + ", " + integer_text(b, anchor) + ")",
+                     {&condition, &a, &b}, kind);
 }
 
 }  // namespace

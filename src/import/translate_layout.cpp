@@ -155,6 +155,38 @@ void translate_shape(Builder& builder) {
   define_constant(builder, constant);
 }
 
+// Size: the element count, known at import (an expression of the dims when they are symbolic).
+void translate_size(Builder& builder) {
+  builder.accept_attributes({});
+  Shape extents = operand_shape(builder);
+  Extent count = product(extents, 0, extents.size());
+  Constant constant;
+  constant.data_type = onnx::TensorProto::INT64;
+  constant.values = {count.is_known() ? static_cast<double>(count.factor) : NAN};
+  if (!count.is_known()) constant.symbols = {SymInt::of(count)};
+  define_constant(builder, constant);
+}
+
+// EyeLike: ones on the k-th diagonal of the operand's (known) matrix shape, zeros elsewhere: a
+// constant, of the `dtype` attribute's type or else the operand's kind (FLOAT, INT64, BOOL).
+void translate_eye_like(Builder& builder) {
+  builder.accept_attributes({"dtype", "k"});
+  Shape extents = operand_shape(builder);
+  if (extents.size() != 2) builder.fail("E1308") << "EyeLike needs a matrix";
+  int64_t rows = known_extent(builder, extents[0], "the rows"), columns = known_extent(builder, extents[1], "the columns");
+  int64_t k = builder.int_attribute("k", 0);
+  Kind kind = builder.raw_input(0).kind;
+  Constant constant;
+  constant.data_type = static_cast<int>(builder.int_attribute(
+      "dtype", kind == Kind::Z ? onnx::TensorProto::INT64 : kind == Kind::B ? onnx::TensorProto::BOOL : onnx::TensorProto::FLOAT));
+  constant.shape = {rows, columns};
+  constant.onnx_name = builder.node->output(0);
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < columns; ++j) constant.values.push_back(j - i == k ? 1.0 : 0.0);
+  }
+  builder.define(0, Value{"", {}, Kind::R, std::make_shared<Constant>(constant)});
+}
+
 void translate_transpose(Builder& builder) {
   builder.accept_attributes({"perm"});
   Value x = tensor_input(builder, 0);
@@ -325,6 +357,8 @@ void add_layout_translators(std::map<std::string, Translator>& table) {
   table["Cast"] = translate_cast;
   table["Constant"] = translate_constant;
   table["Shape"] = translate_shape;
+  table["Size"] = translate_size;
+  table["EyeLike"] = translate_eye_like;
   table["Transpose"] = translate_transpose;
   table["Reshape"] = translate_reshape;
   table["Flatten"] = translate_flatten;

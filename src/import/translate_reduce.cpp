@@ -224,7 +224,7 @@ void translate_depth_space(Builder& builder, bool to_space) {
 // Trilu with a constant k: x where the mask of the kept triangle holds, 0 elsewhere.
 void translate_trilu(Builder& builder) {
   builder.accept_attributes({"upper"});
-  const Value& x = real_input(builder, 0);
+  const Value x = number_input(builder, 0, builder.input(0).kind == Kind::Z ? Kind::Z : Kind::R);
   if (x.shape.size() < 2) builder.fail("E1308") << "Trilu needs a matrix or a stack of them";
   int64_t k = 0;
   if (builder.has_input(1)) {
@@ -243,7 +243,8 @@ void translate_trilu(Builder& builder) {
     for (int64_t j = 0; j < columns; ++j) mask.values.push_back(upper ? (j - i >= k) : (j - i <= k));
   }
   Value kept = builder.materialize(mask);
-  define_elementwise(builder, "where(" + kept.expr + ", " + x.expr + ", 0.0)", {&kept, &x});
+  define_elementwise(builder, "where(" + kept.expr + ", " + x.expr + (x.kind == Kind::Z ? ", 0)" : ", 0.0)"),
+                     {&kept, &x}, x.kind);
 }
 
 // Hardmax (opset 13, one axis): 1 at the first maximum along the axis, 0 elsewhere. The

@@ -81,7 +81,7 @@ void write_entry(std::ostream& out, const Builder& builder, const ModelOutput& o
     out << (first ? "" : ", ") << argument.name << " : " << type_text(argument.kind, argument.shape);
     first = false;
   }
-  out << ") -> " << type_text(Kind::R, output.value.shape) << " {\n";
+  out << ") -> " << type_text(output.value.kind, output.value.shape) << " {\n";
   for (const LetLine* let : needed_lets(builder, output.value.expr)) {
     out << "  let " << let->name << " = " << let->expr << "   # " << let->comment << "\n";
   }

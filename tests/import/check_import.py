@@ -16,9 +16,11 @@ import subprocess
 import sys
 
 import numpy as np
+from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import models  # noqa: E402
+import models_more  # noqa: E402
 
 GROUPS = {
     "elementwise": models.elementwise_cases,
@@ -32,6 +34,9 @@ GROUPS = {
     "cnn": lambda: [models.cnn_case(), models.depthwise_case()],
     "quant": models.quant_cases,
     "select": models.select_cases,
+    "math": models_more.math_cases,
+    "integers": models_more.integers_cases,
+    "fix_input": models_more.fix_input_cases,
 }
 SOLVE_GROUPS = {"solve": lambda: [models.transformer_case()],
                 "solve_cnn": lambda: [models.cnn_case(), models.depthwise_case()]}
@@ -93,6 +98,17 @@ def import_case(args, work, name, made, import_args=()):
     return model_path
 
 
+def write_tensor_file(work, stem, value, kind):
+    """`value` as a serialized TensorProto (.pb) or a .npy file, for --fix-input."""
+    path = f"{work}/{stem}.{kind}"
+    if kind == "npy":
+        np.save(path, value)
+    else:
+        with open(path, "wb") as f:
+            f.write(numpy_helper.from_array(value).SerializeToString())
+    return path
+
+
 def ort_inputs(inputs):
     kinds = {np.float32: "float32", np.int64: "int64", np.bool_: "bool"}
     return {k: {"type": kinds[v.dtype.type], "dims": list(v.shape), "data": v.astype(np.float64).ravel().tolist()}
@@ -136,6 +152,9 @@ def error_cases():
     as_data = models.model([node("Shape", ["x0"], "s"), node("Cast", ["s"], "sf", to=models.F),
                             node("Mul", ["x0", "sf"], "y")],
                            [models.dynamic_info("x0", models.normal(3, 2), ["B"])], [models.out()])
+    u8 = lambda name, value: models.init(name, np.array([value], np.uint8))
+    wraps = models.model([node("Add", ["a", "b"], "s"), node("Cast", ["s"], "sf", to=models.F), node("Mul", ["x0", "sf"], "y")],
+                         [tinfo("x0", models.normal(1))], [models.out()], [u8("a", 200), u8("b", 100)])
     return [
         ("unsupported_operators", many.SerializeToString(), [], "E1302"),
         ("extent_not_product", minus_one.SerializeToString(), [], "E1313"),
@@ -153,10 +172,18 @@ def error_cases():
         ("not_protobuf", b"\xff\xff\xff\xff not a model", [], "E1301"),
         ("attribute_value", models.single("gelu", "Gelu", [x], {"approximate": "fast"}, domain="com.microsoft")[1]
          .SerializeToString(), [], "E1303"),
-        ("pow_exponent", models.single("pow", "Pow", [x], initializers=[models.init("e", np.float32(1.5))],
-                                       extra_inputs=["e"])[1].SerializeToString(), [], "E1303"),
+        ("pow_integer_base", models.single("pow", "Pow", [np.ones((2, 3), np.int64)],
+                                           initializers=[models.init("e", np.float32(1.5))],
+                                           extra_inputs=["e"])[1].SerializeToString(), [], "E1304"),
+        ("fix_input_not_an_input", runtime_shape.SerializeToString(), ["--fix-input", "t={work}/shape6.pb"], "E1339"),
+        ("fix_input_wrong_type", runtime_shape.SerializeToString(), ["--fix-input", "s={work}/float6.npy"], "E1338"),
+        ("fix_input_wrong_shape", runtime_shape.SerializeToString(), ["--fix-input", "s={work}/shape23.pb"], "E1338"),
+        ("fix_input_not_a_tensor", runtime_shape.SerializeToString(), ["--fix-input", "s={work}/not_a_tensor.npy"], "E1337"),
+        ("fix_input_twice", runtime_shape.SerializeToString(),
+         ["--fix-input", "s={work}/shape6.pb", "--fix-input", "s={work}/shape6.pb"], "E1339"),
+        ("uint8_wraps", wraps.SerializeToString(), [], "E1340"),
         ("runtime_shape", runtime_shape.SerializeToString(), [], "E1305"),
-        ("opset_5", models.single("relu5", "Relu", [x], opset=5)[1].SerializeToString(), [], "E1306"),
+        ("opset_22", models.single("relu22", "Relu", [x], opset=22)[1].SerializeToString(), [], "E1306"),
         ("opset_7_unknown_op", models.single("foo7", "Foo", [x], opset=7)[1].SerializeToString(), [], "E1333"),
         ("opset_18_runtime_axes", models.single("mean18", "ReduceMean", [x, np.array([1], np.int64)],
                                                 opset=18)[1].SerializeToString(), [], "E1334"),
@@ -171,12 +198,20 @@ MESSAGES = {
                               'LpNormalization (1 node: "/y/LpNormalization")'],
     "extent_not_product": ["T - 1"],
     "runtime_positions": ["Range over the symbolic T"],
+    "uint8_wraps": ["300 is outside the range of UINT8"],
+    "fix_input_wrong_shape": ["INT64 [2]"],
 }
 
 
 def check_errors(args):
     failures = []
+    for file, value in [("shape6.pb", np.array([6], np.int64)), ("shape23.pb", np.array([2, 3], np.int64)),
+                        ("float6.npy", np.array([6.0], np.float32))]:
+        write_tensor_file(args.work, file.rsplit(".", 1)[0], value, file.rsplit(".", 1)[1])
+    with open(f"{args.work}/not_a_tensor.npy", "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00\x10\x00{'descr': '>f4'}")
     for name, data, extra, code in error_cases():
+        extra = [a.replace("{work}", args.work) for a in extra]
         path = f"{args.work}/{name}.onnx"
         if data is not None:
             with open(path, "wb") as f:
@@ -258,13 +293,18 @@ def check_against_ort(args, cases, modules):
     for name, made, inputs, tolerance, *rest in cases:
         # a fifth element: {"import_args": [...], "ort_model": the model ONNX Runtime runs instead}
         options = rest[0] if rest else {}
-        model_path = import_case(args, args.work, name, made, options.get("import_args", ()))
+        import_args = list(options.get("import_args", ()))
+        fixed = options.get("fix_inputs", {})  # --fix-input NAME=FILE; ONNX Runtime is fed the value
+        for input_name, value in fixed.items():
+            file = write_tensor_file(args.work, f"{name}.{input_name}", value, options["format"])
+            import_args += ["--fix-input", f"{input_name}={file}"]
+        model_path = import_case(args, args.work, name, made, import_args)
         write_safetensors(f"{args.work}/{name}.data.safetensors", inputs)
         if "ort_model" in options:
             model_path = f"{args.work}/{name}.ort.onnx"
             with open(model_path, "wb") as f:
                 f.write(options["ort_model"].SerializeToString())
-        manifest.append({"name": name, "model": model_path, "inputs": ort_inputs(inputs)})
+        manifest.append({"name": name, "model": model_path, "inputs": ort_inputs(inputs | fixed)})
         for output in made.graph.output:
             entry = output.name
             dims = dim_bindings(made, inputs)

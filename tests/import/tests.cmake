@@ -9,7 +9,7 @@ else()
 endif()
 set(PRESK_ORT_DIR ${presk_cache_home}/presk/onnxruntime-node-1.20.1 CACHE PATH
     "The folder scripts/install-deps installed npm's onnxruntime-node into")
-foreach(group elementwise contraction layout models shapes conv activation reduce cnn quant select errors solve solve_cnn)
+foreach(group elementwise contraction layout models shapes conv activation reduce cnn quant select math integers fix_input errors solve solve_cnn)
   add_test(NAME import.${group}
     COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_import.py --presk $<TARGET_FILE:presk>
             --ort ${PRESK_ORT_DIR} --work ${PROJECT_BINARY_DIR}/tests/import/${group} --group ${group})
@@ -32,4 +32,4 @@ endif()
 # `conformance.py --presk build/release/src/cli/presk --update` rewrites the lists.
 add_test(NAME import.conformance
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/conformance.py --presk $<TARGET_FILE:presk> --jobs 2)
-set_tests_properties(import.conformance PROPERTIES LABELS "import;conformance" SKIP_RETURN_CODE 77 TIMEOUT 300)
+set_tests_properties(import.conformance PROPERTIES LABELS "import;conformance" SKIP_RETURN_CODE 77 TIMEOUT 900)
