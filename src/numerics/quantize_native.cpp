@@ -132,12 +132,16 @@ NativeBlock quantize_block(const T* x, size_t n, const Scheme& scheme) {
 NativeBlock quantize_block_native(const float* x, size_t n, const Scheme& scheme) { return quantize_block(x, n, scheme); }
 NativeBlock quantize_block_native(const double* x, size_t n, const Scheme& scheme) { return quantize_block(x, n, scheme); }
 
-void walsh_hadamard(double* v, size_t n) {
+namespace {
+
+// The fast Walsh–Hadamard transform in place, unnormalised: log₂ n rounds of butterflies.
+template <typename T>
+void butterflies(T* v, size_t n) {
   internal_assert(n > 0 && (n & (n - 1)) == 0);
   for (size_t h = 1; h < n; h *= 2) {
     for (size_t i = 0; i < n; i += 2 * h) {
       for (size_t j = i; j < i + h; ++j) {
-        const double a = v[j], b = v[j + h];
+        const T a = v[j], b = v[j + h];
         v[j] = a + b;
         v[j + h] = a - b;
       }
@@ -145,18 +149,10 @@ void walsh_hadamard(double* v, size_t n) {
   }
 }
 
-void walsh_hadamard(int32_t* v, size_t n) {
-  internal_assert(n > 0 && (n & (n - 1)) == 0);
-  for (size_t h = 1; h < n; h *= 2) {
-    for (size_t i = 0; i < n; i += 2 * h) {
-      for (size_t j = i; j < i + h; ++j) {
-        const int32_t a = v[j], b = v[j + h];
-        v[j] = a + b;
-        v[j + h] = a - b;
-      }
-    }
-  }
-}
+}  // namespace
+
+void walsh_hadamard(double* v, size_t n) { butterflies(v, n); }
+void walsh_hadamard(int32_t* v, size_t n) { butterflies(v, n); }
 
 NativeKeptRow keep_row_native(const float* x, size_t n, bool rotated) {
   NativeKeptRow row;
