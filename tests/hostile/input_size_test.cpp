@@ -1,8 +1,8 @@
 // Input files without end: /dev/zero given as a program, a realization, an envelope, a text for
-// `data prepare` and a `presk explain` file. Each read stops at its kind's cap (E0016) within
-// a second, instead of growing without bound.
-#include <chrono>
-
+// `data prepare` and a `presk explain` file. Each read stops at its kind's cap (E0016) instead of
+// growing without bound: the command ends by itself with the coded error, where an endless read
+// would be killed (60 s, or 4 GiB of memory) and fail the check. No wall-clock assertion: a
+// loaded machine must not fail the suite.
 #include "hostile/hostile.h"
 
 namespace presk::hostile {
@@ -10,13 +10,10 @@ namespace {
 
 class InputSize : public HostileTest {
  protected:
-  // The command's result, after checking that it ended within a few seconds (an endless read
-  // is killed after 60 s or at 4 GiB).
+  // The command's result under the bounds an endless read would hit (killed after 60 s or at
+  // 4 GiB: then it has no E0016 and expect_refused fails).
   presk::testing::CommandResult timed(const std::string& arguments) const {
-    const auto start = std::chrono::steady_clock::now();
-    auto result = bounded_presk(arguments, 60, 4L << 20);
-    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 20.0) << arguments;
-    return result;
+    return bounded_presk(arguments, 60, 4L << 20);
   }
 };
 
