@@ -47,6 +47,7 @@ struct Outcome {
   proof::Script script;
   int64_t goals = 0;
   std::vector<std::string> stage_files;  // the earlier stages' scripts (exp and max arguments)
+  std::string written;                   // the script `script` is: --out, or the stage that failed
   double stage_seconds = 0, stage_cpu_seconds = 0;  // their Gappa runs' (added to `proved`'s)
   std::optional<proof::GappaResult> proved;
   std::vector<precision::EntryBound> bounds;
@@ -97,6 +98,7 @@ bool prove_stage(const GappaOptions& options, const proof::Statement& statement,
     result.cpu_seconds = outcome.stage_cpu_seconds;
     result.message = fmt::format("{} ({}): {}", note, path, result.message);
     outcome.script = script;
+    outcome.written = path;
     outcome.proved = result;
     return false;
   }
@@ -153,6 +155,7 @@ Outcome compute(const GappaOptions& options, GlobalOptions& global) {
   outcome.script = proof::gappa_script(statement, magnitudes,
                                        header(options, envelope, outcome.goals), nullptr, proven);
   write_file_atomically(options.out, outcome.script.text);
+  outcome.written = options.out;
   if (!options.run) return outcome;
   if (!global.json)
     std::cerr << fmt::format("presk gappa: Gappa proving {} ({} operations)…\n", options.out,
@@ -190,17 +193,13 @@ Outcome finish(const PreparedRun& prepared,
 void print(const GappaOptions& options, const Outcome& outcome) {
   const proof::Script& script = outcome.script;
   for (const std::string& stage : outcome.stage_files) {
+    if (stage == outcome.written) continue;
     std::cout << fmt::format("presk gappa: {} written (an earlier stage: the errors of exp's and "
                              "max's arguments)\n", stage);
   }
   std::cout << fmt::format(
-      "presk gappa: {} {}: {} operations, {} hypotheses, {} goals (one row)\n",
-      outcome.proved && !outcome.stage_files.empty() &&
-              outcome.proved->outcome != proof::Outcome::proved && outcome.script.text.find(
-                  "# stage ") != std::string::npos
-          ? outcome.stage_files.back()
-          : options.out,
-      "written", script.operations, script.hypotheses, outcome.goals);
+      "presk gappa: {} written: {} operations, {} hypotheses, {} goals (one row)\n",
+      outcome.written, script.operations, script.hypotheses, outcome.goals);
   for (const std::string& site : script.missing) {
     if (options.rows != "inputs") std::cout << "  no magnitude for " << site << ": none assumed\n";
   }
