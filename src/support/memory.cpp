@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iostream>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -81,11 +82,30 @@ std::optional<uint64_t> available_memory() {
   return machine ? machine : limit;
 }
 
+// PRESK_MEMORY_ESTIMATE: `refuse` (unset: the default) or `warn`.
+bool estimate_only_warns() {
+  const char* text = std::getenv("PRESK_MEMORY_ESTIMATE");
+  if (text == nullptr || *text == '\0' || std::string(text) == "refuse") return false;
+  if (std::string(text) == "warn") return true;
+  user_error("E1605").hint("PRESK_MEMORY_ESTIMATE=warn runs past a too-large estimate with a warning; "
+                           "PRESK_MEMORY_ESTIMATE=refuse (or unset) refuses it (E0017)")
+      << "PRESK_MEMORY_ESTIMATE is `" << text << "`, not `refuse` or `warn`";
+  return false;
+}
+
 void check_memory(uint64_t needed, const std::string& what, const std::string& hint) {
+  const bool warn = estimate_only_warns();
   const std::optional<uint64_t> available = available_memory();
   if (!available || needed <= *available) return;
-  user_error("E0017").hint(hint) << what << " needs about " << byte_count_text(needed) << " of memory; the machine has "
-                                 << byte_count_text(*available) << " available";
+  if (warn) {
+    std::cerr << "warning[E0017]: " << what << " needs about " << byte_count_text(needed)
+              << " of memory by its estimate (an upper bound); the machine has " << byte_count_text(*available)
+              << " available; running anyway (PRESK_MEMORY_ESTIMATE=warn)" << std::endl;
+    return;
+  }
+  user_error("E0017").hint(hint + "; or PRESK_MEMORY_ESTIMATE=warn to run past the estimate, an upper bound")
+      << what << " needs about " << byte_count_text(needed) << " of memory; the machine has "
+      << byte_count_text(*available) << " available";
 }
 
 }  // namespace presk

@@ -157,6 +157,31 @@ TEST(PhaseMemory, PhasesBeyondTheLimitAreRefusedBeforeTheyStart) {
   const testing::CommandResult bad = testing::run_command("PRESK_MEMORY_LIMIT=lots " + testing::presk() + calibrate_args);
   EXPECT_EQ(bad.status, 1) << bad.output;
   EXPECT_NE(bad.output.find("E1402"), std::string::npos) << bad.output;
+
+  // The estimate is an upper bound: PRESK_MEMORY_ESTIMATE=warn runs past it, saying so.
+  const testing::CommandResult warned =
+      testing::run_command("PRESK_MEMORY_LIMIT=4K PRESK_MEMORY_ESTIMATE=warn " + testing::presk() + calibrate_args);
+  EXPECT_EQ(warned.status, 0) << warned.output;
+  EXPECT_NE(warned.output.find("warning[E0017]"), std::string::npos) << warned.output;
+  EXPECT_TRUE(std::ifstream(out).good());
+  const testing::CommandResult unknown =
+      testing::run_command("PRESK_MEMORY_ESTIMATE=yes " + testing::presk() + calibrate_args);
+  EXPECT_EQ(unknown.status, 1) << unknown.output;
+  EXPECT_NE(unknown.output.find("E1605"), std::string::npos) << unknown.output;
+}
+
+// The parameters count at the bytes they are read in, not at --bits: the reference converts the
+// slice an operation reads (support/param_view.h), so a run whose parameters would not fit as
+// MPFR values at 128 bits, but fit as read, is not refused.
+TEST(PhaseMemory, ParametersCountAsReadNotAtTheReferencesBits) {
+  testing_support::TempFolder folder;
+  // The MLP at In = W = 1024 holds 1.06 M parameters: 8.5 MB as read (8 bytes each), 68 MB more
+  // at 128 bits (the estimate of 2026-12-03 counted those too: 138 MiB, refused under 100M).
+  const std::string args = " run " + example("mlp.psk") +
+                           " --entry loss --dim B=1 --const In=1024 --const W=1024 --exact --bits 128 --threads 1";
+  const testing::CommandResult run = testing::run_command("PRESK_MEMORY_LIMIT=100M " + testing::presk() + args);
+  EXPECT_EQ(run.status, 0) << run.output;
+  EXPECT_EQ(run.output.find("E0017"), std::string::npos) << run.output;
 }
 
 }  // namespace
