@@ -49,14 +49,16 @@ struct Shape {
   int64_t n = 1, m = 1, k = 1;
 };
 
-// Per class 9 shapes (6 fitted, 3 held out), from a few hundred elements to half a million.
+// Per class 9 shapes (12 contractions), each timed on the class's two kernels; 9 loads. One in
+// three held out. From a few hundred elements to half a million.
 const std::vector<Shape> kRows = {{16, 64},   {32, 64},    {64, 64},    {64, 256},  {128, 256},
                                   {256, 256}, {128, 1024}, {256, 1024}, {512, 1024}};
 const std::vector<Shape> kContractions = {{16, 64, 64},   {64, 64, 64},     {256, 64, 64},  {64, 256, 256},
                                           {256, 256, 64}, {256, 64, 256},   {256, 256, 256}, {1, 1024, 256},
                                           {8, 256, 1024}, {32, 128, 128},   {128, 128, 512}, {512, 64, 64}};
-const std::vector<Shape> kLoads = {{1, 1024, 256}, {8, 512, 512},   {64, 256, 256},
-                                   {256, 256, 256}, {16, 256, 512}, {128, 128, 512}};
+const std::vector<Shape> kLoads = {{1, 1024, 256},  {8, 512, 512},  {64, 256, 256},
+                                   {256, 256, 256}, {16, 256, 512}, {128, 128, 512},
+                                   {4, 1024, 512},  {32, 512, 256}, {1, 2048, 128}};
 constexpr size_t kHeldOutEvery = 3;  // shapes 1, 4, 7, … of each list are held out
 
 double type_bytes(const std::string& type) {
