@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "exec/native/executor.h"
+#include "generate/twins.h"
 #include "ir/program_hash.h"
 #include "precision/envelope.h"
 #include "profile/calibrate.h"
@@ -100,7 +101,8 @@ int run_compare(const CompareOptions& options, const GlobalOptions& global) {
   const std::string& entry_name = prepared.entry->name;
   std::vector<Timed> timed;
   for (const std::string& argument : options.realizations) {
-    exec::native::Realization realization = exec::native::load_realization(argument, prepared.program);
+    exec::native::Realization realization = generate::realization_for_entry(
+        exec::native::load_realization(argument, prepared.program), prepared.program, entry_name);
     exec::native::PreparedParameters parameters = exec::native::prepare_parameters(
         prepared.program, realization, [&](const std::string& path) { return prepared.parameters.view(path); });
     timed.push_back({std::move(realization), std::move(parameters), {}, 0});

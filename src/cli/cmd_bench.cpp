@@ -19,6 +19,7 @@
 #include "cli/profile_table.h"
 #include "exec/native/executor.h"
 #include "exec/reference/parameters.h"
+#include "generate/twins.h"
 #include "lang/frontend.h"
 #include "support/diagnostics.h"
 
@@ -69,7 +70,8 @@ int run_bench(const BenchOptions& options, const GlobalOptions& global) {
   const ir::Program program = options.grad ? ad::add_vjps(prepared.program) : prepared.program;
   const std::string entry = options.grad ? ad::vjp_name(prepared.entry->name) : prepared.entry->name;
   if (!program.find_function(entry)) user_error("E0542") << "`" << prepared.entry->name << "` has nothing to differentiate";
-  const exec::native::Realization realization = exec::native::load_realization(options.realize, program);
+  const exec::native::Realization realization =
+      generate::realization_for_entry(exec::native::load_realization(options.realize, program), program, entry);
   const int threads = global.threads;
   std::vector<Tensor> inputs = to_tensors(prepared.inputs(0, global.seed));
   if (options.grad) inputs = with_ones_cotangent(std::move(inputs), *prepared.entry);

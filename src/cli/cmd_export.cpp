@@ -34,13 +34,11 @@ int run_export_c(const ExportOptions& options) {
   }
   // A decode entry: every entry compiled, so a realization solved on loss/logits validates and
   // types decode's twin sites (generate/twins.h), as presk generate runs it.
-  const bool decode = options.entry == "decode";
+  const bool decode = options.entry == generate::kDecodeEntry;
   const ir::Program program = lang::compile(lang::read_source(options.program),
                                             frontend_options(options.bindings, decode ? "" : options.entry));
-  exec::native::Realization realization = exec::native::load_realization(options.realize, program);
-  if (const ir::Function* f = program.find_function(options.entry); decode && f) {
-    realization = generate::realization_for_decode(realization, program, *f);
-  }
+  const exec::native::Realization realization = generate::realization_for_entry(
+      exec::native::load_realization(options.realize, program), program, options.entry);
   const std::string origin = "presk export c " + options.program + " --entry " + options.entry +
                              " --realize " + options.realize;
   const export_c::CExport files =

@@ -8,8 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
-#include "cli/pipeline.h"
-#include "exec/reference/weights.h"
+#include "cli/decode_model.h"
 #include "generate/generate.h"
 #include "support/diagnostics.h"
 
@@ -17,14 +16,9 @@ namespace presk::cli {
 namespace {
 
 struct GenerateOptions {
-  std::string program_path;
-  BindingOptions bindings;
-  std::string weights;
+  DecodeModelOptions model;
   std::string prompt;
   int64_t tokens = 0;
-  std::string realize = "f32";
-  bool exact = false;
-  long bits = 128;
   std::string compare;  // R2 | exact
   generate::Sampling sampling;
 };
@@ -76,20 +70,17 @@ void print_comparison(const generate::Comparison& result, const generate::Vocabu
 }
 
 int run_generate(const GenerateOptions& options, const GlobalOptions& global) {
-  if (options.exact && !options.compare.empty() && options.compare == "exact") {
+  if (options.model.exact && options.compare == "exact") {
     user_error("E1516").hint("compare a realization with the reference: --realize R --compare exact")
         << "--exact and --compare exact name the same generation twice";
   }
-  // Every entry: a realization solved on loss/logits names their sites (mapped onto decode's).
-  const ir::Program program = lang::compile(lang::read_source(options.program_path), frontend_options(options.bindings, ""));
-  const generate::DecodeEntry entry = generate::find_decode_entry(program);
-  const reference::ParameterStore weights = reference::load_weights(program, options.weights);
-  const generate::Vocabulary vocabulary = generate::read_vocabulary(options.weights, entry.vocabulary);
+  const DecodeModel model(options.model);
+  const generate::Vocabulary& vocabulary = model.vocabulary;
   const std::vector<int64_t> prompt = vocabulary.encode(options.prompt);
-  generate::check_fits(entry, prompt.size(), options.tokens);
-  Side first = make_side(options.exact ? "exact" : options.realize, program, weights, options.bits, global.threads);
+  generate::check_fits(model.entry, prompt.size(), options.tokens);
+  Side first = make_side(options.model.side(), model.program, model.weights, options.model.bits, global.threads);
   if (!options.compare.empty()) {
-    Side second = make_side(options.compare, program, weights, options.bits, global.threads);
+    Side second = make_side(options.compare, model.program, model.weights, options.model.bits, global.threads);
     if (!global.json) std::cout << options.prompt << std::flush;
     const generate::Comparison result = generate::compare(
         *first.stepper, *second.stepper, prompt, options.tokens, options.sampling, [&](const generate::CompareStep& step) {
@@ -118,15 +109,9 @@ int run_generate(const GenerateOptions& options, const GlobalOptions& global) {
 Registration registration("generate", 60, [](CLI::App& app, GlobalOptions& global) {
   auto options = std::make_shared<GenerateOptions>();
   CLI::App* command = app.add_subcommand("generate", "Generate text with a program's decode entry, token by token");
-  command->add_option("program", options->program_path, "The .psk program (with an entry `decode`)")->required();
-  add_binding_options(*command, options->bindings);
-  command->add_option("--weights", options->weights, "Trained weights (presk train --weights-out): parameters and vocabulary")
-      ->required();
+  add_decode_model_options(*command, options->model);
   command->add_option("--prompt", options->prompt, "The text to continue")->required();
   command->add_option("--tokens", options->tokens, "Tokens to generate")->required()->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
-  command->add_option("--realize", options->realize, "Native realization: f64, f32, bf16 or @file.json")->capture_default_str();
-  command->add_flag("--exact", options->exact, "Generate with the exact reference (slow; for measuring)");
-  command->add_option("--bits", options->bits, "The exact reference's precision")->check(CLI::Range(53L, 1L << 20))->capture_default_str();
   command->add_option("--compare", options->compare,
                       "Also generate under R2 (a realization) or `exact`, fed the same tokens: per step the logit gap, flips, first divergence");
   command->add_option("--temperature", options->sampling.temperature, "0: greedy; else sample softmax(logits / T)")

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "exec/reference/interpreter.h"
+#include "generate/twins.h"
 #include "ir/footprint.h"
 #include "support/diagnostics.h"
 #include "support/input_file.h"
@@ -149,8 +150,10 @@ void check_run_memory(const PreparedRun& prepared, const MemoryPlan& plan, const
 namespace {
 
 void prepare_in_place(PreparedRun& prepared, const RunInputOptions& options, const GlobalOptions& global) {
+  // The decode entry: every entry, so a realization solved on loss/logits maps onto it (generate/twins.h).
+  const bool decode = options.entry == generate::kDecodeEntry;
   prepared.program = lang::compile(lang::read_source(options.program_path),
-                                   frontend_options(options.bindings, options.entry));
+                                   frontend_options(options.bindings, decode ? "" : options.entry));
   prepared.entry = &reference::find_entry(prepared.program, options.entry);
   prepared.count = options.samples > 0 ? options.samples : 1;
   check_run_memory(prepared, options.memory, global);

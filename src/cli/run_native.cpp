@@ -15,6 +15,7 @@
 
 #include "exec/native/executor.h"
 #include "exec/reference/interpreter.h"
+#include "generate/twins.h"
 #include "precision/measure.h"
 #include "support/safetensors.h"
 
@@ -156,8 +157,8 @@ nlohmann::json report_json(const PreparedRun& prepared, const NativeRunOptions& 
 
 int run_native(const PreparedRun& prepared, const NativeRunOptions& options,
                const GlobalOptions& global) {
-  exec::native::Realization realization =
-      exec::native::load_realization(options.realize, prepared.program);
+  const exec::native::Realization realization = generate::realization_for_entry(
+      exec::native::load_realization(options.realize, prepared.program), prepared.program, prepared.entry->name);
   auto start = std::chrono::steady_clock::now();
   std::vector<Outputs> samples = run_samples_natively(prepared, realization, options, global);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

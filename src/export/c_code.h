@@ -15,12 +15,15 @@ namespace presk::export_c {
 using exec::native::Order;
 using exec::native::RealType;
 
-// How an exported value is stored: a real type of the menu, int64 (Z) or a byte (B).
-enum class Store : uint8_t { f64, f32, bf16, i64, b8 };
-const char* c_type(Store store);             // "double", "float", "uint16_t", "int64_t", "uint8_t"
-const char* store_name(Store store);         // "f64", …, "i64", "bool"
-const char* safetensors_dtype(Store store);  // "F64", "F32", "BF16", "I64", "BOOL"
+// How an exported value is stored: a real type of the menu, int64 (Z), a byte (B), or integer
+// weights as their int8 or int4 codes and f32 scales (a parameter's view, `pk_qview`), each
+// element read as its meaning f32(q·s).
+enum class Store : uint8_t { f64, f32, bf16, i64, b8, q8, q4 };
+const char* c_type(Store store);             // "double", "float", "uint16_t", "int64_t", "uint8_t", "pk_qview"
+const char* store_name(Store store);         // "f64", …, "i64", "bool", "int8", "int4"
+const char* safetensors_dtype(Store store);  // "F64", "F32", "BF16", "I64", "BOOL" (not for q8, q4)
 Store store_of(RealType type);
+bool is_quantized(Store store);
 
 // A value of a generated function: its C variable, storage type and shape.
 struct CValue {
@@ -41,6 +44,8 @@ struct LetCode {
   std::ostringstream& out;
 };
 
+// Element `offset` (C text) of a stored value: name[offset], or integer weights' meaning f32(q·s).
+std::string read_at(const CValue& value, const std::string& offset);
 // Element `x` of storage type `from` in the compute type of a site of type `site` (value.cpp's
 // load rules: wider rounded once, narrower widened exactly, integers rounded once).
 std::string load(Store from, RealType site, const std::string& x);

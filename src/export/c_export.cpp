@@ -14,7 +14,8 @@ namespace {
 using exec::native::Realization;
 
 // The loader's code for parameter k: its elements read as doubles (Z: int64) and stored once,
-// rounded (RNE) into the parameter's realized type, as prepare_parameters does.
+// rounded (RNE) into the parameter's realized type, as prepare_parameters does; integer weights
+// quantized as it quantizes them and kept as their codes and scales (pk_quantize).
 std::string load_parameter(const ir::Param& param, size_t k, Store store,
                            const exec::native::QuantSpec* quant) {
   std::ostringstream out;
@@ -24,24 +25,24 @@ std::string load_parameter(const ir::Param& param, size_t k, Store store,
     out << (a ? ", " : "") << param.type.shape[a];
   if (param.type.shape.empty()) out << "0";
   const bool integer = store == Store::i64 || store == Store::b8;
-  out << "};\n    " << c_type(store) << "* into = (" << c_type(store) << "*)malloc("
-      << std::max<int64_t>(count, 1) << " * sizeof(" << c_type(store) << "));\n    "
-      << (integer ? "int64_t" : "double") << "* values = (" << (integer ? "int64_t" : "double")
-      << "*)malloc(" << std::max<int64_t>(count, 1) << " * 8);\n    pk_index i;\n"
-      << "    w->p[" << k << "] = into;\n"
-      << "    if (!into || !values || !pk_read_tensor(&file, \"" << param.path << "\", shape, "
-      << param.type.shape.size() << ", 0, " << (integer ? "NULL, values" : "values, NULL")
-      << ", message, message_size)) { free(values); goto fail; }\n";
-  if (quant) {  // integer weights: their meanings f32(q·s), as the native kernels read them
+  const std::string values_type = integer ? "int64_t" : "double";
+  out << "};\n    " << values_type << "* values = (" << values_type << "*)malloc(" << std::max<int64_t>(count, 1)
+      << " * 8);\n    if (!values) { snprintf(message, message_size, \"out of memory\"); goto fail; }\n"
+      << "    if (!pk_read_tensor(&file, \"" << param.path << "\", shape, " << param.type.shape.size() << ", 0, "
+      << (integer ? "NULL, values" : "values, NULL") << ", message, message_size)) { free(values); goto fail; }\n";
+  if (quant) {
     const int64_t rank = static_cast<int64_t>(param.type.shape.size()),
                   over = quant->over < 0 ? quant->over + rank : quant->over;
-    out << "    if (!pk_dequantize(values, " << count << ", shape, " << rank << ", " << quant->bits
-        << ", " << over << ", " << (quant->scheme == exec::native::QuantScheme::pow2) << ", "
-        << quant->group
-        << ", (float*)into)) { free(values); goto fail; }\n    (void)i;\n    free(values);\n  }\n";
+    out << "    w->p[" << k << "] = pk_quantize(values, " << count << ", shape, " << rank << ", " << quant->bits << ", "
+        << over << ", " << (quant->scheme == exec::native::QuantScheme::pow2) << ", " << quant->group
+        << ");\n    free(values);\n    if (!w->p[" << k
+        << "]) { snprintf(message, message_size, \"out of memory\"); goto fail; }\n  }\n";
     return out.str();
   }
-  out << "    for (i = 0; i < " << count << "; ++i) into[i] = ";
+  out << "    {\n    " << c_type(store) << "* into = (" << c_type(store) << "*)malloc(" << std::max<int64_t>(count, 1)
+      << " * sizeof(" << c_type(store) << "));\n    pk_index i;\n    w->p[" << k << "] = into;\n"
+      << "    if (!into) { free(values); snprintf(message, message_size, \"out of memory\"); goto fail; }\n"
+      << "    for (i = 0; i < " << count << "; ++i) into[i] = ";
   switch (store) {
     case Store::f64:
     case Store::i64:
@@ -56,8 +57,11 @@ std::string load_parameter(const ir::Param& param, size_t k, Store store,
     case Store::b8:
       out << "(uint8_t)(values[i] != 0)";
       break;
+    case Store::q8:
+    case Store::q4:
+      break;
   }
-  out << ";\n    free(values);\n  }\n";
+  out << ";\n    }\n    free(values);\n  }\n";
   return out.str();
 }
 

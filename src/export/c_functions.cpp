@@ -112,8 +112,8 @@ std::string allocation(const CValue& value) {
 Store Functions::parameter_store(const ir::Param& param) const {
   if (param.type.kind == ir::ElemKind::Int) return Store::i64;
   if (param.type.kind == ir::ElemKind::Bool) return Store::b8;
-  // Integer weights are held as their meanings f32(q·s): the native kernels compute with those.
-  if (realization_.param_quant(param.path)) return Store::f32;
+  // Integer weights are held as their codes and scales, read as their meanings f32(q·s).
+  if (const exec::native::QuantSpec* quant = realization_.param_quant(param.path)) return quant->bits == 8 ? Store::q8 : Store::q4;
   return store_of(realization_.param_type(param.path));
 }
 
@@ -179,15 +179,25 @@ std::string Functions::return_text(Frame& frame, Specialization& own) {
     int alias = -1;
     if (is_let && frame.alias[ref.index] >= 0) alias = frame.alias[ref.index];
     if (!is_let && frame.writable[ref.index]) alias = static_cast<int>(ref.index);
-    own.results.push_back(value.store);
     own.aliases.push_back(alias);
     if (alias >= 0 || (is_let && frame.owned[ref.index])) {
+      own.results.push_back(value.store);
       names.push_back(value.name);
       continue;
     }
+    const int64_t count = std::max<int64_t>(element_count(value.shape), 1);
+    if (is_quantized(value.store)) {  // integer weights returned: their meanings, as f32
+      const CValue copy{"r" + std::to_string(j), Store::f32, value.shape};
+      own.results.push_back(copy.store);
+      out << allocation(copy) << "  { pk_index i; for (i = 0; i < " << count << "; ++i) " << copy.name
+          << "[i] = " << read_at(value, "i") << "; }\n";
+      names.push_back(copy.name);
+      continue;
+    }
+    own.results.push_back(value.store);
     const CValue copy{"r" + std::to_string(j), value.store, value.shape};
-    out << allocation(copy) << "  memcpy(" << copy.name << ", " << value.name << ", "
-        << std::max<int64_t>(element_count(value.shape), 1) << " * sizeof(" << c_type(value.store) << "));\n";
+    out << allocation(copy) << "  memcpy(" << copy.name << ", " << value.name << ", " << count << " * sizeof("
+        << c_type(value.store) << "));\n";
     names.push_back(copy.name);
   }
   own.result = own.results.at(0);
@@ -239,8 +249,14 @@ void Functions::emit_param(Frame& frame, uint32_t index) {
   for (size_t d = 0; d < frame.depth; ++d)
     offset += " + L[" + std::to_string(d) + "] * " + std::to_string(strides[d]);
   const CValue value{"v" + std::to_string(index), store, let.type.shape};
-  frame.body << "  const " << c_type(store) << "* " << value.name << " = (const " << c_type(store)
-             << "*)W->p[" << k << "] + " << offset << "; /* " << path << " */\n";
+  if (is_quantized(store)) {  // a view: the codes and scales, from the layer's first element
+    frame.body << "  const pk_qview " << value.name << "_view = {(const pk_qweights*)W->p[" << k << "], " << offset
+               << "};\n  const pk_qview* " << value.name << " = &" << value.name << "_view; /* " << path << ", "
+               << store_name(store) << " */\n";
+  } else {
+    frame.body << "  const " << c_type(store) << "* " << value.name << " = (const " << c_type(store) << "*)W->p[" << k
+               << "] + " << offset << "; /* " << path << " */\n";
+  }
   frame.lets[index] = value;
 }
 
@@ -334,6 +350,12 @@ void Functions::emit_fold(Frame& frame, uint32_t index) {
   const CValue initial = frame.value(let.operands.at(0));
   const std::vector<int64_t>& stacked = let.attrs.axes;
   const bool scan = let.op == ir::Op::scan;
+  for (const ir::ValueRef& ref : let.operands) {
+    if (!is_quantized(frame.value(ref).store)) continue;
+    user_error("E1549").hint("read the parameter inside the folded function (a `param` of its module)")
+        << "`presk export c` does not pass integer weights (" << store_name(frame.value(ref).store) << ") to `"
+        << ir::op_name(let.op) << " " << callee->name << "` as an operand";
+  }
   std::vector<Store> stores{initial.store};
   std::vector<bool> writable{false};
   for (size_t k = 1; k < let.operands.size(); ++k) {

@@ -23,22 +23,33 @@ const char* c_type(Store store) {
       return "int64_t";
     case Store::b8:
       return "uint8_t";
+    case Store::q8:
+    case Store::q4:
+      return "pk_qview";
   }
   return "?";
 }
 const char* store_name(Store store) {
-  static const char* const names[] = {"f64", "f32", "bf16", "i64", "bool"};
+  static const char* const names[] = {"f64", "f32", "bf16", "i64", "bool", "int8", "int4"};
   return names[static_cast<int>(store)];
 }
 const char* safetensors_dtype(Store store) {
-  static const char* const names[] = {"F64", "F32", "BF16", "I64", "BOOL"};
+  static const char* const names[] = {"F64", "F32", "BF16", "I64", "BOOL", "?", "?"};
   return names[static_cast<int>(store)];
 }
 Store store_of(RealType type) {
   return type == RealType::f64 ? Store::f64 : type == RealType::f32 ? Store::f32 : Store::bf16;
 }
+bool is_quantized(Store store) {
+  return store == Store::q8 || store == Store::q4;
+}
+
+std::string read_at(const CValue& value, const std::string& offset) {
+  return is_quantized(value.store) ? "pk_qat(" + value.name + ", " + offset + ")" : value.name + "[" + offset + "]";
+}
 
 std::string load(Store from, RealType site, const std::string& x) {
+  if (is_quantized(from)) from = Store::f32;  // read_at gives the meaning f32(q·s)
   if (site == RealType::f64) {
     if (from == Store::f64) return x;
     if (from == Store::bf16) return "(double)pk_f32_from_bf16(" + x + ")";
@@ -56,6 +67,9 @@ std::string load(Store from, RealType site, const std::string& x) {
       return std::string("pk_float_from_i64(") + x + (bf16 ? ", 8)" : ", 24)");
     case Store::b8:
       return "(float)" + x;
+    case Store::q8:
+    case Store::q4:
+      break;  // as f32, above
   }
   return x;
 }
@@ -127,7 +141,7 @@ std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& from,
 
 std::string element(const CValue& value, const std::vector<std::string>& indices,
                     const std::vector<int64_t>& to) {
-  return value.name + "[" + offset_text(indices, broadcast_strides(value.shape, to)) + "]";
+  return read_at(value, offset_text(indices, broadcast_strides(value.shape, to)));
 }
 
 // The compute-type expression of a real elementwise op on a (and b).
@@ -267,8 +281,7 @@ std::string moved(const LetCode& code, const CValue& from, const std::string& x)
 void strided_copy(LetCode& code, const std::vector<int64_t>& strides, int64_t base) {
   std::ostringstream& out = code.out;
   const std::vector<std::string> i = open_loops(out, code.result.shape, "i");
-  const std::string source =
-      code.operands[0].name + "[" + std::to_string(base) + " + " + offset_text(i, strides) + "]";
+  const std::string source = read_at(code.operands[0], std::to_string(base) + " + " + offset_text(i, strides));
   out << "    " << code.result.name << "[" << offset_text(i, row_strides(code.result.shape))
       << "] = " << moved(code, code.operands[0], source) << ";\n";
   close_loops(out, i.size());
@@ -309,7 +322,7 @@ void layout(LetCode& code) {
     out << "    " << code.result.name << "[" << at << "] = " << i[rank - 1] << " > " << shift << i[rank - 2]
         << " ? " << store(code.site, fill) << " : "
         << store(code.site,
-                 load(code.operands[0].store, code.site, code.operands[0].name + "[" + at + "]"))
+                 load(code.operands[0].store, code.site, read_at(code.operands[0], at)))
         << ";\n";
     close_loops(out, i.size());
     return;
@@ -322,7 +335,7 @@ void layout(LetCode& code) {
     const std::vector<std::string> i = open_loops(out, part.shape, "i");
     out << "    " << code.result.name << "[" << along * to[axis] << " + " << offset_text(i, to)
         << "] = "
-        << moved(code, part, part.name + "[" + offset_text(i, row_strides(part.shape)) + "]")
+        << moved(code, part, read_at(part, offset_text(i, row_strides(part.shape))))
         << ";\n";
     close_loops(out, i.size());
     along += part.shape[axis];
@@ -338,7 +351,7 @@ void embed(LetCode& code) {
       << "    if (r < 0 || r >= " << rows << ") pk_fail(cx, \"embed index outside the table's "
       << rows << " rows\");\n"
       << "    for (pk_index j = 0; j < " << row << "; ++j) " << code.result.name << "[p * " << row
-      << " + j] = " << moved(code, table, table.name + "[r * " + std::to_string(row) + " + j]")
+      << " + j] = " << moved(code, table, read_at(table, "r * " + std::to_string(row) + " + j"))
       << ";\n  }\n";
 }
 
@@ -359,11 +372,11 @@ void emit_cache_write(LetCode& code, bool in_place) {
       << code.site_name << ")\");\n";
   if (!in_place) {
     out << "  for (pk_index i = 0; i < " << element_count(cache.shape) << "; ++i) " << code.result.name
-        << "[i] = " << moved(code, cache, cache.name + "[i]") << ";\n";
+        << "[i] = " << moved(code, cache, read_at(cache, "i")) << ";\n";
   }
   out << "  for (pk_index o = 0; o < " << outer << "; ++o)\n    for (pk_index r = 0; r < " << n * inner
       << "; ++r) " << code.result.name << "[(o * " << extent << " + " << at.name << "[0]) * " << inner
-      << " + r] = " << moved(code, rows, rows.name + "[o * " + std::to_string(n * inner) + " + r]") << ";\n";
+      << " + r] = " << moved(code, rows, read_at(rows, "o * " + std::to_string(n * inner) + " + r")) << ";\n";
 }
 
 namespace {

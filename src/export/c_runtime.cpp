@@ -298,18 +298,35 @@ PK_INTERNAL int64_t pk_element_as_i64(const char* dtype, const unsigned char* p)
 }
 /* Integer weights (exec/native/kernels_int.cpp): q = round(w / s) to nearest even, clamped to
    ±qmax, one f32 scale per index of every axis but `over` (or per `group` elements along it);
-   absmax s = f32(max|w| / qmax), pow2 the least power of two >= that; a weight means f32(q·s),
-   which is what the native kernels compute with. `values` becomes those meanings in `out`. */
-PK_INTERNAL pk_index pk_scale_index(pk_index index, const int64_t* shape, int rank, int over, int64_t group) {
-  pk_index stride = 1, extent = (pk_index)shape[over], outer, inner, groups, along;
-  int a;
-  for (a = rank - 1; a > over; --a) stride *= (pk_index)shape[a];
-  outer = index / (stride * extent);
-  inner = index % stride;
-  if (group == 0) return outer * stride + inner;
-  groups = extent / (pk_index)group;
-  along = index / stride % extent / (pk_index)group;
-  return (outer * groups + along) * stride + inner;
+   absmax s = f32(max|w| / qmax), pow2 the least power of two >= that. They are kept as their
+   codes (int8 one a byte; int4 two a byte, low nibble first) and scales, in one allocation, and
+   element i is read as its meaning f32(q·s), what the native kernels compute with. */
+typedef struct {
+  uint8_t* q;
+  float* scales;
+  int bits;
+  pk_index stride, extent, group; /* axis `over`: its stride and extent; the group (0: the axis) */
+} pk_qweights;
+/* A view of a quantized parameter from element `base` (a layer of a stack). */
+typedef struct {
+  const pk_qweights* w;
+  pk_index base;
+} pk_qview;
+PK_INTERNAL pk_index pk_scale_index(const pk_qweights* w, pk_index index) {
+  const pk_index outer = index / (w->stride * w->extent), inner = index % w->stride;
+  if (w->group == 0) return outer * w->stride + inner;
+  return (outer * (w->extent / w->group) + index / w->stride % w->extent / w->group) * w->stride + inner;
+}
+PK_INTERNAL float pk_qat(const pk_qview* v, pk_index i) {
+  const pk_index index = v->base + i;
+  int q;
+  if (v->w->bits == 8) {
+    q = (int8_t)v->w->q[index];
+  } else {
+    q = (v->w->q[index / 2] >> ((index % 2) * 4)) & 0xF;
+    q = q >= 8 ? q - 16 : q;
+  }
+  return (float)q * v->w->scales[pk_scale_index(v->w, index)];
 }
 PK_INTERNAL float pk_scale_of(double max_abs, int qmax, int pow2) {
   double s, mantissa;
@@ -320,29 +337,41 @@ PK_INTERNAL float pk_scale_of(double max_abs, int qmax, int pow2) {
   mantissa = frexp(s, &exponent);
   return (float)ldexp(1.0, mantissa == 0.5 ? exponent - 1 : exponent);
 }
-PK_INTERNAL int pk_dequantize(const double* values, pk_index count, const int64_t* shape, int rank, int bits, int over, int pow2,
-                              int64_t group, float* out) {
+/* `values` quantized (one free() releases it); NULL: out of memory. */
+PK_INTERNAL pk_qweights* pk_quantize(const double* values, pk_index count, const int64_t* shape, int rank, int bits, int over,
+                                     int pow2, int64_t group) {
   const int qmax = (1 << (bits - 1)) - 1;
   const pk_index per_scale = (pk_index)(group == 0 ? shape[over] : group) > 0 ? (pk_index)(group == 0 ? shape[over] : group) : 1;
   const pk_index scales = shape[over] == 0 ? 0 : count / per_scale;
+  const pk_index bytes = bits == 8 ? count : (count + 1) / 2;
+  pk_qweights* w = (pk_qweights*)calloc(1, sizeof(pk_qweights) + (size_t)scales * sizeof(float) + (size_t)bytes + 1);
   double* max_abs = (double*)calloc((size_t)(scales ? scales : 1), sizeof(double));
-  float* scale = (float*)malloc((size_t)(scales ? scales : 1) * sizeof(float));
   pk_index i, c;
-  if (!max_abs || !scale) { free(max_abs); free(scale); return 0; }
+  int a;
+  if (!w || !max_abs) { free(w); free(max_abs); return NULL; }
+  w->scales = (float*)(w + 1);
+  w->q = (uint8_t*)(w->scales + scales);
+  w->bits = bits;
+  w->stride = 1;
+  for (a = rank - 1; a > over; --a) w->stride *= (pk_index)shape[a];
+  w->extent = (pk_index)shape[over];
+  w->group = (pk_index)group;
   for (i = 0; i < count; ++i) {
-    double* m = &max_abs[pk_scale_index(i, shape, rank, over, group)];
+    double* m = &max_abs[pk_scale_index(w, i)];
     *m = *m < fabs(values[i]) ? fabs(values[i]) : *m; /* std::max(m, |w|) */
   }
-  for (c = 0; c < scales; ++c) scale[c] = pk_scale_of(max_abs[c], qmax, pow2);
+  for (c = 0; c < scales; ++c) w->scales[c] = pk_scale_of(max_abs[c], qmax, pow2);
   for (i = 0; i < count; ++i) {
-    const float s = scale[pk_scale_index(i, shape, rank, over, group)];
+    const float s = w->scales[pk_scale_index(w, i)];
     double q = s == 0 ? 0.0 : nearbyint(values[i] / s);
+    int qi;
     q = q < -1.0 * qmax ? -1.0 * qmax : q > 1.0 * qmax ? 1.0 * qmax : q;
-    out[i] = (float)(int)q * s;
+    qi = (int)q;
+    if (bits == 8) w->q[i] = (uint8_t)(int8_t)qi;
+    else w->q[i / 2] |= (uint8_t)((qi & 0xF) << ((i % 2) * 4));
   }
   free(max_abs);
-  free(scale);
-  return 1;
+  return w;
 }
 /* Reads tensor `name` of `shape` (its `rank` axes; a leading sample axis of extent 1 allowed
    when `sample_axis`), as doubles (`reals`) or int64 (`integers`): 1, or 0 with a message. */

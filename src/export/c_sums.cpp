@@ -54,7 +54,7 @@ void gather_terms(std::ostringstream& out, const LetCode& code, const AxisSplit&
   const std::vector<std::string> r = open_loops(out, terms.extents, "r");
   const CValue& x = code.operands[0];
   out << "      " << into << "[n++] = "
-      << load(x.store, code.site, x.name + "[base + " + offset_text(r, terms.strides) + "]")
+      << load(x.store, code.site, read_at(x, "base + " + offset_text(r, terms.strides)))
       << ";\n";
   close_loops(out, r.size());
   out << "    }\n";
@@ -153,7 +153,7 @@ void emit_cross_entropy(LetCode& code) {
       << "    if (target < 0 || target >= " << classes
       << ") pk_fail(cx, \"cross_entropy target outside [0, " << classes << ")\");\n"
       << "    for (v = 0; v < " << classes << "; ++v) d[v] = "
-      << load(logits.store, code.site, logits.name + "[o * " + std::to_string(classes) + " + v]")
+      << load(logits.store, code.site, read_at(logits, "o * " + std::to_string(classes) + " + v"))
       << ";\n"
       << "    m = d[0];\n    for (v = 1; v < " << classes << "; ++v) m = pk_max_fold" << s
       << "(m, d[v]);\n"
@@ -222,8 +222,8 @@ void emit_contract(LetCode& code) {
   }
   const std::string chain = partials > 1 ? "p[t % " + std::to_string(partials) + "]" : "p[0]";
   out << "    {\n      " << chain << " = " << fma << "("
-      << load(x.store, code.site, x.name + "[" + a_offset + "]") << ", "
-      << load(y.store, code.site, y.name + "[" + b_offset + "]") << ", " << chain
+      << load(x.store, code.site, read_at(x, a_offset)) << ", "
+      << load(y.store, code.site, read_at(y, b_offset)) << ", " << chain
       << ");\n      ++t;\n    }\n"
       << "    (void)t;\n    " << code.result.name << "[o++] = "
       << store(code.site, partials > 1 ? "pk_combine" + math_suffix(code.site) + "(p, " +

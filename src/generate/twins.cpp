@@ -276,4 +276,11 @@ exec::native::Realization realization_for_decode(const exec::native::Realization
   return mapped;
 }
 
+exec::native::Realization realization_for_entry(const exec::native::Realization& realization, const ir::Program& program,
+                                                const std::string& entry) {
+  const ir::Function* f = program.find_function(entry);
+  if (entry != kDecodeEntry || f == nullptr) return realization;
+  return realization_for_decode(realization, program, *f);
+}
+
 }  // namespace presk::generate

@@ -37,7 +37,16 @@ DecodeTwins find_decode_twins(const ir::Program& program, const ir::Function& de
 // (f32 for an integer-quantized one, whose values are f32 meanings), a site whose twins differ in
 // type as the twin in the same module with the same %n. Sites the realization names keep their
 // type; unmatched ones keep the default.
+// The entry generation runs. A command running it compiles every entry (so that a realization
+// solved on the others validates) and types it with realization_for_entry.
+inline constexpr const char* kDecodeEntry = "decode";
+
 exec::native::Realization realization_for_decode(const exec::native::Realization& realization, const ir::Program& program,
                                                  const ir::Function& decode);
+
+// The realization `entry` runs under: realization_for_decode's for the decode entry (presk run,
+// generate, serve and export c type its twin sites alike), `realization` for any other.
+exec::native::Realization realization_for_entry(const exec::native::Realization& realization, const ir::Program& program,
+                                                const std::string& entry);
 
 }  // namespace presk::generate

@@ -23,6 +23,9 @@ bool is_z_scalar(const Value& value) { return value.type.kind == ir::ElemKind::I
 
 // let (a, b, …) = e: e gives as many results, each bound to its name by a `get`.
 void FunctionLowerer::bind_results(const LetStmt& let, const Value& value) {
+  // A value that did not lower (reported there) binds its names as not ok: what reads them
+  // reports nothing more (no E0301 "unknown name" after an unbound dim's E0304).
+  for (const std::string& name : let.names) locals_[name] = Value{};
   if (!value.ok) return;
   const size_t count = value.type.is_tuple() ? value.type.elements.size() : 1;
   if (count != let.names.size()) {

@@ -30,11 +30,17 @@ module W {
   param w : R[K, M] = normal(0.02)
 }
 entry contraction(a : R[N, K], b : R[K, M]) -> R[N, M] = a @ b
+entry contraction_batched(a : R[2, N, K], b : R[2, K, M]) -> R[2, N, M] = a @ b
 entry elementwise(x : R[N, M], y : R[N, M]) -> R[N, M] = (x * y) * y
+entry elementwise_add(x : R[N, M], y : R[N, M]) -> R[N, M] = (x + y) + y
 entry transcendental(x : R[N, M]) -> R[N, M] = tanh(tanh(x))
+entry transcendental_exp(x : R[N, M]) -> R[N, M] = exp(exp(x))
 entry reduction(x : R[N, M]) -> R[N, 1] = sum(x, axis: 1)
+entry reduction_max(x : R[N, M]) -> R[N, 1] = max(x, axis: 1)
 entry normalization(x : R[N, M]) -> R[N, M] = softmax(x, axis: 1)
+entry normalization_log(x : R[N, M]) -> R[N, M] = log_softmax(x, axis: 1)
 entry layout(x : R[N, M]) -> R[M, N] = transpose(x) * 2
+entry layout_concat(x : R[N, M]) -> R[N, 2 * M] = concat(x, x, axis: 1) * 2
 entry edge(x : R[N, M]) -> R[N, M] = abs(abs(x))
 entry load(p : W, x : R[N, K]) -> R[N, M] = x @ p.w
 )";
@@ -43,14 +49,16 @@ struct Shape {
   int64_t n = 1, m = 1, k = 1;
 };
 
-// Per class 9 shapes (6 fitted, 3 held out), from a few hundred elements to half a million.
+// Per class 9 shapes (12 contractions), each timed on the class's two kernels; 9 loads. One in
+// three held out. From a few hundred elements to half a million.
 const std::vector<Shape> kRows = {{16, 64},   {32, 64},    {64, 64},    {64, 256},  {128, 256},
                                   {256, 256}, {128, 1024}, {256, 1024}, {512, 1024}};
 const std::vector<Shape> kContractions = {{16, 64, 64},   {64, 64, 64},     {256, 64, 64},  {64, 256, 256},
                                           {256, 256, 64}, {256, 64, 256},   {256, 256, 256}, {1, 1024, 256},
                                           {8, 256, 1024}, {32, 128, 128},   {128, 128, 512}, {512, 64, 64}};
-const std::vector<Shape> kLoads = {{1, 1024, 256}, {8, 512, 512},   {64, 256, 256},
-                                   {256, 256, 256}, {16, 256, 512}, {128, 128, 512}};
+const std::vector<Shape> kLoads = {{1, 1024, 256},  {8, 512, 512},  {64, 256, 256},
+                                   {256, 256, 256}, {16, 256, 512}, {128, 128, 512},
+                                   {4, 1024, 512},  {32, 512, 256}, {1, 2048, 128}};
 constexpr size_t kHeldOutEvery = 3;  // shapes 1, 4, 7, … of each list are held out
 
 double type_bytes(const std::string& type) {
@@ -122,8 +130,8 @@ class Bench {
   }
 
  private:
-  // One timed run's seconds per call of the probe's op kind; no such op timed is a bug of this
-  // bench (its program and its kinds disagree), never a time of 0.
+  // One timed run's seconds per call of the probe's op kind; no such op timed (the executor's
+  // op names and this bench's kinds disagree) is E1529, never a time of 0.
   double per_call(const Probe& probe, const native::PreparedParameters& parameters) const {
     native::OpProfile times;
     native::ExecuteOptions timed{threads_, false};
@@ -135,7 +143,11 @@ class Bench {
       if (key == probe.kind || key.rfind(probe.kind + " ", 0) == 0) total += time.seconds, calls += time.calls;
     }
     if (calls == 0) {
-      internal_failure(__FILE__, __LINE__, "calls > 0", "calibrate: no op `" + probe.kind + "` timed in `" + function_->name + "`");
+      std::string timed;
+      for (const auto& [key, time] : times) timed += (timed.empty() ? "" : ", ") + key;
+      user_error("E1529").hint("report it: this presk's executor and its calibration disagree on the ops' names")
+          << "presk bench --calibrate timed no op `" << probe.kind << "` in `" << function_->name << "` (it timed "
+          << (timed.empty() ? "none" : timed) << "), so it has no time to fit";
     }
     return total / static_cast<double>(calls);
   }
@@ -148,8 +160,9 @@ class Bench {
 };
 
 // W and Q of the entry's first let of op `op`: its elements times its weight, and the bytes of
-// its operands and result, a parameter's at `param_type`, the rest at `type`.
-Sample work_and_bytes(const ir::Function& function, ir::Op op, const std::string& type, const std::string& param_type) {
+// its result at `type` and of each operand at operand_type(operand) (default: `type`).
+Sample work_and_bytes(const ir::Function& function, ir::Op op, const std::string& type,
+                      const std::function<std::string(const ir::ValueRef&)>& operand_type = {}) {
   for (const ir::Let& let : function.lets) {
     if (let.op != op) continue;
     Sample sample;
@@ -157,12 +170,21 @@ Sample work_and_bytes(const ir::Function& function, ir::Op op, const std::string
     sample.work = elements * precision::arithmetic_weight(function, let);
     sample.bytes = elements * type_bytes(type);
     for (const ir::ValueRef& operand : let.operands) {
-      const bool param = operand.kind == ir::ValueRef::Kind::Let && function.lets[operand.index].op == ir::Op::param;
-      sample.bytes += static_cast<double>(function.type_of(operand).element_count()) * type_bytes(param ? param_type : type);
+      sample.bytes += static_cast<double>(function.type_of(operand).element_count()) *
+                      type_bytes(operand_type ? operand_type(operand) : type);
     }
     return sample;
   }
   return {};
+}
+
+// A parameter operand at `param_type`, the rest at `type`.
+std::function<std::string(const ir::ValueRef&)> parameter_at(const ir::Function& function, const std::string& type,
+                                                             const std::string& param_type) {
+  return [&function, type, param_type](const ir::ValueRef& operand) {
+    const bool param = operand.kind == ir::ValueRef::Kind::Let && function.lets[operand.index].op == ir::Op::param;
+    return param ? param_type : type;
+  };
 }
 
 native::Realization uniform(const std::string& type) { return native::uniform_realization(*native::real_type_from_name(type)); }
@@ -175,49 +197,34 @@ Fit fit_shapes(const std::vector<Sample>& samples) {
 
 int rounds_of(const CalibrateOptions& options) { return std::max(kMinRounds, options.runs); }
 
-// Fits `measure(rounds)`'s samples; a fit whose held-out residual passes kResidualLimit is
-// measured again with twice the rounds, and the better of the two kept; the progress line
-// gives its confidence (fit_confidence) and says when it was measured again.
-Fit fit_measured(const CalibrateOptions& options, const std::string& what,
-                 const std::function<std::vector<Sample>(int rounds)>& measure) {
-  const std::vector<Sample> samples = measure(rounds_of(options));
-  Fit fit = fit_shapes(samples);
-  std::string again;
-  if (fit.residual > kResidualLimit) {
-    const Fit second = fit_shapes(measure(2 * rounds_of(options)));
-    again = fmt::format(", measured again at {} rounds (held-out residual {:.0f}% the first time)", 2 * rounds_of(options),
-                        100 * fit.residual);
-    if (second.residual < fit.residual) fit = second;
-  }
-  if (options.progress) {
-    options.progress(fmt::format("{}: {} shapes ({} held out), held-out residual {:.0f}%, confidence {}{}", what,
-                                 fit.points + fit.held_out, fit.held_out, 100 * fit.residual, fit_confidence(fit), again));
-  }
-  return fit;
-}
-
-struct ClassCase {
-  OpClass op_class;
+struct Kernel {
   const char* entry;
   ir::Op op;
 };
+struct ClassCase {
+  OpClass op_class;
+  std::vector<Kernel> kernels;  // each timed on every shape of the class
+};
 
 void measure_classes(const CalibrateOptions& options, Profile& profile) {
-  const ClassCase cases[] = {{OpClass::contraction, "contraction", ir::Op::contract},
-                             {OpClass::elementwise, "elementwise", ir::Op::mul},
-                             {OpClass::reduction, "reduction", ir::Op::sum},
-                             {OpClass::normalization, "normalization", ir::Op::softmax},
-                             {OpClass::transcendental, "transcendental", ir::Op::tanh},
-                             {OpClass::layout, "layout", ir::Op::transpose}};
+  const ClassCase cases[] = {
+      {OpClass::contraction, {{"contraction", ir::Op::contract}, {"contraction_batched", ir::Op::contract}}},
+      {OpClass::elementwise, {{"elementwise", ir::Op::mul}, {"elementwise_add", ir::Op::add}}},
+      {OpClass::reduction, {{"reduction", ir::Op::sum}, {"reduction_max", ir::Op::reduce_max}}},
+      {OpClass::normalization, {{"normalization", ir::Op::softmax}, {"normalization_log", ir::Op::log_softmax}}},
+      {OpClass::transcendental, {{"transcendental", ir::Op::tanh}, {"transcendental_exp", ir::Op::exp}}},
+      {OpClass::layout, {{"layout", ir::Op::transpose}, {"layout_concat", ir::Op::concat}}}};
   for (const ClassCase& c : cases) {
     for (const char* type : kFloatTypes) {
       const auto measure = [&](int rounds) {
         std::vector<Sample> samples;
         for (const Shape& shape : c.op_class == OpClass::contraction ? kContractions : kRows) {
-          const Bench bench(c.entry, shape, options.threads);
-          Sample sample = work_and_bytes(bench.function(), c.op, type, type);
-          sample.seconds = bench.seconds(uniform(type), std::string(ir::op_name(c.op)) + " " + type, rounds);
-          samples.push_back(sample);
+          for (const Kernel& kernel : c.kernels) {
+            const Bench bench(kernel.entry, shape, options.threads);
+            Sample sample = work_and_bytes(bench.function(), kernel.op, type);
+            sample.seconds = bench.seconds(uniform(type), std::string(ir::op_name(kernel.op)) + " " + type, rounds);
+            samples.push_back(sample);
+          }
         }
         return samples;
       };
@@ -227,50 +234,56 @@ void measure_classes(const CalibrateOptions& options, Profile& profile) {
   }
 }
 
-// Least squares through the origin: seconds per element of extra time over elements. A cost
-// below 0 (the conversion costs less than the noise) is recorded as 0, and `what` says so.
-double per_element(const std::vector<std::pair<double, double>>& points, const CalibrateOptions& options,
-                   const std::string& what) {
-  double xy = 0, xx = 0;
-  for (const auto& [elements, extra] : points) xy += elements * extra, xx += elements * elements;
-  const double cost = xx > 0 ? xy / xx : 0;
-  if (cost < 0 && options.progress) {
-    options.progress(fmt::format("{}: fitted {:.3g} ns per element, below 0 (no cost measurable above the noise); "
-                                 "recorded as 0",
-                                 what, 1e9 * cost));
-  }
-  return std::max(0.0, cost);
-}
-
 // abs(abs(x)) with the first abs at `from`, the rest at `to`: the second pays from>to, the
 // first (reading the argument, at `to`) pays to>from, each over the same op run uniformly, the
-// mixed and the uniform runs in alternating rounds.
+// mixed and the uniform runs in alternating rounds. The roofline of an elementwise op at the
+// reader's type prices the bytes the two read (a `from` value against a `to` one); that traffic
+// is taken out, the rest is the conversion.
 void measure_edges(const CalibrateOptions& options, Profile& profile) {
+  const auto traffic = [&](const ir::Function& f, const std::string& own, const std::string& operand) {
+    const Roofline& roofline = profile.roofline(OpClass::elementwise, own);
+    const Sample with = work_and_bytes(f, ir::Op::abs, own, [&](const ir::ValueRef&) { return operand; });
+    const Sample without = work_and_bytes(f, ir::Op::abs, own);
+    return roofline.predict(with.work, with.bytes) - roofline.predict(without.work, without.bytes);
+  };
   for (const char* from : kFloatTypes) {
     for (const char* to : kFloatTypes) {
       if (std::string(from) >= to) continue;  // each unordered pair once: it gives both directions
-      std::vector<std::pair<double, double>> forward, backward;
-      for (const Shape& shape : kRows) {
-        const Bench bench("edge", shape, options.threads);
-        native::Realization mixed = uniform(to);
-        mixed.sites[bench.function().site_name(bench.sites().at(0))] = *native::real_type_from_name(from);
-        const native::Realization at_to_only = uniform(to), at_from_only = uniform(from);
-        const std::string at_from = std::string("abs ") + from, at_to = std::string("abs ") + to;
-        const std::vector<double> t = bench.medians(
-            {{&mixed, at_to}, {&at_to_only, at_to}, {&mixed, at_from}, {&at_from_only, at_from}}, rounds_of(options));
-        const double n = static_cast<double>(shape.n * shape.m);
-        forward.emplace_back(n, t[0] - t[1]);
-        backward.emplace_back(n, t[2] - t[3]);
-      }
-      profile.edge[conversion_key(from, to)] = per_element(forward, options, "edge " + conversion_key(from, to));
-      profile.edge[conversion_key(to, from)] = per_element(backward, options, "edge " + conversion_key(to, from));
-      if (options.progress) options.progress(fmt::format("edge {} ↔ {}", from, to));
+      std::vector<ConversionPoint> forward, backward;
+      const auto measure = [&](int rounds) {
+        forward.clear(), backward.clear();
+        for (const Shape& shape : kRows) {
+          const Bench bench("edge", shape, options.threads);
+          native::Realization mixed = uniform(to);
+          mixed.sites[bench.function().site_name(bench.sites().at(0))] = *native::real_type_from_name(from);
+          const native::Realization at_to_only = uniform(to), at_from_only = uniform(from);
+          const std::string at_from = std::string("abs ") + from, at_to = std::string("abs ") + to;
+          const std::vector<double> t =
+              bench.medians({{&mixed, at_to}, {&at_to_only, at_to}, {&mixed, at_from}, {&at_from_only, at_from}}, rounds);
+          const double n = static_cast<double>(shape.n * shape.m);
+          forward.push_back({n, t[0], t[1], traffic(bench.function(), to, from)});
+          backward.push_back({n, t[2], t[3], traffic(bench.function(), from, to)});
+        }
+      };
+      profile.edge[conversion_key(from, to)] = conversion_measured(options, "edge " + conversion_key(from, to), [&](int rounds) {
+        measure(rounds);
+        return forward;
+      });
+      // The backward points of the forward's last measurement; measured again alone when rejected.
+      bool first = true;
+      profile.edge[conversion_key(to, from)] = conversion_measured(options, "edge " + conversion_key(to, from), [&](int rounds) {
+        if (!first) measure(rounds);
+        first = false;
+        return backward;
+      });
     }
   }
 }
 
 // x @ p.w with w stored at `from` (or quantized) and the contraction at `to`, against the
-// contraction with w at `to`, in alternating rounds.
+// contraction with w at `to`, in alternating rounds. The difference less what the contraction's
+// roofline at `to` prices for reading w's bytes at `from` (an integer weight's: 1 or ½ a byte,
+// its traffic saving) is the load's cost.
 void measure_loads(const CalibrateOptions& options, Profile& profile) {
   std::vector<std::pair<std::string, std::string>> pairs;
   for (const char* from : kFloatTypes) {
@@ -280,14 +293,15 @@ void measure_loads(const CalibrateOptions& options, Profile& profile) {
   }
   for (const char* integer : kIntegerTypes) pairs.emplace_back(integer, "f32");
   for (const auto& [from, to] : pairs) {
-    std::vector<std::pair<double, double>> points;
+    const bool integer = from == "int8" || from == "int4";
+    std::vector<ConversionPoint> points;
     const auto measure = [&](int rounds) {
       std::vector<Sample> samples;
       points.clear();
       for (const Shape& shape : kLoads) {
         const Bench bench("load", shape, options.threads);
         native::Realization mixed = uniform(to);
-        if (from == "int8" || from == "int4") {
+        if (integer) {
           mixed.quant["w"] = native::QuantSpec{from == "int8" ? 8 : 4, -2, native::QuantScheme::absmax};
         } else {
           mixed.params["w"] = *native::real_type_from_name(from);
@@ -295,25 +309,102 @@ void measure_loads(const CalibrateOptions& options, Profile& profile) {
         const native::Realization plain = uniform(to);
         const std::string kind = "contract " + to;
         const std::vector<double> t = bench.medians({{&mixed, kind}, {&plain, kind}}, rounds);
-        Sample sample = work_and_bytes(bench.function(), ir::Op::contract, to, from);
+        Sample sample = work_and_bytes(bench.function(), ir::Op::contract, to, parameter_at(bench.function(), to, from));
+        const Sample plain_sample = work_and_bytes(bench.function(), ir::Op::contract, to);
+        const Roofline& roofline = profile.roofline(OpClass::contraction, to);
+        points.push_back({static_cast<double>(shape.k * shape.m), t[0], t[1],
+                          roofline.predict(sample.work, sample.bytes) - roofline.predict(plain_sample.work, plain_sample.bytes)});
         sample.seconds = t[0];
         samples.push_back(sample);
-        points.emplace_back(static_cast<double>(shape.k * shape.m), t[0] - t[1]);
       }
       return samples;
     };
-    if (from == "int8" || from == "int4") {
+    if (integer) {
       profile.rooflines[class_name(OpClass::contraction)][from] =
           fit_measured(options, fmt::format("contraction {} (the weight at {})", from, from), measure);
     } else {
       measure(rounds_of(options));
     }
-    profile.load[conversion_key(from, to)] = per_element(points, options, "load " + conversion_key(from, to));
-    if (options.progress) options.progress(fmt::format("load {} → {}", from, to));
+    bool first = true;  // the points of the measurement above; measured again when rejected
+    profile.load[conversion_key(from, to)] = conversion_measured(options, "load " + conversion_key(from, to), [&](int rounds) {
+      if (!first) measure(rounds);
+      first = false;
+      return points;
+    });
   }
 }
 
 }  // namespace
+
+ConversionFit fit_conversion(const std::vector<ConversionPoint>& points) {
+  ConversionFit fit;
+  fit.points = static_cast<int>(points.size());
+  double xy = 0, xx = 0;
+  for (const ConversionPoint& p : points) xy += p.elements * (p.with - p.without - p.traffic), xx += p.elements * p.elements;
+  if (!(xx > 0)) return fit;
+  fit.cost = xy / xx;
+  double squares = 0;
+  for (const ConversionPoint& p : points) {
+    const double r = p.with - p.without - p.traffic - fit.cost * p.elements;
+    squares += r * r;
+  }
+  fit.error = points.size() > 1 ? std::sqrt(squares / static_cast<double>(points.size() - 1) / xx) : std::fabs(fit.cost);
+  return fit;
+}
+
+const char* conversion_confidence(const ConversionFit& fit) {
+  if (fit.cost <= 0) return "LOW";
+  return fit.error <= 0.25 * fit.cost ? "good" : fit.error <= 0.5 * fit.cost ? "fair" : "LOW";
+}
+
+double recorded_cost(const ConversionFit& fit) { return std::max(0.0, fit.cost); }
+
+// Fits `measure(rounds)`'s samples. A fit whose held-out residual passes kResidualLimit is
+// rejected and measured again with twice the rounds, up to kMeasurements times; when none
+// passes, the best is kept, its confidence LOW. The progress line gives the confidence and each
+// rejection.
+Fit fit_measured(const CalibrateOptions& options, const std::string& what,
+                 const std::function<std::vector<Sample>(int rounds)>& measure) {
+  Fit best;
+  std::string rejected;
+  int rounds = rounds_of(options);
+  for (int attempt = 0; attempt < kMeasurements; ++attempt, rounds *= 2) {
+    const Fit fit = fit_shapes(measure(rounds));
+    if (attempt == 0 || fit.residual < best.residual) best = fit;
+    if (fit.residual <= kResidualLimit) break;
+    rejected += fmt::format("{}rejected at {} rounds (held-out residual {:.0f}% > {:.0f}%)", rejected.empty() ? "; " : ", ",
+                            rounds, 100 * fit.residual, 100 * kResidualLimit);
+  }
+  if (options.progress) {
+    options.progress(fmt::format("{}: {} samples ({} held out), held-out residual {:.0f}%, confidence {}{}{}", what,
+                                 best.points + best.held_out, best.held_out, 100 * best.residual, fit_confidence(best),
+                                 rejected, best.residual > kResidualLimit ? "; kept the best: its decisions are unreliable" : ""));
+  }
+  return best;
+}
+
+// Fits a conversion from `measure(rounds)`'s points; a cost below 0 by more than twice its
+// standard error is rejected and measured again with twice the rounds (kMeasurements times at
+// most). The recorded cost is the fit's, or 0 when it is below 0: the progress line says which,
+// with the standard error.
+double conversion_measured(const CalibrateOptions& options, const std::string& what,
+                           const std::function<std::vector<ConversionPoint>(int rounds)>& measure) {
+  ConversionFit fit;
+  std::string rejected;
+  int rounds = rounds_of(options);
+  for (int attempt = 0; attempt < kMeasurements; ++attempt, rounds *= 2) {
+    fit = fit_conversion(measure(rounds));
+    if (fit.cost + 2 * fit.error >= 0) break;
+    rejected += fmt::format("{}rejected at {} rounds ({:.3g} ± {:.2g} ns per element)", rejected.empty() ? "; " : ", ",
+                            rounds, 1e9 * fit.cost, 1e9 * fit.error);
+  }
+  if (options.progress) {
+    options.progress(fmt::format("{}: {:.3g} ± {:.2g} ns per element over {} shapes, confidence {}{}{}", what, 1e9 * fit.cost,
+                                 1e9 * fit.error, fit.points, conversion_confidence(fit), rejected,
+                                 fit.cost < 0 ? "; recorded as 0" : ""));
+  }
+  return recorded_cost(fit);
+}
 
 const char* fit_confidence(const Fit& fit) {
   return fit.residual <= kGoodResidual ? "good" : fit.residual <= kResidualLimit ? "fair" : "LOW";

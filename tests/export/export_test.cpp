@@ -11,6 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/error_code.h"
@@ -186,6 +187,49 @@ TEST(ExportC, TinyGptSameBytesAsNative) {
   check_case({example("gpt_tiny.psk"), "logits", "--dim T=5"});
   check_case({example("gpt_tiny.psk"), "loss", "--dim T=5"},
              {"f64", "bf16", "mixed"});  // the logits' code, and the loss
+}
+
+// Integer weights are held as their codes and scales: the loader quantizes each (pk_quantize, one
+// allocation of bytes and f32 scales) and keeps no f32 copy of it, every read is a pk_qat (its
+// meaning f32(q·s)); and the bytes are presk run's under int8 over the last axis with f64 sites,
+// and grouped int4 and int8 scales (8 rows share a scale).
+TEST(ExportC, IntegerWeightsAreHeldAsCodesAndScales) {
+  const Case c{example("mlp.psk"), "logits", "--dim B=3"};
+  const ir::Program program = compile(c);
+  testing_support::TempFolder folder;
+  write_inputs(program, c.entry, folder.file("weights.safetensors"), folder.file("data.safetensors"));
+  for (const auto& [label, bits, over, group] : {std::tuple{"int8-f64-last-axis", 8, -1, 0},
+                                                 std::tuple{"int4-grouped", 4, -2, 8},
+                                                 std::tuple{"int8-grouped", 8, -2, 8}}) {
+    exec::native::Realization r = exec::native::uniform_realization(
+        bits == 8 && over == -1 ? exec::native::RealType::f64 : exec::native::RealType::f32);
+    r.origin = label;
+    size_t quantized = 0;
+    for (const ir::Param& param : program.params) {
+      if (param.type.rank() < 2) continue;
+      r.quant[param.path] = {bits, over, exec::native::QuantScheme::absmax, group};
+      ++quantized;
+    }
+    ASSERT_GT(quantized, 0u);
+    exec::native::validate_realization(r, program);
+    const export_c::CExport files = export_c::export_c(program, c.entry, r, "t", "test");
+    size_t calls = 0;
+    for (size_t at = files.source.find("= pk_quantize(values"); at != std::string::npos;
+         at = files.source.find("= pk_quantize(values", at + 1)) {
+      ++calls;
+    }
+    EXPECT_EQ(calls, quantized) << label;
+    size_t copies = 0;  // the other parameters' (the biases') buffers in their realized types
+    for (size_t at = files.source.find("; ++i) into[i] = "); at != std::string::npos;
+         at = files.source.find("; ++i) into[i] = ", at + 1)) {
+      ++copies;
+    }
+    EXPECT_EQ(copies, program.params.size() - quantized) << label << ": a copy of the integer weights";
+    EXPECT_NE(files.source.find("pk_qat(v"), std::string::npos) << label;
+    const std::string path = folder.file(std::string(label) + ".json");
+    std::ofstream(path) << exec::native::realization_to_json(r).dump(2);
+    expect_same_bytes(c, label, "@" + path, folder, {kO2});
+  }
 }
 
 // Llama's grouped-query attention, rotary embedding (slice, concat), SiLU and RMS norms.

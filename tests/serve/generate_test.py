@@ -23,6 +23,27 @@ def write_tokens(path, tokens):
         f.write(struct.pack("<Q", len(header)) + header + struct.pack(f"<{len(tokens)}q", *tokens))
 
 
+def write_arguments(path, tensors):
+    """tensors: (name, dtype, shape, packed little-endian bytes) in order."""
+    header, offset, payload = {}, 0, b""
+    for name, dtype, shape, data in tensors:
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + len(data)]}
+        offset += len(data)
+        payload += data
+    text = json.dumps(header).encode()
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + payload)
+
+
+def read_raw(path, name):
+    """A tensor's bytes."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    size = struct.unpack("<Q", raw[:8])[0]
+    begin, end = (8 + size + o for o in json.loads(raw[8:8 + size])[name]["data_offsets"])
+    return raw[begin:end]
+
+
 def read_rows(path, name, width):
     with open(path, "rb") as f:
         raw = f.read()
@@ -77,11 +98,7 @@ class Generate(unittest.TestCase):
         # maps them onto decode's (src/generate/twins.h). Greedy: each token is the argmax of the
         # forward `logits` row under the same realization (the bits: tests/decode/twins_test.cpp).
         folder, program, weights = MODEL
-        data = os.path.join(folder, "data", "train.safetensors")
-        envelope, solved = os.path.join(folder, "envelope.json"), os.path.join(folder, "solved.json")
-        tiny_model.run(PRESK, "calibrate", "--precision", program, "--entry", "loss", *tiny_model.BINDINGS, "--weights", weights,
-                       "--data", data, "--samples", "2", "--bits", "128", "--out", envelope)
-        tiny_model.run(PRESK, "solve", program, *tiny_model.BINDINGS, "--precision", envelope, "--budget", "1e-2", "--out", solved)
+        solved = self.solved()
         report = json.loads(generate("--prompt", "the c", "--tokens", "11", "--realize", "@" + solved, "--json").stdout)
         window = (report["prompt"] + report["text"])[:16]
         vocabulary = sorted(set(tiny_model.TEXT))
@@ -95,6 +112,41 @@ class Generate(unittest.TestCase):
         for t in range(len(report["prompt"]) - 1, 15):
             row = rows[t]
             self.assertEqual(tokens[t + 1], row.index(max(row)), f"position {t}")
+
+    def test_run_maps_a_solved_realization_onto_decode(self):
+        # presk run --entry decode --realize @solved types decode's twin sites as generate does:
+        # the first step (empty caches, position 0) is row 0 of `logits` under the same
+        # realization, bit for bit, for every first token.
+        folder, program, weights = MODEL
+        solved = self.solved()
+        vocabulary = sorted(set(tiny_model.TEXT))
+        window = [vocabulary.index(c) for c in "the cat sat on t"]
+        inputs, outputs = os.path.join(folder, "row0.safetensors"), os.path.join(folder, "row0_logits.safetensors")
+        write_tokens(inputs, window)
+        tiny_model.run(PRESK, "run", program, "--entry", "logits", *tiny_model.BINDINGS, "--weights", weights,
+                       "--realize", "@" + solved, "--data", inputs, "--out", outputs)
+        expected = read_raw(outputs, "logits")
+        row = len(expected) // 16
+        cache = struct.pack("<256d", *([0.0] * 256))  # R[L, H, T, D / H] = [2, 2, 16, 4]
+        step, result = os.path.join(folder, "step.safetensors"), os.path.join(folder, "step_out.safetensors")
+        write_arguments(step, [("kc", "F64", [2, 2, 16, 4], cache), ("vc", "F64", [2, 2, 16, 4], cache),
+                               ("at", "I64", [], struct.pack("<q", 0)), ("token", "I64", [1], struct.pack("<q", window[0]))])
+        tiny_model.run(PRESK, "run", program, "--entry", "decode", *tiny_model.BINDINGS, "--weights", weights,
+                       "--realize", "@" + solved, "--data", step, "--out", result)
+        self.assertEqual(read_raw(result, "decode#0"), expected[:row])
+
+    def solved(self):
+        """A realization presk solve writes for `loss` (full-sequence sites only), made once."""
+        folder, program, weights = MODEL
+        solved = os.path.join(folder, "solved.json")
+        if os.path.exists(solved):
+            return solved
+        data = os.path.join(folder, "data", "train.safetensors")
+        envelope = os.path.join(folder, "envelope.json")
+        tiny_model.run(PRESK, "calibrate", "--precision", program, "--entry", "loss", *tiny_model.BINDINGS, "--weights", weights,
+                       "--data", data, "--samples", "2", "--bits", "128", "--out", envelope)
+        tiny_model.run(PRESK, "solve", program, *tiny_model.BINDINGS, "--precision", envelope, "--budget", "1e-2", "--out", solved)
+        return solved
 
     def test_errors_are_coded(self):
         cases = [(["--prompt", "xyz", "--tokens", "3"], "E1510"),
