@@ -158,7 +158,8 @@ TEST_F(ChipMeasure, TheEntrysGapSplitAsQuantizeSplitsIt) {
 }
 
 TEST_F(ChipMeasure, SolvedContractInsideItsBudgetInAndOutOfSampleAtAnyThreadCount) {
-  // Six windows of T + 1 tokens: two calibrated, two held out.
+  // Six windows of T + 1 tokens: two calibrated, two held out. The weights stay f32: the budget is
+  // the activations' alone (int8 weights would move the logits whatever the activations).
   Tensor tokens(ElementType::i32, {6, 9});
   for (uint64_t i = 0; i < 54; ++i) tokens.set_integer(i, static_cast<int64_t>((i * 7 + i / 9) % 11));
   write_safetensors(dir_ + "/data.safetensors", {{"tokens", tokens}});
@@ -168,8 +169,8 @@ TEST_F(ChipMeasure, SolvedContractInsideItsBudgetInAndOutOfSampleAtAnyThreadCoun
   ASSERT_EQ(calibrate.status, 0) << calibrate.output;
   auto solve = [&](const std::string& out, int threads) {
     return run_command(presk() + " solve " + source("examples/gpt_tiny.psk") + " --precision " + dir_ +
-                       "/data-env.json --contract " + source("examples/contracts/npu_w8a8.json") + " --realize @" +
-                       dir_ + "/r8.json --budget 3e-3 --heldout 2 --quiet --threads " + std::to_string(threads) +
+                       "/data-env.json --contract " + source("examples/contracts/npu_w8a8.json") +
+                       " --realize f32 --budget 3e-3 --heldout 2 --quiet --threads " + std::to_string(threads) +
                        " --out " + dir_ + "/" + out);
   };
   const auto one = solve("solved1.json", 1);
@@ -192,8 +193,8 @@ TEST_F(ChipMeasure, SolvedContractInsideItsBudgetInAndOutOfSampleAtAnyThreadCoun
   EXPECT_EQ(solved["products"].size(), record["values"].size());
   // The solved contract is a contract: check --measure reads it, and its entry's gap is the solve's.
   const auto checked = run_command(presk() + " check --json --precision " + dir_ + "/data-env.json " +
-                                       source("examples/gpt_tiny.psk") + " --realize @" + dir_ + "/r8.json --measure "
-                                       "--contract " + dir_ + "/solved1.json", false);
+                                       source("examples/gpt_tiny.psk") + " --realize f32 --measure --contract " + dir_ +
+                                       "/solved1.json", false);
   ASSERT_EQ(checked.status, 0) << checked.output;
   EXPECT_EQ(nlohmann::json::parse(checked.output)["entry_gap"]["total"]["absolute"], record["gap"]["in_sample"]["absolute"]);
   // explain gives each decision its reason.
