@@ -11,6 +11,8 @@
 #include "numerics/bind.h"
 #include "numerics/contract_json.h"
 #include "numerics/measure.h"
+#include "numerics/quantize.h"
+#include "precision/quantize_split.h"
 
 namespace presk::cli {
 namespace {
@@ -82,6 +84,29 @@ void print_gaps(const ContractCheckOptions& options, const numerics::Contract& c
   }
 }
 
+nlohmann::ordered_json entry_json(const precision::QuantizeSplit& split) {
+  const double m = split.representation.magnitude;
+  auto gap = [&](const precision::MeasuredGap& g) {
+    return nlohmann::ordered_json{{"absolute", g.absolute}, {"relative", relative(g.absolute, m)}};
+  };
+  return {{"magnitude", m}, {"representation", gap(split.representation)}, {"arithmetic", gap(split.arithmetic)},
+          {"total", gap(split.total)}};
+}
+
+void print_entry(const precision::QuantizeSplit& split) {
+  const double m = split.representation.magnitude;
+  std::cout << "the entry's output, every value as the chip computes it (its quantize ops; relative to the largest "
+               "|exact output|, "
+            << fmt::format("{:.4e}", m) << ")\n";
+  auto line = [&](const char* name, const precision::MeasuredGap& g, const char* what) {
+    std::cout << fmt::format("{:<15} {:.3e} absolute, {:.3e} relative   ({})\n", name, g.absolute, relative(g.absolute, m),
+                             what);
+  };
+  line("representation", split.representation, "exact on the quantized activations and stored weights against exact");
+  line("arithmetic", split.arithmetic, "the native run of the chip's program against the former");
+  line("total", split.total, "the native run of the chip's program against exact");
+}
+
 }  // namespace
 
 int run_contract_check(const ContractCheckOptions& options, GlobalOptions& global) {
@@ -93,16 +118,26 @@ int run_contract_check(const ContractCheckOptions& options, GlobalOptions& globa
   const std::vector<numerics::QuantizedProduct> products = numerics::bind_contract(contract, prepared.program, &realization);
   std::cerr << "presk check: the exact reference on " << prepared.count << " sample(s), " << products.size()
             << " quantized product(s)\n";
+  const std::vector<numerics::QuantizeSite> sites = numerics::quantize(prepared.program, contract, products);
+  const ir::Program chip = numerics::chip_program(prepared.program, sites, products);
+  const ir::Function& chip_entry = *chip.find_function(prepared.entry->name);
+  std::cerr << "presk check: the entry's output, the exact meaning against the chip's (" << sites.size()
+            << " quantize site(s))\n";
+  const precision::QuantizeSplit entry = precision::quantize_split(
+      prepared.program, *prepared.entry, chip, chip_entry, realization, prepared.parameters, prepared.count,
+      [&](int64_t k) { return prepared.inputs(k, global.seed); }, envelope.bits, global.threads);
   const numerics::ContractGaps gaps = numerics::measure_contract(
       prepared.program, *prepared.entry, contract, products, realization, prepared.parameters, prepared.count,
       [&](int64_t k) { return prepared.inputs(k, global.seed); }, envelope.bits);
   if (global.json) {
     nlohmann::ordered_json out = {{"contract", options.contract}, {"chip", contract.chip}, {"realize", options.realize},
                                   {"entry", prepared.entry->name}, {"samples", prepared.count}, {"bits", envelope.bits},
+                                  {"entry_gap", entry_json(entry)},
                                   {"products", gaps_json(contract, gaps.products)}, {"caches", caches_json(gaps.caches)}};
     std::cout << out.dump(2) << '\n';
   } else {
     print_gaps(options, contract, prepared.count, envelope.bits, gaps.products);
+    print_entry(entry);
     print_caches(gaps.caches);
   }
   return 0;

@@ -269,10 +269,12 @@ int run_dump(const DumpOptions& options, const GlobalOptions& global) {
   if (options.stage == "chip") {
     // The quantize insertion's placement (numerics/quantize.h) under the contract.
     const numerics::Contract contract = numerics::read_contract_file(options.contract);
-    const std::vector<numerics::QuantizeSite> sites =
-        numerics::quantize(program, contract, numerics::bind_contract(contract, program, nullptr));
+    const std::vector<numerics::QuantizedProduct> products = numerics::bind_contract(contract, program, nullptr);
+    const std::vector<numerics::QuantizeSite> sites = numerics::quantize(program, contract, products);
     std::cout << (global.json ? numerics::quantize_json(sites).dump(2) + "\n"
-                              : "# chip `" + contract.chip + "`\n" + numerics::quantize_text(program, sites));
+                              : "# chip `" + contract.chip + "`\n" + numerics::quantize_text(program, sites) +
+                                    "\n# the program as the chip runs it\n" +
+                                    ir::print_program(numerics::chip_program(program, sites, products)));
     return 0;
   }
   if (options.stage == "vjp") program = ad::add_vjps(program);

@@ -176,6 +176,7 @@ int run_solve_command(const SolveCommandOptions& options, const std::string& ste
         << "presk solve needs --precision (an entry's envelope) or --step (a training step's envelope)";
   }
   check_solve_outputs(options);
+  if (!options.contract.empty()) return run_chip_solve(options, global);
   if (!options.report.empty()) {
     check_output_files({{"--out", options.out}, {"--report", options.report}},
                        {{"the program", options.run.program}, {"--precision", options.run.envelope}});
@@ -212,6 +213,11 @@ Registration registration("solve", 36, [](CLI::App& app, GlobalOptions& global) 
       ->capture_default_str();
   command->add_option("--out", options->out, "The realization file to write (JSON, format 1, with its record)")->required();
   command->add_option("--report", options->report, "Also write the solve's HTML report here (as presk report R.json --out F.html)");
+  command->add_option("--contract", options->contract,
+                      "A chip contract (docs/chip.md): solve which of its products read their activation quantized, "
+                      "and in how many words; --out gets the solved contract");
+  command->add_option("--realize", options->realize, "With --contract: the realization the chip runs (its integer weights)")
+      ->capture_default_str();
   command->footer(
       "Offers every stored value and parameter (rules 1 and 2 aside), proposes greedily by bytes saved per unit of "
       "first-order term, measures the proposal natively against the exact reference on the envelope's samples, and "

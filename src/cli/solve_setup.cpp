@@ -32,6 +32,8 @@ double parse_epsilon(const std::string& text, const char* option) {
   return value;
 }
 
+}  // namespace
+
 // --budget, --budget-abs, or the entry's own clause; the absolute threshold from the envelope.
 solve::Budget budget_of(const SolveCommandOptions& options, const ir::Function& entry,
                         const precision::Envelope& envelope) {
@@ -64,6 +66,8 @@ solve::Budget budget_of(const SolveCommandOptions& options, const ir::Function& 
   budget.absolute = budget.relative ? budget.epsilon * envelope.output_max_abs : budget.epsilon;
   return budget;
 }
+
+namespace {
 
 solve::SolveOptions solve_options(const SolveCommandOptions& options) {
   if (!(options.margin > 0) || !std::isfinite(options.margin)) {
@@ -98,6 +102,8 @@ solve::SolveOptions solve_options(const SolveCommandOptions& options) {
   return out;
 }
 
+}  // namespace
+
 // The held-out samples: those after the envelope's in its data file, as many as asked (or as
 // the envelope's) and as the file holds.
 solve::SampleSet held_out_set(const PreparedRun& prepared, int64_t wanted) {
@@ -109,6 +115,8 @@ solve::SampleSet held_out_set(const PreparedRun& prepared, int64_t wanted) {
   set.inputs = [run, first](int64_t k) { return run->data->sample(first + k); };
   return set;
 }
+
+namespace {
 
 // --quant: the integer pass on the float solve's solution (solve/quant_pass.h), then the held-out
 // measurement of what it leaves.

@@ -32,6 +32,8 @@ struct SolveCommandOptions {
   std::string profile;  // --profile PROFILE.json: price by predicted time (presk bench --calibrate)
   std::string out;
   std::string report;  // solve --report F.html (src/report)
+  std::string contract;         // --contract C: solve which products read quantized activations (chip_solve.h)
+  std::string realize = "f32";  // --realize R: with --contract, the chip's realization (its integer weights)
 };
 
 void add_solve_options(CLI::App& command, SolveCommandOptions& options, GlobalOptions& global);
@@ -55,6 +57,16 @@ struct SolveRun {
 };
 
 SolveRun run_solve(const SolveCommandOptions& options, GlobalOptions& global);
+
+// The budget the options give (--budget, --budget-abs, or the entry's precision clause).
+solve::Budget budget_of(const SolveCommandOptions& options, const ir::Function& entry,
+                        const precision::Envelope& envelope);
+// The held-out samples: those after the envelope's in its data file, as many as asked (or as
+// the envelope's) and as the file holds.
+solve::SampleSet held_out_set(const PreparedRun& prepared, int64_t wanted);
+
+// `presk solve --contract C` (solve/chip_solve.h): the solved contract written to --out.
+int run_chip_solve(const SolveCommandOptions& options, GlobalOptions& global);
 
 // --profile's lines of the report: the predicted time of all-f64, all-f32, the realization and
 // the relaxation floor (every offered value at its narrowest rung), and whether the floor is slower.

@@ -429,6 +429,7 @@ void emit_op(LetCode& code) {
     case ir::OpFamily::Contraction:
       return emit_contract(code);
     case ir::OpFamily::Normalization:
+      if (code.let.op == ir::Op::quantize) unsupported(code, "a chip's quantize");
       return emit_normalization(code);
     case ir::OpFamily::Gather:
       return embed(code);

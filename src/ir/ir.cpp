@@ -113,9 +113,14 @@ std::string value_ref_text(ValueRef value) {
 
 std::string Function::site_name(uint32_t let_index) const {
   uint32_t dropouts = 0;
-  for (uint32_t i = 0; i < let_index && i < lets.size(); ++i) dropouts += lets[i].op == Op::dropout ? 1 : 0;
+  uint32_t quantizes = 0;
+  for (uint32_t i = 0; i < let_index && i < lets.size(); ++i) {
+    dropouts += lets[i].op == Op::dropout ? 1 : 0;
+    quantizes += lets[i].op == Op::quantize ? 1 : 0;
+  }
   if (let_index < lets.size() && lets[let_index].op == Op::dropout) return name + "/dropout" + std::to_string(dropouts);
-  return name + "/%" + std::to_string(let_index - dropouts);
+  if (let_index < lets.size() && lets[let_index].op == Op::quantize) return name + "/quantize" + std::to_string(quantizes);
+  return name + "/%" + std::to_string(let_index - dropouts - quantizes);
 }
 
 const Type& Function::type_of(ValueRef value) const {

@@ -148,9 +148,11 @@ struct Function {
 
   const Type& type_of(ValueRef value) const;
   // The let's stable name: "LayerNorm.apply/%4", where %n counts the function's lets other than
-  // `dropout`, which only a training compile emits; the k-th dropout is "LayerNorm.apply/dropout<k>".
-  // So %n names the same value whether the program was compiled for inference or training
-  // (a realization solved on one applies to the other). In a function without dropout, n is
+  // `dropout`, which only a training compile emits, and `quantize`, which only the chip's quantize
+  // pass inserts; the k-th dropout is "LayerNorm.apply/dropout<k>", the k-th quantize
+  // "LayerNorm.apply/quantize<k>". So %n names the same value whether the program was compiled
+  // for inference or training, with or without a chip's quantizes (a realization or a contract
+  // written for one applies to the others). In a function without dropout, n is
   // the let's index, the %n of the printed IR.
   std::string site_name(uint32_t let_index) const;
 };

@@ -174,6 +174,14 @@ InferredType normalization_rule(Op op, const Type& operand, const Attrs& attrs) 
     return fail(std::string(op_name(op)) + " needs an R operand, found " + describe(operand));
   }
   if (auto problem = detail::check_axis(attrs, operand.rank(), op_name(op))) return fail(*problem);
+  if (op == Op::quantize) {  // along the last axis, in blocks of starts[0] (ops.def)
+    const int64_t extent = operand.shape.back();
+    if (attrs.axes[0] != operand.rank() - 1) return fail("quantize takes its operand's last axis");
+    if (attrs.starts.size() != 1 || attrs.starts[0] < 1 || extent % attrs.starts[0] != 0) {
+      return fail("quantize needs starts=[b], a block b ≥ 1 that divides the last axis's " + std::to_string(extent));
+    }
+    if (attrs.spec.empty()) return fail("quantize needs spec=\"scale/words\" (\"absmax/one\")");
+  }
   return give(ElemKind::Real, operand.shape);
 }
 

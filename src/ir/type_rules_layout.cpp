@@ -225,6 +225,8 @@ uint8_t attr_fields_read(Op op) {
       return field(AttrField::Spec);
     case Op::slice:
       return field(AttrField::Axes) | field(AttrField::Starts) | field(AttrField::Stops);
+    case Op::quantize:  // the last axis, the block, the scheme's scale/words
+      return field(AttrField::Axes) | field(AttrField::Starts) | field(AttrField::Spec);
     case Op::call:
     case Op::fold:
     case Op::fold_trace:

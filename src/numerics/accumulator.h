@@ -9,7 +9,7 @@
 #include <string>
 
 #include "exec/native/kernels.h"
-#include "numerics/contract.h"
+#include "numerics/scheme/contract.h"
 
 namespace presk::numerics {
 

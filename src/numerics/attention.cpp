@@ -2,8 +2,8 @@
 // and the chip's integer form.
 #include "numerics/attention.h"
 
-#include "numerics/kernels.h"
-#include "numerics/rational.h"
+#include "numerics/scheme/kernels.h"
+#include "numerics/scheme/rational.h"
 #include "support/diagnostics.h"
 
 namespace presk::numerics {

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "numerics/contract.h"
-#include "numerics/meaning.h"
+#include "numerics/scheme/contract.h"
+#include "numerics/scheme/meaning.h"
 
 namespace presk::numerics {
 

@@ -12,7 +12,7 @@
 
 #include "exec/native/realization.h"
 #include "ir/ir.h"
-#include "numerics/contract.h"
+#include "numerics/scheme/contract.h"
 
 namespace presk::numerics {
 

@@ -202,7 +202,7 @@ Contract parse_contract(const json& root, const std::string& origin) {
   const JsonFields& f = r.fields();
   f.check_format(root);
   r.only(root, {"format", "chip", "activation", "products", "cache", "caches", "memory", "attention", "fused",
-                "fused_bound", "accumulator"}, "");
+                "fused_bound", "accumulator", "solve"}, "");  // solve: presk solve --contract's record (explain reads it)
   Contract c;
   c.chip = f.text(root, "chip", "");
   c.activation = r.optional_scheme(f.field(root, "activation", ""), "activation");

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "numerics/contract.h"
+#include "numerics/scheme/contract.h"
 
 namespace presk::numerics {
 

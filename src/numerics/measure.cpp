@@ -15,8 +15,8 @@
 #include "exec/reference/interpreter.h"
 #include "exec/reference/observer.h"
 #include "numerics/accumulator.h"
-#include "numerics/kernels.h"
-#include "numerics/meaning.h"
+#include "numerics/scheme/kernels.h"
+#include "numerics/scheme/meaning.h"
 #include "support/diagnostics.h"
 
 namespace presk::numerics {

@@ -10,8 +10,8 @@
 //    result its producer can quantize in its epilogue, a row at a time by those producers, each
 //    set carrying its row's quantized form into the table's (PARITY-BATCH-ROW-QUANT);
 //  * otherwise right after the producer (on entry, for an argument).
-// The result is the placement: where each quantize goes and which products read it. The IR op
-// that carries it into both executors is not built yet (docs/chip.md, "Status").
+// The result is the placement: where each quantize goes and which products read it; chip_program
+// makes it the IR's `quantize` lets, which both executors run.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +43,17 @@ struct QuantizeSite {
 // The placement of every quantize the bound products need, per function in let order.
 std::vector<QuantizeSite> quantize(const ir::Program& program, const Contract& contract,
                                    const std::vector<QuantizedProduct>& products);
+
+// The program as the chip runs it: each placement made a `quantize` let (ops.def) that the
+// readers read, through their views. A quantize goes right after its producer (on entry for an
+// argument), or, for a table assembled a row at a time, right before its first reader (with
+// per_row_by_producers too: a block lies within a row, so quantizing the table whole gives the
+// values its rows' producers would set). The readers' views read it in place where nothing else
+// reads them; a view something else reads too keeps its values, and the product reads a quantize
+// of the view of its own, right before it (the same values: a view keeps each row whole).
+// Quantize sites are named "F/quantize<k>" and leave every other site's name as it was.
+ir::Program chip_program(const ir::Program& program, const std::vector<QuantizeSite>& sites,
+                         const std::vector<QuantizedProduct>& products);
 
 // A table for `presk dump --stage chip`, and its JSON form.
 std::string quantize_text(const ir::Program& program, const std::vector<QuantizeSite>& sites);

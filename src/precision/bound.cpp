@@ -200,6 +200,11 @@ Ceiling Propagator::apply_rule(const RuleContext& context, const std::vector<Cei
     case ir::OpFamily::Contraction:
       return bound_detail::contraction_rule(context, operands.at(0), operands.at(1));
     case ir::OpFamily::Normalization:
+      if (context.let.op == ir::Op::quantize) {
+        user_error("E1723").hint("measure a chip's program with `presk check --contract C --measure`")
+            << "a chip's quantize (site " << context.function.site_name(context.index)
+            << ") has no rounding bound: it is no rounding of the realization";
+      }
       return bound_detail::normalization_rule(context, operands.at(0));
     case ir::OpFamily::Gather:
     case ir::OpFamily::Layout:

@@ -70,13 +70,20 @@ QuantizeSplit quantize_split(const ir::Program& program, const ir::Function& ent
                              const exec::native::Realization& realization,
                              const reference::ParameterStore& parameters, int64_t count,
                              const SampleInputs& inputs, long bits, int threads) {
+  return quantize_split(program, entry, program, entry, realization, parameters, count, inputs, bits, threads);
+}
+
+QuantizeSplit quantize_split(const ir::Program& program, const ir::Function& entry, const ir::Program& chip,
+                             const ir::Function& chip_entry, const exec::native::Realization& realization,
+                             const reference::ParameterStore& parameters, int64_t count,
+                             const SampleInputs& inputs, long bits, int threads) {
   const reference::ParameterStore stored = stored_parameters(program, realization, parameters);
   const ExactOutputs on_true = run_exactly(program, entry, parameters, count, inputs, bits, threads);
-  const ExactOutputs on_stored = run_exactly(program, entry, stored, count, inputs, bits, threads);
+  const ExactOutputs on_stored = run_exactly(chip, chip_entry, stored, count, inputs, bits, threads);
   QuantizeSplit split;
   split.representation = exact_gap(on_true, on_stored);
-  split.arithmetic = measure_gap(program, entry, realization, parameters, count, inputs, on_stored, threads);
-  split.total = measure_gap(program, entry, realization, parameters, count, inputs, on_true, threads);
+  split.arithmetic = measure_gap(chip, chip_entry, realization, parameters, count, inputs, on_stored, threads);
+  split.total = measure_gap(chip, chip_entry, realization, parameters, count, inputs, on_true, threads);
   for (const ir::Param& param : program.params) {
     if (param.type.kind != ir::ElemKind::Real) continue;
     split.weight_bytes += bytes_under(param, realization);

@@ -32,4 +32,14 @@ QuantizeSplit quantize_split(const ir::Program& program, const ir::Function& ent
                              const reference::ParameterStore& parameters, int64_t count,
                              const SampleInputs& inputs, long bits, int threads);
 
+// The same split for a chip (`presk check --contract C --measure`): `chip` is `program` as the
+// chip runs it (numerics::chip_program: its quantize lets), `chip_entry` its entry. The
+// representation part is the exact denotation of `chip` (each quantize by its scheme's exact
+// meaning) on the stored weights against that of `program` on the true weights; the arithmetic
+// part the native run of `chip` against the former; the total against the latter.
+QuantizeSplit quantize_split(const ir::Program& program, const ir::Function& entry, const ir::Program& chip,
+                             const ir::Function& chip_entry, const exec::native::Realization& realization,
+                             const reference::ParameterStore& parameters, int64_t count,
+                             const SampleInputs& inputs, long bits, int threads);
+
 }  // namespace presk::precision

@@ -44,6 +44,7 @@ class Measurer : public Measurements {
   int64_t held_out_count() const { return held_out_.count; }
   // The exact outputs of the envelope's samples, as every in-sample gap is measured against.
   const precision::ExactOutputs& exact_in_sample() const { return exact_in_; }
+  const precision::ExactOutputs& exact_held_out() const { return exact_out_; }
 
   double exact_seconds() const { return exact_seconds_; }
   bool exact_from_cache() const { return exact_from_cache_; }

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "numerics/accumulator.h"
-#include "numerics/kernels.h"
+#include "numerics/scheme/kernels.h"
 
 namespace presk::numerics {
 namespace {

@@ -5,9 +5,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "common/run_command.h"
+#include "support/safetensors.h"
+#include "support/tensor.h"
 
 namespace presk {
 namespace {
@@ -136,6 +139,74 @@ TEST_F(ChipMeasure, CachesKeptAsInt8Rows) {
       EXPECT_LT(relative, contract == "kv_int8.json" ? 1.0 / 254 : 0.05) << contract;
     }
   }
+}
+
+TEST_F(ChipMeasure, TheEntrysGapSplitAsQuantizeSplitsIt) {
+  const nlohmann::json report = nlohmann::json::parse(check("npu_w8a8.json"));
+  const nlohmann::json& entry = report["entry_gap"];
+  const double representation = entry["representation"]["relative"], arithmetic = entry["arithmetic"]["relative"];
+  const double total = entry["total"]["relative"];
+  // int8 activations and weights move the logits; the native f32 run of the same program lies
+  // much nearer its own exact meaning than that meaning lies to the plain program's.
+  EXPECT_GT(representation, 1e-4) << entry;
+  EXPECT_LT(arithmetic, representation / 10) << entry;
+  EXPECT_LE(total, representation + arithmetic) << entry;  // a triangle
+  EXPECT_GE(total, representation - arithmetic) << entry;
+  // Two words represent the activations 128 times finer: the entry's representation gap shrinks.
+  const nlohmann::json two = nlohmann::json::parse(check("a16_two_word.json"))["entry_gap"];
+  EXPECT_LT(two["representation"]["relative"].get<double>(), representation) << two;
+}
+
+TEST_F(ChipMeasure, SolvedContractInsideItsBudgetInAndOutOfSampleAtAnyThreadCount) {
+  // Six windows of T + 1 tokens: two calibrated, two held out. The weights stay f32: the budget is
+  // the activations' alone (int8 weights would move the logits whatever the activations).
+  Tensor tokens(ElementType::i32, {6, 9});
+  for (uint64_t i = 0; i < 54; ++i) tokens.set_integer(i, static_cast<int64_t>((i * 7 + i / 9) % 11));
+  write_safetensors(dir_ + "/data.safetensors", {{"tokens", tokens}});
+  const auto calibrate = run_command(presk() + " calibrate --precision " + source("examples/gpt_tiny.psk") +
+                                     " --entry logits --dim T=8 --data " + dir_ + "/data.safetensors --samples 2 "
+                                     "--bits 128 --quiet --out " + dir_ + "/data-env.json");
+  ASSERT_EQ(calibrate.status, 0) << calibrate.output;
+  auto solve = [&](const std::string& out, int threads) {
+    return run_command(presk() + " solve " + source("examples/gpt_tiny.psk") + " --precision " + dir_ +
+                       "/data-env.json --contract " + source("examples/contracts/npu_w8a8.json") +
+                       " --realize f32 --budget 3e-3 --heldout 2 --quiet --threads " + std::to_string(threads) +
+                       " --out " + dir_ + "/" + out);
+  };
+  const auto one = solve("solved1.json", 1);
+  ASSERT_EQ(one.status, 0) << one.output;
+  ASSERT_EQ(solve("solved2.json", 2).status, 0);
+  const auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_EQ(read(dir_ + "/solved1.json"), read(dir_ + "/solved2.json"));
+  const nlohmann::json solved = nlohmann::json::parse(read(dir_ + "/solved1.json"));
+  const nlohmann::json& record = solved["solve"];
+  EXPECT_TRUE(record["gap"]["in_sample"]["inside"].get<bool>()) << record["gap"];
+  ASSERT_FALSE(record["gap"]["held_out"].is_null());
+  EXPECT_TRUE(record["gap"]["held_out"]["inside"].get<bool>()) << record["gap"];
+  // Some product reads its activation quantized, and every product the contract names is decided.
+  int quantized = 0;
+  for (const auto& [site, scheme] : solved["products"].items()) quantized += !scheme.is_null();
+  EXPECT_GT(quantized, 0) << solved["products"];
+  EXPECT_EQ(solved["products"].size(), record["values"].size());
+  // The solved contract is a contract: check --measure reads it, and its entry's gap is the solve's.
+  const auto checked = run_command(presk() + " check --json --precision " + dir_ + "/data-env.json " +
+                                       source("examples/gpt_tiny.psk") + " --realize f32 --measure --contract " + dir_ +
+                                       "/solved1.json", false);
+  ASSERT_EQ(checked.status, 0) << checked.output;
+  EXPECT_EQ(nlohmann::json::parse(checked.output)["entry_gap"]["total"]["absolute"], record["gap"]["in_sample"]["absolute"]);
+  // explain gives each decision its reason.
+  const auto explained = run_command(presk() + " explain " + dir_ + "/solved1.json");
+  ASSERT_EQ(explained.status, 0) << explained.output;
+  EXPECT_NE(explained.output.find("Linear.apply/%1"), std::string::npos) << explained.output;
+  // Options the chip's solve does not take are coded.
+  const auto refused = run_command(presk() + " solve " + source("examples/gpt_tiny.psk") + " --precision " + dir_ +
+                                   "/data-env.json --contract " + source("examples/contracts/npu_w8a8.json") +
+                                   " --budget 1e-2 --exhaustive --out " + dir_ + "/x.json");
+  EXPECT_EQ(refused.status, 2) << refused.output;
+  EXPECT_NE(refused.output.find("E1724"), std::string::npos) << refused.output;
 }
 
 TEST_F(ChipMeasure, ContractNeedsMeasure) {

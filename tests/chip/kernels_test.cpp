@@ -8,7 +8,7 @@
 
 #include <random>
 
-#include "numerics/kernels.h"
+#include "numerics/scheme/kernels.h"
 
 namespace presk::numerics {
 namespace {

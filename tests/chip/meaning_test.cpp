@@ -5,8 +5,8 @@
 #include <cmath>
 #include <random>
 
-#include "numerics/kernels.h"
-#include "numerics/meaning.h"
+#include "numerics/scheme/kernels.h"
+#include "numerics/scheme/meaning.h"
 
 namespace presk::numerics {
 namespace {

@@ -270,8 +270,9 @@ class Runner {
   }
 
   // For each let of `function`: its site name and the type the realization gives it. A
-  // `dropout` (only in a training compile) that the realization does not name takes its
-  // operand's type, so a realization solved on the inference compile reads the same there.
+  // `dropout` (only in a training compile) or `quantize` (only in a chip's program) that the
+  // realization does not name takes its operand's type, so a realization solved on the plain
+  // inference compile reads the same there.
   const Sites& sites(const ir::Function& function) {
     auto [it, fresh] = sites_.try_emplace(&function);
     if (!fresh) return it->second;
@@ -280,7 +281,7 @@ class Runner {
       own.names.push_back(function.site_name(v));
       RealType type = realization_.site_type(own.names.back());
       const ir::Let& let = function.lets[v];
-      if (let.op == ir::Op::dropout && !realization_.sites.contains(own.names.back())) {
+      if ((let.op == ir::Op::dropout || let.op == ir::Op::quantize) && !realization_.sites.contains(own.names.back())) {
         const ir::ValueRef& x = let.operands.at(0);
         if (x.kind == ir::ValueRef::Kind::Let) type = own.types.at(x.index);
       }
@@ -515,7 +516,8 @@ class Runner {
       case ir::OpFamily::Elementwise: return run_elementwise(let, operands, ctx);
       case ir::OpFamily::Reduction: return run_reduction(let, *operands.at(0), ctx);
       case ir::OpFamily::Contraction: return run_contract(let, *operands.at(0), *operands.at(1), ctx);
-      case ir::OpFamily::Normalization: return run_normalization(let, *operands.at(0), ctx);
+      case ir::OpFamily::Normalization:
+        return let.op == ir::Op::quantize ? run_quantize(let, *operands.at(0), ctx) : run_normalization(let, *operands.at(0), ctx);
       case ir::OpFamily::Gather: return run_embed(let, *operands.at(0), *operands.at(1), ctx);
       case ir::OpFamily::Layout: return run_layout(let, operands, ctx);
       case ir::OpFamily::Loss: return run_cross_entropy(let, *operands.at(0), *operands.at(1), ctx);

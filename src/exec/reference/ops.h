@@ -36,6 +36,8 @@ Value<A> eval_reduction(const A& arith, const ir::Let& let, const Value<A>& x,
                         std::vector<TermStatistics>* terms);
 // softmax, log_softmax, cross_entropy (ops_normalize.cpp).
 template <class A> Value<A> eval_normalization(const A& arith, const ir::Let& let, const Value<A>& x);
+// quantize (ops_quantize.cpp): each block by its scheme's exact meaning.
+template <class A> Value<A> eval_quantize(const A& arith, const ir::Let& let, const Value<A>& x);
 template <class A>
 Value<A> eval_cross_entropy(const A& arith, const ir::Let& let, const Value<A>& logits,
                             const Value<A>& targets);

@@ -6,8 +6,8 @@
 #include <limits>
 #include <vector>
 
-#include "numerics/contract.h"
-#include "numerics/meaning.h"
+#include "numerics/scheme/contract.h"
+#include "numerics/scheme/meaning.h"
 
 namespace presk::numerics {
 

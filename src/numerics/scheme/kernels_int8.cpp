@@ -3,11 +3,11 @@
 // 16-bit lanes and multiplies them in pairs into 32-bit lanes. Integer sums modulo 2^32 are associative, so every target
 // gives the scalar chain's bits, wrapped or not.
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "numerics/kernels_int8.cpp"
+#define HWY_TARGET_INCLUDE "numerics/scheme/kernels_int8.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 
-#include "numerics/kernels.h"
+#include "numerics/scheme/kernels.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace presk::numerics::HWY_NAMESPACE {

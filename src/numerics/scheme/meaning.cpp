@@ -1,5 +1,5 @@
 // The exact meaning of the contract's schemes and keep modes (meaning.h), on GMP rationals.
-#include "numerics/meaning.h"
+#include "numerics/scheme/meaning.h"
 
 #include <gmpxx.h>
 #include <mpfr.h>
@@ -9,7 +9,7 @@
 #include <limits>
 
 #include "support/diagnostics.h"
-#include "numerics/rational.h"
+#include "numerics/scheme/rational.h"
 #include "support/number_format.h"
 
 namespace presk::numerics {

@@ -1,5 +1,5 @@
 // Exact roundings of rationals (rational.h).
-#include "numerics/rational.h"
+#include "numerics/scheme/rational.h"
 
 #include <algorithm>
 #include <cmath>

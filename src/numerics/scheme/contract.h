@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace presk::numerics {
@@ -138,6 +139,13 @@ const char* float_format_name(FloatFormat format);  // "f32", "bf16", "f16"
 const char* keep_name(const Keep& keep);            // "as_computed", "f16", "int8_rows", …
 const char* words_name(Words words);                // "one", "two_rest", …
 std::string scheme_text(const Scheme& scheme);      // "row/absmax/one", "32/pow2(1)/two_rest"
+// A scheme's scale and words, as the IR's `quantize` carries them in attrs.spec: "absmax/one",
+// "pow2(1)/two_rest", "unsigned/one"; and back, with a fixed block of `block` values (none:
+// malformed, or block < 1).
+std::string scheme_spec(const Scheme& scheme);
+std::optional<Scheme> parse_scheme_spec(std::string_view spec, int64_t block);
+// The scheme of a `quantize` let (attrs.spec, attrs.starts = {block}); E1722 where malformed.
+Scheme scheme_of_spec(std::string_view spec, const std::vector<int64_t>& starts);
 
 // The values that share one scale for `block`, in a row of `row` values read by a matrix whose
 // format has blocks of `format_block` values along the contracted axis (0: one scale per

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "numerics/contract.h"
+#include "numerics/scheme/contract.h"
 
 namespace presk::numerics {
 

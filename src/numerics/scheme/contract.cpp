@@ -1,9 +1,10 @@
 // The contract's small facts (contract.h): names, word counts and code ranges.
-#include "numerics/contract.h"
+#include "numerics/scheme/contract.h"
 
 #include <cmath>
 
 #include "support/diagnostics.h"
+#include "support/json_reader.h"
 
 namespace presk::numerics {
 
@@ -51,6 +52,16 @@ const char* words_name(Words words) {
   return "?";
 }
 
+std::string scheme_spec(const Scheme& scheme) {
+  std::string text;
+  switch (scheme.scale.kind) {
+    case Scale::Kind::absmax: text = "absmax"; break;
+    case Scale::Kind::pow2: text = "pow2(" + std::to_string(scheme.scale.significand_bits) + ")"; break;
+    case Scale::Kind::unsigned_pow2: text = "unsigned"; break;
+  }
+  return text + "/" + words_name(scheme.words);
+}
+
 std::string scheme_text(const Scheme& scheme) {
   std::string text;
   switch (scheme.block.kind) {
@@ -58,12 +69,49 @@ std::string scheme_text(const Scheme& scheme) {
     case Block::Kind::format: text = "format"; break;
     case Block::Kind::row: text = "row"; break;
   }
-  switch (scheme.scale.kind) {
-    case Scale::Kind::absmax: text += "/absmax"; break;
-    case Scale::Kind::pow2: text += "/pow2(" + std::to_string(scheme.scale.significand_bits) + ")"; break;
-    case Scale::Kind::unsigned_pow2: text += "/unsigned"; break;
+  return text + "/" + scheme_spec(scheme);
+}
+
+std::optional<Scheme> parse_scheme_spec(std::string_view spec, int64_t block) {
+  const size_t slash = spec.find('/');
+  if (slash == std::string_view::npos || block < 1) return std::nullopt;
+  const std::string_view scale = spec.substr(0, slash);
+  const std::string_view words = spec.substr(slash + 1);
+  Scheme scheme;
+  scheme.block = Block::fixed_count(block);
+  if (scale == "absmax") {
+    scheme.scale.kind = Scale::Kind::absmax;
+  } else if (scale == "unsigned") {
+    scheme.scale.kind = Scale::Kind::unsigned_pow2;
+  } else if (scale.starts_with("pow2(") && scale.ends_with(")") && scale.size() > 6 && scale.size() < 9) {
+    int bits = 0;
+    for (char c : scale.substr(5, scale.size() - 6)) {
+      if (c < '0' || c > '9') return std::nullopt;
+      bits = bits * 10 + (c - '0');
+    }
+    if (bits < 1 || bits > 24) return std::nullopt;
+    scheme.scale = {Scale::Kind::pow2, bits};
+  } else {
+    return std::nullopt;
   }
-  return text + "/" + words_name(scheme.words);
+  for (Words w : {Words::one, Words::two_rest, Words::two_code16, Words::three}) {
+    if (words == words_name(w)) {
+      scheme.words = w;
+      return scheme;
+    }
+  }
+  return std::nullopt;
+}
+
+Scheme scheme_of_spec(std::string_view spec, const std::vector<int64_t>& starts) {
+  const int64_t block = starts.size() == 1 ? starts[0] : 0;
+  const std::optional<Scheme> scheme = parse_scheme_spec(spec, block);
+  if (!scheme) {
+    user_error("E1722").hint("spec=\"absmax/one\": a scale (absmax, pow2(m) with 1 ≤ m ≤ 24, unsigned) and words "
+                             "(one, two_rest, two_code16, three); starts=[b], b ≥ 1")
+        << "quantize: `" << text_excerpt(spec) << "` with blocks of " << block << " is no scheme";
+  }
+  return *scheme;
 }
 
 int64_t block_length(const Block& block, int64_t row, int64_t format_block) {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "numerics/kernels.h"
+#include "numerics/scheme/kernels.h"
 #include "support/diagnostics.h"
 
 namespace presk::numerics {

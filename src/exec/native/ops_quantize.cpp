@@ -1,0 +1,44 @@
+// The IR's `quantize` (ops.def; docs/chip.md, "The quantize op"): each block of attrs.starts[0]
+// values along the last axis replaced by the values its quantized form stands for. At an f32 or
+// bf16 site the block is quantized by the native kernel (numerics/scheme/kernels.h, the exact
+// meaning's bits) and each value it stands for (exact in binary64) rounded once into the site's
+// type; at an f64 site by the exact meaning on the binary64 values. Each block from its own
+// values alone: the same bits at any thread count.
+#include "numerics/scheme/contract.h"
+#include "numerics/scheme/kernels.h"
+#include "numerics/scheme/meaning.h"
+#include "exec/native/ops.h"
+#include "support/diagnostics.h"
+
+namespace presk::exec::native {
+namespace {
+
+template <typename C>
+Value quantize(const ir::Let& let, const Value& operand, const OpContext& ctx) {
+  const numerics::Scheme scheme = numerics::scheme_of_spec(let.attrs.spec, let.attrs.starts);
+  const size_t block = static_cast<size_t>(scheme.block.count);
+  Buffer<C> x = load_as<C>(operand, ctx.site);
+  internal_assert(block > 0 && x.size() % block == 0);
+  parallel_chunks(x.size() / block, ctx.options.threads, [&](size_t begin, size_t end) {
+    for (size_t b = begin; b < end; ++b) {
+      C* values = x.data() + b * block;
+      if constexpr (std::is_same_v<C, float>) {
+        const numerics::NativeBlock q = numerics::quantize_block_native(values, block, scheme);
+        for (size_t i = 0; i < block; ++i) values[i] = static_cast<float>(q.values[i]);
+      } else {
+        const numerics::QuantizedBlock q = numerics::quantize_block_exact(values, block, scheme);
+        for (size_t i = 0; i < block; ++i) values[i] = q.values[i];
+      }
+    }
+  });
+  return store_as<C>(std::move(x), let.type.shape, ctx.site, ctx.options.threads);
+}
+
+}  // namespace
+
+Value run_quantize(const ir::Let& let, const Value& operand, const OpContext& ctx) {
+  if (ctx.site == RealType::f64) return quantize<double>(let, operand, ctx);
+  return quantize<float>(let, operand, ctx);
+}
+
+}  // namespace presk::exec::native
