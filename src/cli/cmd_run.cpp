@@ -39,7 +39,7 @@ struct RunCommandOptions {
   std::string realize;  // --realize R: the native executor under R
   bool scalar = false;  // --scalar: the native executor's defining scalar kernels
   bool grad = false;    // --grad: the entry's vjp (cli/run_gradient.cpp)
-  std::string contraction = "exact";  // --contraction exact|fma-chain (MPFR, docs/reference.md)
+  std::string contraction = "exact";  // --contraction exact|mpfr-dot|fma-chain (MPFR, docs/reference.md)
 };
 
 constexpr int64_t kShownElements = 64;  // elements a table prints per output
@@ -195,7 +195,8 @@ int run_command(const RunCommandOptions& options, const GlobalOptions& global) {
         << " selects how the MPFR reference sums a forward run; it does not apply with --grad, --realize or --arith ball";
   }
   reference::set_contraction_sums(options.contraction == "fma-chain" ? reference::ContractionSums::FmaChain
-                                                                     : reference::ContractionSums::Exact);
+                                  : options.contraction == "mpfr-dot" ? reference::ContractionSums::MpfrDot
+                                                                      : reference::ContractionSums::Exact);
   std::vector<CommandFile> inputs = run_input_files(options.input);
   inputs.push_back({"--realize", realization_file(options.realize)});
   check_output_files({{"--out", options.out}}, inputs);
@@ -235,8 +236,8 @@ Registration registration("run", 20, [](CLI::App& app, GlobalOptions& global) {
   command->add_option("--arith", options->arith, "mpfr: correctly rounded; ball: Arb enclosures")
       ->check(CLI::IsMember({"mpfr", "ball"}))->capture_default_str();
   command->add_option("--contraction", options->contraction,
-                      "MPFR contractions: exact (exact sum, rounded once) or fma-chain (term by term)")
-      ->check(CLI::IsMember({"exact", "fma-chain"}))->capture_default_str();
+                      "MPFR contractions: exact (exact sum, rounded once), mpfr-dot (the same number by mpfr_dot, slower) or fma-chain (term by term)")
+      ->check(CLI::IsMember({"exact", "mpfr-dot", "fma-chain"}))->capture_default_str();
   command->add_option("--out", options->out,
                       "Write the outputs to a safetensors file (F64, exact decimals in __metadata__)");
   command->add_option("--digits", options->digits, "Significant digits printed")

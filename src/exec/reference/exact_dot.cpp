@@ -106,6 +106,12 @@ constexpr auto add_table(std::integer_sequence<int, Ns...>) {
 
 constexpr auto kAddProducts = add_table(std::make_integer_sequence<int, kExactDotMaxBits / 64>());
 
+std::atomic<ContractionSums> process_sums{ContractionSums::Exact};
+
+}  // namespace
+
+namespace limbs {
+
 // The window's bits [lo, lo + 64) as one limb; bits outside [0, 64·size) are 0.
 Limb bits_at(const Limb* w, int size, int64_t lo) {
   int64_t q = lo >= 0 ? lo / kLimbBits : -((-lo + kLimbBits - 1) / kLimbBits);
@@ -172,9 +178,7 @@ void round_window(Limb* w, int size, int64_t lsb, long bits, int n, __mpfr_struc
   r->_mpfr_exp = static_cast<mpfr_exp_t>(lsb + top + 1 + static_cast<int64_t>(carry));
 }
 
-std::atomic<ContractionSums> process_sums{ContractionSums::Exact};
-
-}  // namespace
+}  // namespace limbs
 
 ContractionSums contraction_sums() { return process_sums.load(std::memory_order_relaxed); }
 
@@ -235,8 +239,8 @@ void ExactDot::finish(__mpfr_struct* r) {
   if (mode_ == Mode::Scanning) choose_mode();  // no terms at all
   if (mode_ == Mode::Window) {
     if (any_) {
-      subtract(window_.data(), window_.data() + window_limbs_, window_limbs_);
-      round_window(window_.data(), window_limbs_, e_min_ - int64_t{2} * limbs_ * kLimbBits, bits_,
+      limbs::subtract(window_.data(), window_.data() + window_limbs_, window_limbs_);
+      limbs::round_window(window_.data(), window_limbs_, e_min_ - int64_t{2} * limbs_ * kLimbBits, bits_,
                    limbs_, r);
     } else {
       mpfr_set_zero(r, 1);

@@ -20,9 +20,10 @@
 namespace presk::reference {
 
 // How the MPFR reference sums a contraction output element (docs/reference.md): Exact — the
-// exact sum of the exact products, rounded once (this file); FmaChain — term by term from +0,
-// r ← ∘(xᵢ·yᵢ + r) (exact_fma.h), the definition before issue #37.
-enum class ContractionSums { Exact, FmaChain };
+// exact sum of the exact products, rounded once (fixed_dot.h, then this file); MpfrDot — the
+// same number, each element by mpfr_dot (slow; for comparisons); FmaChain — term by term from
+// +0, r ← ∘(xᵢ·yᵢ + r) (exact_fma.h), the definition before issue #37.
+enum class ContractionSums { Exact, MpfrDot, FmaChain };
 
 // The definition this process's MPFR runs use (Exact unless set; `presk run --contraction`
 // sets it before it runs anything). It is read once per contraction.

@@ -2,6 +2,8 @@
 // are GMP limbs, least significant first.
 #pragma once
 
+#include <mpfr.h>
+
 #include <cstdint>
 
 #include <x86intrin.h>
@@ -45,5 +47,17 @@ inline unsigned char sub_borrow(unsigned char borrow, Limb a, Limb b, Limb* out)
 
 // The bits of `high` that a right shift by s ∈ [0, 64) moves into the limb below (0 for s = 0).
 inline Limb spill(Limb high, int s) { return (high << 1) << (kLimbBits - 1 - s); }
+
+// The helpers of the fixed-point windows (exact_dot.cpp, fixed_dot.cpp), limbs least significant
+// first. The bits [lo, lo + 64) of w as one limb; bits outside [0, 64·size) are 0.
+Limb bits_at(const Limb* w, int size, int64_t lo);
+// Whether any of w's bits [0, end) is set (end ≤ 64·size).
+bool any_below(const Limb* w, int64_t end);
+// w ← w − v over `size` limbs (two's complement).
+void subtract(Limb* w, const Limb* v, int size);
+// r ← ∘(w · 2^lsb) to nearest, ties to even, w a two's complement window of `size` limbs (it is
+// negated in place when negative); r has precision `bits` of n limbs and the result's exponent
+// is known to fit MPFR's range.
+void round_window(Limb* w, int size, int64_t lsb, long bits, int n, __mpfr_struct* r);
 
 }  // namespace presk::reference::limbs

@@ -1,11 +1,13 @@
 // contract: an einsum over two operands (attrs.spec, e.g. "td,dv->tv"). Each output element
 // is Σ xᵢ·wᵢ over the contracted indices (letters absent from the output) in row-major order,
 // the contracted letters ordered by first appearance in the spec (x's letters, then w's).
-// MPFR: the exact sum of the exact products, rounded once (exact_dot.h); or, when the process
-// selects ContractionSums::FmaChain, starting from an exact 0, each term added with one rounding,
+// MPFR: the exact sum of the exact products, rounded once (fixed_dot.h, exact_dot.h; or by
+// mpfr_dot under ContractionSums::MpfrDot); or, when the process selects
+// ContractionSums::FmaChain, starting from an exact 0, each term added with one rounding,
 // r ← ∘(xᵢwᵢ + r). Arb: the same terms enclosed by arb_dot. Output elements are independent and computed in
 // parallel, each entirely by one thread, so the bits do not depend on --threads.
 #include <cmath>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -13,6 +15,7 @@
 #include "exec/reference/arith_mpfr.h"
 #include "exec/reference/contraction_plan.h"
 #include "exec/reference/exact_dot.h"
+#include "exec/reference/fixed_dot.h"
 #include "exec/reference/ops.h"
 #include "support/diagnostics.h"
 
@@ -95,68 +98,110 @@ TermStatistics term_statistics(const A& a, const ContractionPlan& plan, const Va
                          [&](int64_t i) { return a.to_double(w.real(i)); }, flat);
 }
 
-// An operand copied so that each output element's terms are contiguous: row r (the index of
-// the operand's own free letters, row-major in output order) holds its K contracted entries in
-// for_each_run's order at r·K … r·K + K − 1. The copy is exact (mpfr_set at the same bits) and
-// costs one pass over the operand; the dot products then read both operands with stride 1.
+// An operand's rows, in fixed point (fixed_dot.h): row r (the index of the operand's own free
+// letters, row-major in output order) holds its K contracted entries in for_each_run's order;
+// row_strides[i] is free letter i's stride in rows (output order), or 0.
 struct PackedOperand {
-  Value<MpfrArith> value;
-  std::vector<int64_t> row_strides;  // per free letter (output order): its stride in rows, or 0
+  FixedRows rows;
+  std::vector<int64_t> row_strides;
 };
 
 PackedOperand pack(const MpfrArith& arith, const ContractionPlan& plan, const Value<MpfrArith>& v,
-                   bool is_x, int64_t count) {
+                   bool is_x) {
   auto stride = [&](const Letter& l) { return is_x ? l.x_stride : l.w_stride; };
   std::vector<int64_t> offsets;  // of the K contracted entries, in for_each_run's order
   for_each_run(plan, 0, 0, [&](int64_t xo, int64_t wo, const Letter& inner) {
     for (int64_t k = 0; k < inner.extent; ++k) offsets.push_back((is_x ? xo : wo) + k * stride(inner));
   });
-  internal_assert(static_cast<int64_t>(offsets.size()) == count);
-  PackedOperand packed;
-  packed.row_strides.assign(plan.free.size(), 0);
-  std::vector<const Letter*> letters;  // the operand's free letters, output order
+  std::vector<int64_t> row_strides(plan.free.size(), 0);
   int64_t rows = 1;
   for (size_t i = plan.free.size(); i-- > 0;) {
     if (stride(plan.free[i]) == 0) continue;
-    packed.row_strides[i] = rows;
+    row_strides[i] = rows;
     rows *= plan.free[i].extent;
   }
-  packed.value = Value<MpfrArith>::make_real(arith, {rows, count});
-  parallel_chunks(rows, 16, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      int64_t base = 0, rest = r;
-      for (size_t i = plan.free.size(); i-- > 0;) {
-        if (packed.row_strides[i] == 0) continue;
-        base += rest % plan.free[i].extent * stride(plan.free[i]);
-        rest /= plan.free[i].extent;
-      }
-      for (int64_t k = 0; k < count; ++k) arith.set(packed.value.real(r * count + k), v.real(base + offsets[k]));
+  std::vector<int64_t> bases(static_cast<size_t>(rows), 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t rest = r;
+    for (size_t i = plan.free.size(); i-- > 0;) {
+      if (row_strides[i] == 0) continue;
+      bases[r] += rest % plan.free[i].extent * stride(plan.free[i]);
+      rest /= plan.free[i].extent;
     }
-  });
-  return packed;
+  }
+  return PackedOperand{FixedRows(arith.bits(), v.real(0), bases, offsets), std::move(row_strides)};
 }
 
-// Each output element exactly, rounded once (exact_dot.h), from packed operands.
+// One output element exactly, rounded once (exact_dot.h), from the operands as they are.
+void exact_element(ExactDot& dot, const ContractionPlan& plan, const Value<MpfrArith>& x,
+                   const Value<MpfrArith>& w, int64_t o, __mpfr_struct* r) {
+  int64_t x0 = 0, w0 = 0;
+  free_offsets(plan, o, x0, w0);
+  auto run = [&](bool add) {
+    for_each_run(plan, x0, w0, [&](int64_t xo, int64_t wo, const Letter& inner) {
+      if (add) {
+        dot.add(x.real(xo), inner.x_stride, w.real(wo), inner.w_stride, inner.extent);
+      } else {
+        dot.scan(x.real(xo), inner.x_stride, w.real(wo), inner.w_stride, inner.extent);
+      }
+    });
+  };
+  run(false);
+  run(true);
+  dot.finish(r);
+}
+
+// Each output element exactly, rounded once: the fixed-point rows decide almost every element;
+// ExactDot computes the rest (the same number).
 void contract_exact(const MpfrArith& arith, const ContractionPlan& plan,
                     const Value<MpfrArith>& x, const Value<MpfrArith>& w, Value<MpfrArith>& out) {
-  int64_t count = 1;
-  for (const Letter& l : plan.contracted) count *= l.extent;
-  PackedOperand px = pack(arith, plan, x, true, count), pw = pack(arith, plan, w, false, count);
+  bool fixed = FixedRows::supports(arith.bits()) && x.size() > 0 && w.size() > 0;
+  std::optional<PackedOperand> px, pw;
+  if (fixed) {
+    px.emplace(pack(arith, plan, x, true));
+    pw.emplace(pack(arith, plan, w, false));
+  }
   parallel_chunks(out.size(), 8, [&](int64_t begin, int64_t end) {
     ExactDot dot(arith.bits());
     for (int64_t o = begin; o < end; ++o) {
-      int64_t xr = 0, wr = 0, rest = o;
-      for (size_t i = plan.free.size(); i-- > 0;) {
-        int64_t index = rest % plan.free[i].extent;
-        rest /= plan.free[i].extent;
-        xr += index * px.row_strides[i];
-        wr += index * pw.row_strides[i];
+      if (fixed) {
+        int64_t xr = 0, wr = 0, rest = o;
+        for (size_t i = plan.free.size(); i-- > 0;) {
+          int64_t index = rest % plan.free[i].extent;
+          rest /= plan.free[i].extent;
+          xr += index * px->row_strides[i];
+          wr += index * pw->row_strides[i];
+        }
+        if (FixedRows::dot(px->rows, xr, pw->rows, wr, out.real(o))) continue;
       }
-      const __mpfr_struct* a = px.value.real(xr * count);
-      const __mpfr_struct* b = pw.value.real(wr * count);
-      dot.scan(a, 1, b, 1, count);
-      dot.add(a, 1, b, 1, count);
-      dot.finish(out.real(o));
+      exact_element(dot, plan, x, w, o, out.real(o));
+    }
+  });
+}
+
+// Each output element by mpfr_dot, the definition (a zero sum is +0).
+void contract_mpfr_dot(const ContractionPlan& plan, const Value<MpfrArith>& x, const Value<MpfrArith>& w,
+                       Value<MpfrArith>& out) {
+  parallel_chunks(out.size(), 8, [&](int64_t begin, int64_t end) {
+    std::vector<mpfr_ptr> xs, ws;
+    for (int64_t o = begin; o < end; ++o) {
+      int64_t x0 = 0, w0 = 0;
+      free_offsets(plan, o, x0, w0);
+      xs.clear();
+      ws.clear();
+      for_each_run(plan, x0, w0, [&](int64_t xo, int64_t wo, const Letter& inner) {
+        for (int64_t k = 0; k < inner.extent; ++k) {
+          xs.push_back(const_cast<mpfr_ptr>(x.real(xo + k * inner.x_stride)));
+          ws.push_back(const_cast<mpfr_ptr>(w.real(wo + k * inner.w_stride)));
+        }
+      });
+      mpfr_ptr r = out.real(o);
+      if (xs.empty()) {
+        mpfr_set_zero(r, 1);
+      } else {
+        mpfr_dot(r, xs.data(), ws.data(), static_cast<unsigned long>(xs.size()), MPFR_RNDN);
+      }
+      if (mpfr_zero_p(r)) mpfr_set_zero(r, 1);
     }
   });
 }
@@ -187,8 +232,10 @@ Value<A> eval_contract(const A& arith, const ir::Let& let, const Value<A>& x, co
   Value<A> out = Value<A>::make_real(arith, let.type.shape);
   bool exact = false;
   if constexpr (std::is_same_v<A, MpfrArith>) {
-    exact = contraction_sums() == ContractionSums::Exact;
-    if (exact) contract_exact(arith, plan, x, w, out);
+    ContractionSums sums = contraction_sums();
+    exact = sums != ContractionSums::FmaChain;
+    if (sums == ContractionSums::Exact) contract_exact(arith, plan, x, w, out);
+    if (sums == ContractionSums::MpfrDot) contract_mpfr_dot(plan, x, w, out);
   }
   if (!exact) contract_chain(arith, plan, x, w, out);
   if (terms != nullptr) {

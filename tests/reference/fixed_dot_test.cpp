@@ -1,0 +1,155 @@
+// The fixed-point fast path of the exact contraction (fixed_dot.h) against mpfr_dot: every
+// element it decides is mpfr_dot's number, bit for bit; the elements it leaves (special values,
+// cancellations and boundaries too close to call) exist in the draws, so the refusal is
+// exercised too. Then every example's entries through the interpreter: the default contraction
+// (fixed point, ExactDot for the rest) equal to mpfr_dot's (ContractionSums::MpfrDot) on every
+// output element, at 128 and 256 bits.
+#include <gtest/gtest.h>
+#include <mpfr.h>
+
+#include <random>
+#include <vector>
+
+#include "exec/reference/arith_mpfr.h"
+#include "exec/reference/exact_dot.h"
+#include "exec/reference/fixed_dot.h"
+#include "lang/frontend.h"
+#include "reference/random_terms.h"
+#include "reference/support.h"
+
+namespace presk::testing {
+namespace {
+
+using reference::FixedRows;
+using reference::MpfrBuffer;
+
+// mpfr_dot of x's row a and w's row b (rows of n numbers, contiguous), a zero made +0.
+void by_mpfr_dot(mpfr_ptr r, const MpfrBuffer& x, int64_t a, const MpfrBuffer& w, int64_t b, int64_t n) {
+  std::vector<mpfr_ptr> xs, ws;
+  for (int64_t k = 0; k < n; ++k) {
+    xs.push_back(const_cast<mpfr_ptr>(x.data() + a * n + k));
+    ws.push_back(const_cast<mpfr_ptr>(w.data() + b * n + k));
+  }
+  mpfr_dot(r, xs.data(), ws.data(), static_cast<unsigned long>(n), MPFR_RNDN);
+  if (mpfr_zero_p(r)) mpfr_set_zero(r, 1);
+}
+
+TEST(ReferenceFixedDot, EveryDecidedElementIsMpfrDots) {
+  std::mt19937_64 rng(11);
+  gmp_randstate_t state;
+  gmp_randinit_default(state);
+  gmp_randseed_ui(state, 13);
+  int64_t decided = 0, refused = 0;
+  for (long p : {53L, 64L, 65L, 127L, 128L, 129L, 192L, 256L}) {
+    for (int trial = 0; trial < 24; ++trial) {
+      const int64_t rows = 4, n = 1 + static_cast<int64_t>(rng() % 48);
+      MpfrBuffer x(rows * n, p), w(rows * n, p), got(1, p), want(1, p);
+      int mode = trial % 6;
+      long spread = mode == 1 ? 200 : (mode == 2 ? 2 : (mode == 5 ? 70 : 12));  // 1, 5: rows cut
+      for (int64_t i = 0; i < rows * n; ++i) {
+        draw(x.data() + i, mode == 3 ? static_cast<int>(rng() % 3) : 0, spread, rng, state);
+        draw(w.data() + i, mode == 4 ? 1 : 0, spread, rng, state);
+        if (mode % 2 == 0) mpfr_set_d(w.data() + i, mpfr_get_d(w.data() + i, MPFR_RNDN), MPFR_RNDN);  // binary64
+        if (rng() % 30 == 0) mpfr_set_zero(x.data() + i, (rng() & 1) ? 1 : -1);
+        if (i % n > 0 && rng() % 5 == 0) {  // cancels the previous term exactly
+          mpfr_neg(x.data() + i, x.data() + i - 1, MPFR_RNDN);
+          mpfr_set(w.data() + i, w.data() + i - 1, MPFR_RNDN);
+        }
+        if (trial == 23 && rng() % 40 == 0) mpfr_set_inf(x.data() + i, 1);
+        if (trial == 22 && rng() % 40 == 0) mpfr_set_nan(w.data() + i);
+      }
+      std::vector<int64_t> bases, offsets;
+      for (int64_t r = 0; r < rows; ++r) bases.push_back(r * n);
+      for (int64_t k = 0; k < n; ++k) offsets.push_back(k);
+      if (!FixedRows::supports(p)) continue;
+      FixedRows fx(p, x.data(), bases, offsets), fw(p, w.data(), bases, offsets);
+      for (int64_t a = 0; a < rows; ++a) {
+        for (int64_t b = 0; b < rows; ++b) {
+          by_mpfr_dot(want.data(), x, a, w, b, n);
+          if (!FixedRows::dot(fx, a, fw, b, got.data())) {
+            ++refused;
+            continue;
+          }
+          ++decided;
+          ASSERT_TRUE(same_number(got.data(), want.data())) << "p = " << p << ", trial " << trial << ", " << a << b;
+        }
+      }
+    }
+  }
+  gmp_randclear(state);
+  EXPECT_GT(decided, 2000);
+  EXPECT_GT(refused, 10);  // specials and exact cancellations of the cut rows reach the refusal
+}
+
+// Exact rows (no cut): a tie rounds to even, and an exact zero sum is +0.
+TEST(ReferenceFixedDot, ExactRowsRoundTiesToEvenAndGiveZeroAsPlusZero) {
+  for (long p : {53L, 128L, 129L, 256L}) {
+    MpfrBuffer x(3, p), w(3, p), r(1, p), want(1, p);
+    for (int i = 0; i < 3; ++i) mpfr_set_ui(w.data() + i, 1, MPFR_RNDN);
+    // (2^(p−1) + 1) + (2^(p−2) + 1/2) = 3·2^(p−2) + 3/2: p + 1 bits, a tie; to even, 3·2^(p−2) + 2
+    mpfr_set_ui_2exp(x.data(), 1, p - 1, MPFR_RNDN);
+    mpfr_add_ui(x.data(), x.data(), 1, MPFR_RNDN);
+    mpfr_set_ui_2exp(x.data() + 1, 1, p - 2, MPFR_RNDN);
+    mpfr_add_d(x.data() + 1, x.data() + 1, 0.5, MPFR_RNDN);
+    mpfr_set_zero(x.data() + 2, -1);
+    std::vector<int64_t> bases{0}, offsets{0, 1, 2};
+    FixedRows fx(p, x.data(), bases, offsets), fw(p, w.data(), bases, offsets);
+    ASSERT_TRUE(FixedRows::dot(fx, 0, fw, 0, r.data())) << p;
+    mpfr_set_ui_2exp(want.data(), 3, p - 2, MPFR_RNDN);
+    mpfr_add_ui(want.data(), want.data(), 2, MPFR_RNDN);
+    EXPECT_TRUE(mpfr_equal_p(r.data(), want.data())) << p;
+    mpfr_neg(x.data() + 1, x.data(), MPFR_RNDN);  // x − x + (−0) = +0
+    FixedRows gx(p, x.data(), bases, offsets);
+    ASSERT_TRUE(FixedRows::dot(gx, 0, fw, 0, r.data())) << p;
+    EXPECT_TRUE(mpfr_zero_p(r.data()) && !mpfr_signbit(r.data())) << p;
+  }
+}
+
+// Every example's entries: the default contraction gives mpfr_dot's bits on every element.
+TEST(ReferenceFixedDot, EveryExampleEqualsMpfrDotThroughTheInterpreter) {
+  struct Case { const char* file; const char* entry; std::vector<lang::Binding> dims; };
+  const std::vector<Case> cases = {
+      {"mse.psk", "mse", {{"N", 5}}},           {"layernorm.psk", "normalize", {{"T", 3}}},
+      {"rmsnorm.psk", "normalize", {{"T", 3}}}, {"softmax.psk", "probabilities", {{"T", 2}}},
+      {"mlp.psk", "loss", {{"B", 3}}},          {"mlp.psk", "logits", {{"B", 3}}},
+      {"gpt_tiny.psk", "loss", {{"T", 4}}},     {"gpt_tiny.psk", "logits", {{"T", 4}}},
+      {"gpt.psk", "loss", {{"T", 5}}},          {"gpt.psk", "logits", {{"T", 3}}},
+      {"llama.psk", "logits", {{"T", 4}}},      {"solver/equal_terms.psk", "total", {{"T", 2}}},
+      {"solver/unshifted_softmax.psk", "expected", {{"T", 2}}},
+  };
+  int64_t elements = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.file) + " " + c.entry);
+    lang::FrontendOptions options;
+    options.dims = c.dims;
+    options.entry = c.entry;
+    ir::Program program =
+        lang::compile(lang::read_source(std::string(PRESK_SOURCE_DIR) + "/examples/" + c.file), options);
+    const reference::ParameterStore params = reference::synthesize_parameters(program, 1, 1);
+    const ir::Function& function = reference::find_entry(program, c.entry);
+    int64_t range = 0;
+    for (const ir::Type& type : function.argument_types) {
+      if (type.kind == ir::ElemKind::Int && range == 0) range = reference::default_token_range(program);
+    }
+    auto inputs = reference::synthesize_inputs(function, 3, range);
+    for (long bits : {128L, 256L}) {
+      reference::RunOptions run_options;
+      run_options.bits = bits;
+      run_options.threads = 2;
+      std::vector<MpfrValue> fast = run<reference::MpfrArith>(program, inputs, run_options, params, c.entry);
+      reference::set_contraction_sums(reference::ContractionSums::MpfrDot);
+      std::vector<MpfrValue> slow = run<reference::MpfrArith>(program, inputs, run_options, params, c.entry);
+      reference::set_contraction_sums(reference::ContractionSums::Exact);
+      ASSERT_EQ(fast.size(), slow.size());
+      for (size_t v = 0; v < fast.size(); ++v) {
+        for (int64_t i = 0; i < fast[v].size(); ++i, ++elements) {
+          ASSERT_TRUE(same_number(fast[v].real(i), slow[v].real(i))) << bits << " bits, element " << i;
+        }
+      }
+    }
+  }
+  EXPECT_GT(elements, 1000);
+}
+
+}  // namespace
+}  // namespace presk::testing
