@@ -98,10 +98,11 @@ ExactOutputs run_exactly(const ir::Program& program, const ir::Function& entry,
 MeasuredGap measure_gap(const ir::Program& program, const ir::Function& entry,
                         const exec::native::Realization& realization,
                         const reference::ParameterStore& parameters, int64_t count,
-                        const SampleInputs& inputs, const ExactOutputs& exact, int threads) {
+                        const SampleInputs& inputs, const ExactOutputs& exact, int threads,
+                        exec::native::PreparedCache* cache) {
   internal_assert(static_cast<int64_t>(exact.samples.size()) == count);
   const exec::native::PreparedParameters prepared = exec::native::prepare_parameters(
-      program, realization, [&](const std::string& path) { return parameters.view(path); });
+      program, realization, [&](const std::string& path) { return parameters.view(path); }, cache);
   const reference::MpfrArith arith(exact.bits);
   MeasuredGap gap;
   for (int64_t k = 0; k < count; ++k) {

@@ -18,6 +18,10 @@
 #include "precision/bound.h"
 #include "precision/calibrate.h"
 
+namespace presk::exec::native {
+class PreparedCache;
+}  // namespace presk::exec::native
+
 namespace presk::precision {
 
 // (SampleInputs, calibrate.h: the entry's arguments of sample k, k = 0 … count − 1.)
@@ -47,11 +51,14 @@ struct MeasuredGap {
 void add_gap(const reference::MpfrArith& arith, const Tensor& native,
              const reference::Value<reference::MpfrArith>& exact, MeasuredGap& gap);
 
-// Runs `entry` natively under `realization` on every sample and compares with `exact`.
+// Runs `entry` natively under `realization` on every sample and compares with `exact`. With a
+// cache (one per `parameters`), only parameters whose type changed since the cache last saw
+// them are prepared again.
 MeasuredGap measure_gap(const ir::Program& program, const ir::Function& entry,
                         const exec::native::Realization& realization,
                         const reference::ParameterStore& parameters, int64_t count,
-                        const SampleInputs& inputs, const ExactOutputs& exact, int threads);
+                        const SampleInputs& inputs, const ExactOutputs& exact, int threads,
+                        exec::native::PreparedCache* prepared = nullptr);
 
 // Per argument of the entry, over the samples: max|x| and max|fl_T(x) − x| for each type
 // (zero for Z and B arguments).

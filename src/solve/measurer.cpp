@@ -59,7 +59,7 @@ precision::MeasuredGap Measurer::measure(const Offer& offer, const Assignment& a
   const SampleSet& set = held_out ? held_out_ : in_sample_;
   const precision::MeasuredGap gap =
       precision::measure_gap(program_, entry_, realization_of(offer, assignment), parameters_, set.count,
-                             set.inputs, held_out ? exact_out_ : exact_in_, threads_);
+                             set.inputs, held_out ? exact_out_ : exact_in_, threads_, &prepared_);
   native_seconds_ += seconds_since(start);
   ++native_runs_;
   cache_.emplace(key, gap);

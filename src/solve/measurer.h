@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "exec/native/executor.h"
 #include "precision/exact_cache.h"
 #include "precision/measure.h"
 #include "solve/estimate.h"
@@ -50,6 +51,8 @@ class Measurer : public Measurements {
   bool exact_from_cache() const { return exact_from_cache_; }
   double native_seconds() const { return native_seconds_; }
   int native_runs() const { return native_runs_; }
+  // Parameters prepared for the measurements so far (each again only when its type changed).
+  uint64_t preparations() const { return prepared_.preparations(); }
 
  private:
   precision::MeasuredGap measure(const Offer& offer, const Assignment& assignment, bool held_out);
@@ -62,6 +65,7 @@ class Measurer : public Measurements {
   int threads_;
   Progress progress_;
   std::map<std::pair<bool, Assignment>, precision::MeasuredGap> cache_;
+  exec::native::PreparedCache prepared_;  // the parameters as the last measurement prepared them
   double exact_seconds_ = 0, native_seconds_ = 0;
   int native_runs_ = 0;
   bool exact_from_cache_ = false;

@@ -67,10 +67,39 @@ Value prepare_one(const ir::Param& param, const Realization& realization, const 
 
 }  // namespace
 
+const Value* PreparedCache::find(const std::string& path, const std::string& key) const {
+  auto it = values_.find(path);
+  return it == values_.end() || it->second.first != key ? nullptr : &it->second.second;
+}
+
+void PreparedCache::store(const std::string& path, std::string key, Value value) {
+  values_[path] = {std::move(key), std::move(value)};
+  ++preparations_;
+}
+
+namespace {
+
+// What a parameter is prepared as: its realized type, or its quantization.
+std::string preparation_key(const ir::Param& param, const Realization& realization) {
+  if (param.type.kind != ir::ElemKind::Real) return "integer";
+  if (const QuantSpec* q = realization.param_quant(param.path)) {
+    return "q" + std::to_string(q->bits) + "/" + std::to_string(q->over) + "/" +
+           std::to_string(static_cast<int>(q->scheme)) + "/" + std::to_string(q->group);
+  }
+  return real_type_name(realization.param_type(param.path));
+}
+
+}  // namespace
+
 PreparedParameters prepare_parameters(const ir::Program& program, const Realization& realization,
-                                      const ParameterSource& source) {
+                                      const ParameterSource& source, PreparedCache* cache) {
   PreparedParameters prepared;
   for (const ir::Param& param : program.params) {
+    const std::string key = cache != nullptr ? preparation_key(param, realization) : std::string{};
+    if (const Value* kept = cache != nullptr ? cache->find(param.path, key) : nullptr) {
+      prepared.set(param.path, *kept);
+      continue;
+    }
     const ParamView values = source(param.path);
     if (!values) user_error("E0620") << "parameter `" << param.path << "` has no values";
     if (values.size() != static_cast<uint64_t>(param.type.element_count())) {
@@ -78,7 +107,9 @@ PreparedParameters prepare_parameters(const ir::Program& program, const Realizat
                           << " values; its type " << ir::type_to_string(param.type) << " needs "
                           << param.type.element_count();
     }
-    prepared.set(param.path, prepare_one(param, realization, values));
+    Value value = prepare_one(param, realization, values);
+    if (cache != nullptr) cache->store(param.path, key, value);
+    prepared.set(param.path, std::move(value));
   }
   return prepared;
 }

@@ -78,12 +78,28 @@ class PreparedParameters {
   std::map<std::string, Value> values_;
 };
 
+// The parameters last prepared from one source, each with the type (or quantization) it was
+// prepared in, so that a preparation of another realization (a solve measures many) prepares
+// again only the parameters whose type changed and shares the rest's storage. Not thread-safe;
+// one per parameter source, which must not change while the cache lives.
+class PreparedCache {
+ public:
+  const Value* find(const std::string& path, const std::string& key) const;
+  void store(const std::string& path, std::string key, Value value);
+  uint64_t preparations() const { return preparations_; }  // parameters prepared through it
+
+ private:
+  std::map<std::string, std::pair<std::string, Value>> values_;  // path → (key, value)
+  uint64_t preparations_ = 0;
+};
+
 // Converts each parameter of `program` from `source` into its realized type: f64/f32/bf16
 // rounded once (RNE) from its stored type (a parameter stored in its realized type is copied as
 // it is, never widened on the way), or quantized (kernels.h). A missing parameter or a wrong
-// count is E0620.
+// count is E0620. With a cache, a parameter already prepared there in the same type is taken
+// from it (the same bits, no copy).
 PreparedParameters prepare_parameters(const ir::Program& program, const Realization& realization,
-                                      const ParameterSource& source);
+                                      const ParameterSource& source, PreparedCache* cache = nullptr);
 
 // Runs `entry` on `inputs` (one tensor per argument, in order; values converted to the
 // argument's realized type: R arguments take the realization's default type). Returns the

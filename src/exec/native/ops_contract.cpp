@@ -74,12 +74,15 @@ Buffer<C> permute(const C* x, const std::string& from, const std::vector<int64_t
 // B in place when its storage can enter a site of this type by the kernel's load, and its
 // axes are already [batch, K, N] (integer weights: no batch, one K and one N axis).
 bool b_in_place(const Value& b, const Spec& s, RealType site, BSource& source, size_t k_extent) {
-  if (s.b == s.batch + s.n + s.k && s.b != s.batch + s.k + s.n) {  // [batch, N, K]: stored in its own site's type
-    if (b.kind != Value::Kind::real || b.type != site) return false;
-    source.kind = site == RealType::f64 ? BSource::Kind::f64 : site == RealType::f32 ? BSource::Kind::f32 : BSource::Kind::bf16;
-    source.data = site == RealType::f64   ? static_cast<const void*>(b.storage->f64.data())
-                  : site == RealType::f32 ? static_cast<const void*>(b.storage->f32.data())
-                                          : static_cast<const void*>(b.storage->bf16.data());
+  if (s.b == s.batch + s.n + s.k && s.b != s.batch + s.k + s.n) {  // [batch, N, K]: in its site's type or narrower
+    // (a bf16 weight in Hugging Face's [out, in] read by an f64 or f32 product: widened as the
+    // panel loads it, never as a whole)
+    const bool narrower = site == RealType::f64 || (site == RealType::f32 && b.type == RealType::bf16);
+    if (b.kind != Value::Kind::real || (b.type != site && !narrower)) return false;
+    source.kind = b.type == RealType::f64 ? BSource::Kind::f64 : b.type == RealType::f32 ? BSource::Kind::f32 : BSource::Kind::bf16;
+    source.data = b.type == RealType::f64   ? static_cast<const void*>(b.storage->f64.data())
+                  : b.type == RealType::f32 ? static_cast<const void*>(b.storage->f32.data())
+                                            : static_cast<const void*>(b.storage->bf16.data());
     source.first = b.offset;
     source.ldb = 1;
     source.ldn = k_extent;

@@ -180,7 +180,8 @@ size_t copy_whole_strips(const BSource& b, const ContractionShape& s, size_t t0,
   return s0;
 }
 
-// A transposed B (ldn != 1: stored in the compute type, or in bf16 for an f32 panel): strip by
+// A transposed B (ldn != 1: stored in the compute type or a narrower one, each element widened
+// exactly): strip by
 // strip, 16 rows at a time, so that a tile's source lines (one run along k per column) stay in
 // L1; zero past the last column. `value` converts one stored element (exactly).
 template <typename T, typename E, typename F>
@@ -206,9 +207,13 @@ void transposed_strips(const BSource& b, const ContractionShape& s, size_t t0, s
 template <typename T>
 void load_transposed_panel(const BSource& b, const ContractionShape& s, size_t t0, size_t rows, size_t j0,
                            size_t cols, T* dst, size_t ld) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (b.kind == BSource::Kind::bf16) {
-      return transposed_strips<T, uint16_t>(b, s, t0, rows, j0, cols, dst, ld, [](uint16_t x) { return from_bf16(x); });
+  if (b.kind == BSource::Kind::bf16) {
+    return transposed_strips<T, uint16_t>(b, s, t0, rows, j0, cols, dst, ld,
+                                          [](uint16_t x) { return static_cast<T>(from_bf16(x)); });
+  }
+  if constexpr (std::is_same_v<T, double>) {
+    if (b.kind == BSource::Kind::f32) {
+      return transposed_strips<T, float>(b, s, t0, rows, j0, cols, dst, ld, [](float x) { return static_cast<T>(x); });
     }
   }
   transposed_strips<T, T>(b, s, t0, rows, j0, cols, dst, ld, [](T x) { return x; });
