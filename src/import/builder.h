@@ -217,15 +217,6 @@ const Value& real_input(Builder& builder, int index);
 // The node's operand `index` as a value of `kind`, R or Z (E1304 otherwise): a single integer
 // constant is a Z literal, so that integer operators read integer bounds (Clip, Where).
 Value number_input(Builder& builder, int index, Kind kind);
-// The text of `value` where it meets the integer tensor `anchor`: a Z literal as
-// `(anchor - anchor + n)` or `(anchor - anchor - n)` (the language reads a literal beside
-// another literal, a negated one, or one in `max` as a real), anything else its expression.
-std::string integer_text(const Value& value, const std::string& anchor);
-bool is_integer_literal(const Value& value);  // a Z literal number_input made
-// max(a, b) (or min) of integers as `where(a < b, b, a)`, exact, with literals as integer_text
-// writes them (the language types a literal in `max` as a real).
-std::string integer_extreme(bool max, const Value& a, const Value& b);
-
 // The positions 0 … count−1 along the first of `1 + trailing` axes, as a parameter of reals
 // (`[count, 1, …]`; the literal 0.0 for one position), named after the node's output and `suffix`.
 Value positions(Builder& builder, int64_t count, size_t trailing, const std::string& suffix);

@@ -237,6 +237,27 @@ std::set<std::string> stripped_quantize(const onnx::GraphProto& graph) {
   return stripped;
 }
 
+// The integer type of each integer output the graph does not state (integer Add and Sub wrap at
+// it): a Cast's `to`, OneHot's values', else that of the node's first integer operand.
+void record_integer_types(Builder& builder, const onnx::NodeProto& node) {
+  for (const std::string& output : node.output()) {
+    const Value* value = builder.find(output);
+    if (output.empty() || builder.element_types.count(output) > 0 || value == nullptr || value->kind != Kind::Z) continue;
+    if (node.op_type() == "Cast") {
+      builder.element_types[output] = static_cast<int>(builder.int_attribute("to", 0));
+      continue;
+    }
+    for (int i = node.op_type() == "OneHot" ? 2 : 0; i < node.input_size(); ++i) {
+      auto type = builder.element_types.find(node.input(i));
+      const Value* operand = builder.find(node.input(i));
+      if (type != builder.element_types.end() && operand != nullptr && operand->kind == Kind::Z) {
+        builder.element_types[output] = type->second;
+        break;
+      }
+    }
+  }
+}
+
 void translate_node(Builder& builder, const onnx::NodeProto& node) {
   builder.node = &node;
   if (node.output_size() == 0) {
@@ -255,6 +276,7 @@ void translate_node(Builder& builder, const onnx::NodeProto& node) {
         << "operand " << index << " (`" << printable(node.input(index)) << "`) is computed from run-time data";
   }
   translators().at(node.op_type())(builder);
+  record_integer_types(builder, node);
 }
 
 // The element types the graph states: its inputs, value_info, outputs, initializers and

@@ -38,14 +38,12 @@ void translate_clip(Builder& builder) {
   Value low, high;
   if (builder.has_input(1)) {
     low = number_input(builder, 1, kind);
-    expr = kind == Kind::Z ? integer_extreme(true, x, low) : "max(" + expr + ", " + operand(low) + ")";
+    expr = "max(" + expr + ", " + operand(low) + ")";
     operands.push_back(&low);
   }
   if (builder.has_input(2)) {
     high = number_input(builder, 2, kind);
-    Value lower{expr, x.shape, kind, nullptr};
-    if (kind == Kind::Z && builder.has_input(1)) lower = builder.emit(expr, broadcast_shapes(builder, x.shape, low.shape), kind, "_low");
-    expr = kind == Kind::Z ? integer_extreme(false, lower, high) : "min(" + expr + ", " + operand(high) + ")";
+    expr = "min(" + expr + ", " + operand(high) + ")";
     operands.push_back(&high);
   }
   define_elementwise(builder, expr, operands, kind);
@@ -64,16 +62,6 @@ void translate_variadic(Builder& builder, const std::string& function) {
   }
   std::vector<const Value*> operands;
   for (const Value& value : values) operands.push_back(&value);
-  if (kind == Kind::Z) {  // integers: one exact selection per operand
-    Value best = *operands[0];
-    for (size_t i = 1; i < operands.size(); ++i) {
-      Shape shape = broadcast_shapes(builder, best.shape, operands[i]->shape);
-      std::string step = integer_extreme(function == "max", best, *operands[i]);
-      if (i + 1 == operands.size()) return define_elementwise(builder, step, operands, kind);
-      best = builder.emit(step, shape, kind, "_" + std::to_string(i));
-    }
-    return define_elementwise(builder, best.expr, operands, kind);
-  }
   std::string expr = operand(*operands[0]);
   for (size_t i = 1; i < operands.size(); ++i) {
     expr = function == "sum" || function == "mean" ? expr + " + " + operand(*operands[i])
