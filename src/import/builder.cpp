@@ -410,23 +410,6 @@ Value number_input(Builder& builder, int index, Kind kind) {
   return value;
 }
 
-bool is_integer_literal(const Value& value) {
-  return value.constant && value.kind == Kind::Z && value.shape.empty() && value.constant->values.size() == 1 &&
-         !value.constant->is_symbolic() && value.expr == std::to_string(value.constant->integers()[0]);
-}
-
-std::string integer_text(const Value& value, const std::string& anchor) {
-  if (!is_integer_literal(value)) return value.expr;
-  const bool negative = value.expr[0] == '-';
-  return "(" + anchor + " - " + anchor + (negative ? " - " : " + ") + value.expr.substr(negative ? 1 : 0) + ")";
-}
-
-std::string integer_extreme(bool max, const Value& a, const Value& b) {
-  const std::string anchor = is_integer_literal(a) ? b.expr : a.expr;
-  const std::string x = integer_text(a, anchor), y = integer_text(b, anchor);
-  return "where(" + x + (max ? " < " : " > ") + y + ", " + y + ", " + x + ")";
-}
-
 void check_element_count(const Builder& builder, const Shape& shape, std::string_view what) {
   constexpr int64_t kLimit = int64_t{1} << 40;  // the language's own limit (E0310)
   int64_t count = 1;

@@ -157,6 +157,9 @@ class Builder {
   std::set<std::string> names_in_use;  // lets, arguments, dims, reserved words
   // --strip-qdq: the outputs of the QuantizeLinear nodes read only by DequantizeLinear nodes.
   std::set<std::string> stripped_quantize;
+  // The element type (onnx::TensorProto::DataType) the graph states for a value: its inputs,
+  // initializers, value_info, outputs and Constant nodes.
+  std::map<std::string, int> element_types;
 
   // A fresh identifier from an ONNX name (sanitized, unique among names_in_use).
   std::string fresh_name(const std::string& wanted);
@@ -197,6 +200,8 @@ void add_quant_translators(std::map<std::string, Translator>& table);
 void add_select_translators(std::map<std::string, Translator>& table);
 void add_resize_translators(std::map<std::string, Translator>& table);
 void add_math_translators(std::map<std::string, Translator>& table);
+void add_scatter_translators(std::map<std::string, Translator>& table);
+void add_integer_translators(std::map<std::string, Translator>& table);
 
 // Shape arithmetic at import (fold_shapes.cpp): the operators evaluated when every operand is
 // known at import, and the evaluation of the current node (false: not every operand is).
@@ -212,14 +217,16 @@ const Value& real_input(Builder& builder, int index);
 // The node's operand `index` as a value of `kind`, R or Z (E1304 otherwise): a single integer
 // constant is a Z literal, so that integer operators read integer bounds (Clip, Where).
 Value number_input(Builder& builder, int index, Kind kind);
-// The text of `value` where it meets the integer tensor `anchor`: a Z literal as
-// `(anchor - anchor + n)` or `(anchor - anchor - n)` (the language reads a literal beside
-// another literal, a negated one, or one in `max` as a real), anything else its expression.
-std::string integer_text(const Value& value, const std::string& anchor);
-bool is_integer_literal(const Value& value);  // a Z literal number_input made
-// max(a, b) (or min) of integers as `where(a < b, b, a)`, exact, with literals as integer_text
-// writes them (the language types a literal in `max` as a real).
-std::string integer_extreme(bool max, const Value& a, const Value& b);
+// The positions 0 … count−1 along the first of `1 + trailing` axes, as a parameter of reals
+// (`[count, 1, …]`; the literal 0.0 for one position), named after the node's output and `suffix`.
+Value positions(Builder& builder, int64_t count, size_t trailing, const std::string& suffix);
+// An index operand: a run-time Z tensor as it is, a constant one as a parameter of reals (exact).
+Value index_input(Builder& builder, int index);
+// The product of x's elements along `axis` (a known extent), which keeps that axis with extent
+// 1: halved by slices multiplied pairwise, log₂ n lets (translate_reduce.cpp).
+Value product_along(Builder& builder, const Value& x, size_t axis, const std::string& suffix);
+// `x[:, …, from : to]` on axis `axis`.
+std::string slice_text(const std::string& x, size_t axis, int64_t from, int64_t to);
 
 // The node's operand as a tensor of its ONNX shape (a literal reshaped when ONNX gives it axes).
 Value tensor_input(Builder& builder, int index);

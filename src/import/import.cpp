@@ -25,6 +25,8 @@ const std::map<std::string, Translator>& translators() {
     add_select_translators(made);
     add_resize_translators(made);
     add_math_translators(made);
+    add_scatter_translators(made);
+    add_integer_translators(made);
     return made;
   }();
   return table;
@@ -235,6 +237,27 @@ std::set<std::string> stripped_quantize(const onnx::GraphProto& graph) {
   return stripped;
 }
 
+// The integer type of each integer output the graph does not state (integer Add and Sub wrap at
+// it): a Cast's `to`, OneHot's values', else that of the node's first integer operand.
+void record_integer_types(Builder& builder, const onnx::NodeProto& node) {
+  for (const std::string& output : node.output()) {
+    const Value* value = builder.find(output);
+    if (output.empty() || builder.element_types.count(output) > 0 || value == nullptr || value->kind != Kind::Z) continue;
+    if (node.op_type() == "Cast") {
+      builder.element_types[output] = static_cast<int>(builder.int_attribute("to", 0));
+      continue;
+    }
+    for (int i = node.op_type() == "OneHot" ? 2 : 0; i < node.input_size(); ++i) {
+      auto type = builder.element_types.find(node.input(i));
+      const Value* operand = builder.find(node.input(i));
+      if (type != builder.element_types.end() && operand != nullptr && operand->kind == Kind::Z) {
+        builder.element_types[output] = type->second;
+        break;
+      }
+    }
+  }
+}
+
 void translate_node(Builder& builder, const onnx::NodeProto& node) {
   builder.node = &node;
   if (node.output_size() == 0) {
@@ -253,20 +276,32 @@ void translate_node(Builder& builder, const onnx::NodeProto& node) {
         << "operand " << index << " (`" << printable(node.input(index)) << "`) is computed from run-time data";
   }
   translators().at(node.op_type())(builder);
+  record_integer_types(builder, node);
 }
 
-// CastLike(x, like) whose `like` has a type the graph states (a graph input, an initializer, a
-// Constant, a value_info) is Cast(x, to = that type); `like` is read for its type only.
-void castlike_to_cast(onnx::GraphProto& graph) {
+// The element types the graph states: its inputs, value_info, outputs, initializers and
+// Constant nodes (a value without one is absent).
+std::map<std::string, int> declared_types(const onnx::GraphProto& graph) {
   std::map<std::string, int> types;
-  for (const onnx::ValueInfoProto& info : graph.input()) types[info.name()] = info.type().tensor_type().elem_type();
-  for (const onnx::ValueInfoProto& info : graph.value_info()) types[info.name()] = info.type().tensor_type().elem_type();
+  for (const auto* infos : {&graph.input(), &graph.value_info(), &graph.output()}) {
+    for (const onnx::ValueInfoProto& info : *infos) {
+      if (info.type().tensor_type().elem_type() != 0) types[info.name()] = info.type().tensor_type().elem_type();
+    }
+  }
   for (const onnx::TensorProto& tensor : graph.initializer()) types[tensor.name()] = tensor.data_type();
-  for (onnx::NodeProto& node : *graph.mutable_node()) {
+  for (const onnx::NodeProto& node : graph.node()) {
     if (node.op_type() == "Constant" && node.output_size() == 1 && node.attribute_size() == 1 &&
         node.attribute(0).has_t()) {
       types[node.output(0)] = node.attribute(0).t().data_type();
     }
+  }
+  return types;
+}
+
+// CastLike(x, like) whose `like` has a type the graph states (a graph input, an initializer, a
+// Constant, a value_info) is Cast(x, to = that type); `like` is read for its type only.
+void castlike_to_cast(onnx::GraphProto& graph, const std::map<std::string, int>& types) {
+  for (onnx::NodeProto& node : *graph.mutable_node()) {
     if (node.op_type() != "CastLike" || !(node.domain().empty() || node.domain() == "ai.onnx") ||
         node.input_size() != 2) {
       continue;
@@ -320,7 +355,8 @@ ImportedModel import_onnx(std::span<const uint8_t> bytes, const ImportOptions& o
   Builder builder(opset.read, options);
   builder.names_in_use.insert("p");
   std::map<std::string, std::string> dims;  // ONNX dim_param → presk dim
-  castlike_to_cast(*model.mutable_graph());
+  builder.element_types = declared_types(model.graph());
+  castlike_to_cast(*model.mutable_graph(), builder.element_types);
   check_operators(model.graph());
   if (options.strip_qdq) builder.stripped_quantize = stripped_quantize(model.graph());
   read_inputs(builder, model.graph(), dims);

@@ -38,14 +38,12 @@ void translate_clip(Builder& builder) {
   Value low, high;
   if (builder.has_input(1)) {
     low = number_input(builder, 1, kind);
-    expr = kind == Kind::Z ? integer_extreme(true, x, low) : "max(" + expr + ", " + operand(low) + ")";
+    expr = "max(" + expr + ", " + operand(low) + ")";
     operands.push_back(&low);
   }
   if (builder.has_input(2)) {
     high = number_input(builder, 2, kind);
-    Value lower{expr, x.shape, kind, nullptr};
-    if (kind == Kind::Z && builder.has_input(1)) lower = builder.emit(expr, broadcast_shapes(builder, x.shape, low.shape), kind, "_low");
-    expr = kind == Kind::Z ? integer_extreme(false, lower, high) : "min(" + expr + ", " + operand(high) + ")";
+    expr = "min(" + expr + ", " + operand(high) + ")";
     operands.push_back(&high);
   }
   define_elementwise(builder, expr, operands, kind);
@@ -64,16 +62,6 @@ void translate_variadic(Builder& builder, const std::string& function) {
   }
   std::vector<const Value*> operands;
   for (const Value& value : values) operands.push_back(&value);
-  if (kind == Kind::Z) {  // integers: one exact selection per operand
-    Value best = *operands[0];
-    for (size_t i = 1; i < operands.size(); ++i) {
-      Shape shape = broadcast_shapes(builder, best.shape, operands[i]->shape);
-      std::string step = integer_extreme(function == "max", best, *operands[i]);
-      if (i + 1 == operands.size()) return define_elementwise(builder, step, operands, kind);
-      best = builder.emit(step, shape, kind, "_" + std::to_string(i));
-    }
-    return define_elementwise(builder, best.expr, operands, kind);
-  }
   std::string expr = operand(*operands[0]);
   for (size_t i = 1; i < operands.size(); ++i) {
     expr = function == "sum" || function == "mean" ? expr + " + " + operand(*operands[i])
@@ -131,17 +119,19 @@ const char* const kSoftplus = "(relu(X) + log(1 + exp(-abs(X))))";
 // Inference: the identity. The mask output and a training run are refused.
 void translate_dropout(Builder& builder) {
   builder.accept_attributes({"ratio", "seed", "is_test"});
-  if (builder.node->output_size() > 1 && !builder.node->output(1).empty()) {
-    builder.fail("E1324").hint("drop the mask output when exporting for inference (model.eval())")
-        << "the mask output of Dropout is not supported";
-  }
-  if (builder.has_input(2)) {
+  if (builder.has_input(2)) {  // training: the identity only at ratio 0
     const Constant& training = builder.constant_input(2, "training_mode");
     if (training.values.size() != 1 || training.values[0] != 0) {
-      builder.fail("E1324") << "training_mode is true; presk imports Dropout in inference (the identity)";
+      const bool ratio_zero = builder.has_input(1) && builder.constant_input(1, "the ratio").values == std::vector<double>{0.0};
+      if (!ratio_zero) builder.fail("E1324") << "training_mode is true; presk imports Dropout in inference (the identity), or in training at ratio 0";
     }
   }
-  builder.define(0, builder.raw_input(0));
+  const Value& x = builder.input(0);
+  builder.define(0, x);
+  if (builder.node->output_size() > 1 && !builder.node->output(1).empty()) {  // the mask: every element kept
+    if (x.kind != Kind::R) builder.fail("E1304") << "operand 0 must be a float tensor";
+    builder.define(1, builder.emit("where(" + operand(x) + " == " + operand(x) + ", 1.0, 1.0) > 0.5", x.shape, Kind::B, "_mask"));
+  }
 }
 
 // Comparisons of real (or integer) operands, giving a boolean.

@@ -1,5 +1,5 @@
 // Translators of the CNN operators: Conv, MaxPool, AveragePool, GlobalAveragePool, Pad,
-// GlobalMaxPool, BatchNormalization and InstanceNormalization. A windowed operator is
+// GlobalMaxPool, BatchNormalization, InstanceNormalization, MeanVarianceNormalization and LRN. A windowed operator is
 // im2col by layout alone: each spatial axis padded by `concat` (zeros, or for MaxPool copies
 // of the edge element, which is inside every window that reads it), its kernel taps `slice`s
 // joined by `concat`; then one `einsum` with the weight (Conv; a group axis when grouped) or
@@ -51,6 +51,8 @@ const char* const kOutputLabels = "xyz";     // and of its output positions
 // One spatial axis of a windowed operator.
 struct Window {
   int64_t extent = 0, kernel = 1, stride = 1, dilation = 1, pad_begin = 0, pad_end = 0, out = 0;
+  // The last window reaches past the padding (ceil_mode): the positions beyond are no input.
+  bool partial() const { return (out - 1) * stride + dilation * (kernel - 1) + 1 > extent + pad_begin + pad_end; }
 };
 
 std::string int_text(int64_t value) { return std::to_string(value); }
@@ -67,7 +69,7 @@ std::vector<int64_t> per_axis(Builder& builder, std::string_view name, size_t sp
 }
 
 // The windows of the current node over the spatial axes of `x` (N, C, spatial…): kernel,
-// strides, dilations, pads or auto_pad; ceil_mode only where it changes nothing.
+// strides, dilations, pads or auto_pad; ceil_mode (a last window may reach past the padding).
 std::vector<Window> windows(Builder& builder, const Shape& x, const std::vector<int64_t>& kernel) {
   size_t spatial = x.size() - 2;
   std::vector<int64_t> strides = per_axis(builder, "strides", spatial, 1);
@@ -95,11 +97,10 @@ std::vector<Window> windows(Builder& builder, const Shape& x, const std::vector<
     }
     int64_t room = w.extent + w.pad_begin + w.pad_end - span;
     if (room < 0) builder.fail("E1308") << "the window (" << span << ") is wider than the padded axis " << i;
-    if (ceil_mode && room % w.stride != 0) {
-      builder.fail("E1323").hint("export with ceil_mode=0, or pad the input so the windows fit")
-          << "ceil_mode=1 adds a partial window on spatial axis " << i << ", which presk does not import";
+    if (auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER") {
+      w.out = (ceil_mode ? room + w.stride - 1 : room) / w.stride + 1;  // ceil_mode: a last, partial window
+      if (ceil_mode && (w.out - 1) * w.stride >= w.extent + w.pad_begin) --w.out;  // that starts inside the input
     }
-    if (auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER") w.out = room / w.stride + 1;
     result.push_back(w);
   }
   return result;
@@ -426,11 +427,13 @@ void translate_pool(Builder& builder, bool max) {
     if (k < 1 || k > kMaxTaps) builder.fail("E1303") << "kernel extent " << k << " is outside 1 … " << kMaxTaps;
   }
   std::vector<Window> ws = windows(builder, x.shape, *kernel);
-  bool any_pad = false;
+  bool any_pad = false, any_partial = false;
   for (const Window& w : ws) {
     any_pad = any_pad || w.pad_begin > 0 || w.pad_end > 0;
-    if (max && (w.pad_begin > 0 || w.pad_end > 0) && (w.dilation != 1 || std::max(w.pad_begin, w.pad_end) >= w.kernel)) {
-      builder.fail("E1323") << "MaxPool pads with dilations or pads as wide as the kernel are not supported";
+    any_partial = any_partial || w.partial();
+    if (max && (w.pad_begin > 0 || w.pad_end > 0 || w.partial()) &&
+        (w.dilation != 1 || std::max(w.pad_begin, w.pad_end) >= w.kernel)) {
+      builder.fail("E1323") << "MaxPool pads or ceil_mode windows with dilations, or pads as wide as the kernel, are not supported";
     }
   }
   Value cols = patches(builder, x, ws, max);
@@ -438,12 +441,13 @@ void translate_pool(Builder& builder, bool max) {
   std::string axes;
   for (size_t i = 0; i < spatial; ++i) axes += (i == 0 ? "" : ", ") + int_text(2 + 2 * static_cast<int64_t>(i));
   bool include_pad = builder.int_attribute("count_include_pad", 0) != 0;
-  std::string function = max ? "max" : (!any_pad || include_pad) ? "mean" : "sum";
+  std::string function = max ? "max" : !any_partial && (!any_pad || include_pad) ? "mean" : "sum";
   Shape kept = cols.shape;
   for (size_t i = 0; i < spatial; ++i) kept[2 + 2 * i] = Extent{};
   Value reduced = builder.emit(function + "(" + cols.expr + ", axis: [" + axes + "])", kept, Kind::R, "_window");
   if (function != "sum") return builder.define(0, reshaped(builder, reduced, shape));
-  // AveragePool without the padding in the count: each output over the inputs its window covers.
+  // AveragePool without the padding in the count, or with a partial window (ceil_mode): each
+  // output over the inputs (and with count_include_pad the pads) its window covers.
   Constant counts;
   counts.data_type = onnx::TensorProto::FLOAT;
   counts.values = {1.0};
@@ -454,7 +458,8 @@ void translate_pool(Builder& builder, bool max) {
         int64_t covered = 0;
         for (int64_t t = 0; t < w.kernel; ++t) {
           int64_t position = j * w.stride + t * w.dilation - w.pad_begin;
-          covered += position >= 0 && position < w.extent;
+          covered += include_pad ? position >= -w.pad_begin && position < w.extent + w.pad_end
+                                 : position >= 0 && position < w.extent;
         }
         next.push_back(value * static_cast<double>(std::max<int64_t>(covered, 1)));
       }
@@ -524,6 +529,51 @@ void translate_instance_norm(Builder& builder) {
   Value variance = builder.emit("mean(" + centered.expr + " * " + centered.expr + over, kept, Kind::R, "_variance");
   builder.define(0, builder.emit(centered.expr + " * rsqrt(" + variance.expr + " + " + epsilon + ") * " +
                                      operand(scale) + " + " + operand(bias), x.shape));
+}
+
+// MeanVarianceNormalization: (x − E x) / (√(E x² − (E x)²) + 10⁻⁹) over `axes` (ONNX's function
+// body; its variance is E (x − E x)², written so), the ε the binary32 10⁻⁹ of that body.
+void translate_mvn(Builder& builder) {
+  builder.accept_attributes({"axes"});
+  const Value& x = real_input(builder, 0);
+  std::vector<int64_t> axes = builder.ints_attribute("axes").value_or(std::vector<int64_t>{0, 2, 3});
+  Shape kept = x.shape;
+  std::string list;
+  for (int64_t& axis : axes) {
+    axis = builder.normalize_axis(axis, x.shape.size(), "axis");
+    kept[static_cast<size_t>(axis)] = Extent{};
+  }
+  std::sort(axes.begin(), axes.end());
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  for (int64_t axis : axes) list += (list.empty() ? "" : ", ") + int_text(axis);
+  std::string over = ", axis: [" + list + "])";
+  Value mean = builder.emit("mean(" + x.expr + over, kept, Kind::R, "_mean");
+  Value centered = builder.emit(x.expr + " - " + mean.expr, x.shape, Kind::R, "_centered");
+  Value variance = builder.emit("mean(" + centered.expr + " * " + centered.expr + over, kept, Kind::R, "_variance");
+  builder.define(0, builder.emit(centered.expr + " / (sqrt(" + variance.expr + ") + " + ir::real_to_string(double{1e-9f}) + ")",
+                                 x.shape));
+}
+
+// LRN: x / (bias + α/size · Σ x²)^β, the sum over the channels c − ⌊(size−1)/2⌋ … c + ⌈(size−1)/2⌉
+// that exist (the squares padded with zeros on the channel axis, `size` slices added); the
+// power of the positive base as exp(β · ln b), its exact value.
+void translate_lrn(Builder& builder) {
+  builder.accept_attributes({"alpha", "beta", "bias", "size"});
+  const Value& x = real_input(builder, 0);
+  spatial_rank(builder, x);
+  const int64_t size = builder.int_attribute("size", 0);
+  if (size < 1 || size > kMaxTaps) builder.fail("E1303") << "size " << size << " is outside 1 … " << kMaxTaps;
+  const int64_t channels = known_extent(builder, x.shape[1], "the channel axis");
+  Value squares = builder.emit(operand(x) + " * " + operand(x), x.shape, Kind::R, "_squares");
+  Value wide = padded(builder, squares, 1, (size - 1) / 2, size / 2, false);
+  std::string sum;
+  for (int64_t k = 0; k < size; ++k) sum += (k == 0 ? "" : " + ") + item_at(wide, 1, int_text(k) + " : " + int_text(k + channels));
+  Value window = builder.emit(sum, x.shape, Kind::R, "_window");
+  const double alpha = builder.float_attribute("alpha", 1e-4f), beta = builder.float_attribute("beta", 0.75f);
+  const double bias = builder.float_attribute("bias", 1.0f);
+  Value base = builder.emit(ir::real_to_string(bias) + " + " + window.expr + " * " + ir::real_to_string(alpha) + " / " +
+                                int_text(size), x.shape, Kind::R, "_base");
+  builder.define(0, builder.emit(operand(x) + " / exp(" + ir::real_to_string(beta) + " * log(" + base.expr + "))", x.shape));
 }
 
 }  // namespace
@@ -599,6 +649,8 @@ void add_conv_translators(std::map<std::string, Translator>& table) {
   table["GlobalMaxPool"] = [](Builder& b) { translate_global_pool(b, "max"); };
   table["BatchNormalization"] = translate_batch_norm;
   table["InstanceNormalization"] = translate_instance_norm;
+  table["MeanVarianceNormalization"] = translate_mvn;
+  table["LRN"] = translate_lrn;
 }
 
 }  // namespace presk::onnx_import

@@ -1,5 +1,5 @@
 // Translators of the reductions (ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceL1,
-// ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp, CumSum; axes an attribute, or an operand
+// ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp, ReduceProd, CumSum; axes an attribute, or an operand
 // for ReduceSum from opset 13 and every Reduce from 18), Einsum as a plain contraction, and
 // the layout operators with constant operands: Tile, Expand, DepthToSpace, SpaceToDepth and
 // Trilu. Each is an exact composition of presk primitives (docs/import.md).
@@ -11,6 +11,41 @@
 #include "import/builder.h"
 
 namespace presk::onnx_import {
+
+std::string slice_text(const std::string& x, size_t axis, int64_t from, int64_t to) {
+  std::string expr = x + "[";
+  for (size_t i = 0; i < axis; ++i) expr += ":, ";
+  return expr + std::to_string(from) + " : " + std::to_string(to) + "]";
+}
+
+// Π of the n elements along `axis`: the first half times the second while n > 1, an odd
+// element set aside and multiplied in at the end. Every product is of reals, so the exact
+// reference computes ONNX's product exactly; a realization rounds each multiplication.
+Value product_along(Builder& builder, const Value& x, size_t axis, const std::string& suffix) {
+  int64_t n = known_extent(builder, x.shape[axis], "the extent of a multiplied axis");
+  if (n < 1) builder.fail("E1303") << "a product over an empty axis is not supported";
+  Value current = x;
+  std::vector<std::string> odd;
+  for (int step = 0; n > 1; ++step) {
+    const int64_t half = n / 2;
+    if (n % 2 == 1) {
+      Shape one = current.shape;
+      one[axis] = Extent{1, {}};
+      odd.push_back(builder.emit(slice_text(current.expr, axis, n - 1, n), one, Kind::R,
+                                 suffix + "_odd" + std::to_string(step)).expr);
+    }
+    Shape shape = current.shape;
+    shape[axis] = Extent{half, {}};
+    current = builder.emit(slice_text(current.expr, axis, 0, half) + " * " + slice_text(current.expr, axis, half, 2 * half),
+                           shape, Kind::R, suffix + "_half" + std::to_string(step));
+    n = half;
+  }
+  if (odd.empty()) return current;
+  std::string expr = current.expr;
+  for (const std::string& factor : odd) expr += " * " + factor;
+  return builder.emit(expr, current.shape, Kind::R, suffix);
+}
+
 namespace {
 
 constexpr int64_t kMaxRepeats = 1 << 16;
@@ -61,7 +96,7 @@ void translate_reduce(Builder& builder, const std::string& pattern, bool axes_in
   const Value& x = real_input(builder, 0);
   std::optional<std::vector<int64_t>> axes = reduce_axes(builder, x.shape.size(), axes_operand);
   if (!axes) {  // noop_with_empty_axes: the operand, with the elementwise part (ReduceL1's |x|)
-    if (pattern == "sum(XA" || pattern == "mean(XA" || pattern == "max(XA" || pattern == "-max(-XA") return builder.define(0, x);
+    if (pattern == "sum(XA" || pattern == "mean(XA" || pattern == "max(XA" || pattern == "-max(-XA" || pattern == "prod") return builder.define(0, x);
     builder.fail("E1303") << "noop_with_empty_axes with no axes is supported for ReduceSum, ReduceMean, ReduceMax and ReduceMin";
   }
   bool keep = builder.int_attribute("keepdims", 1) != 0;
@@ -75,7 +110,11 @@ void translate_reduce(Builder& builder, const std::string& pattern, bool axes_in
   std::string over = scalar ? ")" : ", axis: " + int_list(*axes) + ")";
   Shape shape = scalar ? Shape{} : kept;
   Value reduced;
-  if (pattern == "logsumexp") {  // m + ln Σ e^(x − m), m the maximum: the same real, no overflow
+  if (pattern == "prod") {
+    reduced = x;
+    for (int64_t axis : *axes) reduced = product_along(builder, reduced, static_cast<size_t>(axis), "_axis" + std::to_string(axis));
+    if (scalar) reduced = reshaped(builder, reduced, Shape{}, "_scalar");
+  } else if (pattern == "logsumexp") {  // m + ln Σ e^(x − m), m the maximum: the same real, no overflow
     Value top = builder.emit("max(" + x.expr + over, shape, Kind::R, "_max");
     reduced = builder.emit(top.expr + " + log(sum(exp(" + x.expr + " - " + top.expr + ")" + over + ")", shape);
   } else {
@@ -84,15 +123,63 @@ void translate_reduce(Builder& builder, const std::string& pattern, bool axes_in
   builder.define(0, keep || scalar ? reduced : reshaped(builder, reduced, dropped, "_keepdims0"));
 }
 
+// Einsum of one operand, each label once: a sum over the labels the output drops, then a
+// transpose to the output's order ("ij->i", "ij->ji"). false: not of that form.
+bool einsum_one(Builder& builder, const std::string& equation) {
+  size_t arrow = equation.find("->");
+  if (builder.input_count() != 1 || equation.find_first_of(",.") != std::string::npos) return false;
+  std::string in = equation.substr(0, arrow), out;
+  if (arrow != std::string::npos) {
+    out = equation.substr(arrow + 2);
+  } else {
+    out = in;
+    std::sort(out.begin(), out.end());
+  }
+  const Value& x = real_input(builder, 0);
+  bool ok = in.size() == x.shape.size();
+  for (char c : in) ok = ok && std::isalpha(static_cast<unsigned char>(c)) && std::count(in.begin(), in.end(), c) == 1;
+  for (char c : out) ok = ok && in.find(c) != std::string::npos && std::count(out.begin(), out.end(), c) == 1;
+  if (!ok) return false;
+  std::vector<int64_t> summed, perm;
+  std::string kept;
+  Shape kept_shape, shape;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (out.find(in[i]) == std::string::npos) {
+      summed.push_back(static_cast<int64_t>(i));
+    } else {
+      kept += in[i];
+      kept_shape.push_back(x.shape[i]);
+    }
+  }
+  Value value = x;
+  if (!summed.empty()) {
+    Shape reduced = x.shape;
+    for (int64_t axis : summed) reduced[static_cast<size_t>(axis)] = Extent{};
+    const std::string over = kept.empty() ? ")" : ", axis: " + int_list(summed) + ")";
+    value = builder.emit("sum(" + x.expr + over, kept.empty() ? Shape{} : reduced, Kind::R, "_sum");
+    if (!kept.empty()) value = reshaped(builder, value, kept_shape, "_kept");
+  }
+  for (char c : out) {
+    perm.push_back(static_cast<int64_t>(kept.find(c)));
+    shape.push_back(kept_shape[kept.find(c)]);
+  }
+  bool identity = true;
+  for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int64_t>(i);
+  builder.define(0, identity ? value : builder.emit("transpose(" + value.expr + ", " + int_list(perm) + ")", shape));
+  return true;
+}
+
 // Einsum of two operands as a plain contraction: each label once per operand, no ellipsis;
-// the implicit output (no `->`) is the labels seen once, in alphabetical order.
+// the implicit output (no `->`) is the labels seen once, in alphabetical order. One operand:
+// einsum_one.
 void translate_einsum(Builder& builder) {
   builder.accept_attributes({"equation"});
   std::string equation;
   for (char c : builder.string_attribute("equation", "")) if (c != ' ') equation += c;
+  if (einsum_one(builder, equation)) return;
   if (builder.input_count() != 2 || equation.find("...") != std::string::npos) {
     builder.fail("E1326").hint("rewrite it as MatMul, Transpose and ReduceSum")
-        << "Einsum \"" << printable(equation) << "\" is not a contraction of two operands without an ellipsis";
+        << "Einsum \"" << printable(equation) << "\" is not a contraction of one or two operands without an ellipsis";
   }
   size_t arrow = equation.find("->"), comma = equation.find(',');
   std::string lhs = equation.substr(0, comma);
@@ -329,6 +416,7 @@ void add_reduce_translators(std::map<std::string, Translator>& table) {
   table["ReduceSumSquare"] = [](Builder& b) { translate_reduce(b, "sum(X * XA", false); };
   table["ReduceLogSum"] = [](Builder& b) { translate_reduce(b, "log(sum(XA)", false); };
   table["ReduceLogSumExp"] = [](Builder& b) { translate_reduce(b, "logsumexp", false); };
+  table["ReduceProd"] = [](Builder& b) { translate_reduce(b, "prod", false); };
   table["Einsum"] = translate_einsum;
   table["CumSum"] = translate_cumsum;
   table["Tile"] = translate_tile;

@@ -7,12 +7,6 @@
 #include "import/builder.h"
 
 namespace presk::onnx_import {
-namespace {
-
-Shape with_axis(Shape shape, size_t at, Extent extent) {
-  shape.insert(shape.begin() + static_cast<std::ptrdiff_t>(at), extent);
-  return shape;
-}
 
 // The positions 0 … count−1 along the first of `1 + trailing` axes, as a parameter of reals
 // (`[count, 1, …]`), named after the node's output and `suffix`.
@@ -41,6 +35,13 @@ Value index_input(Builder& builder, int index) {
   }
   if (raw.kind != Kind::Z) builder.fail("E1304") << "operand " << index << " must be an INT64 or INT32 tensor";
   return raw;
+}
+
+namespace {
+
+Shape with_axis(Shape shape, size_t at, Extent extent) {
+  shape.insert(shape.begin() + static_cast<std::ptrdiff_t>(at), extent);
+  return shape;
 }
 
 std::string axis_call(const std::string& function, const std::string& x, size_t axis) {

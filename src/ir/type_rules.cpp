@@ -63,6 +63,7 @@ KindRule kind_rule(Op op) {
     case Op::min:
     case Op::neg:
     case Op::abs:
+    case Op::relu:
       return KindRule::Arithmetic;
     case Op::lt:
     case Op::le:

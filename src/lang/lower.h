@@ -57,7 +57,7 @@ class FunctionLowerer {
   Value lower_number(const NumberExpr& number, std::optional<ir::ElemKind> kind);
   Value literal(std::string text, ir::ElemKind kind, Loc loc);
   Value lower_name(const NameExpr& name);
-  Value lower_unary(const UnaryExpr& unary);
+  Value lower_unary(const UnaryExpr& unary, std::optional<ir::ElemKind> literal_kind = std::nullopt);
   Value lower_binary(const BinaryExpr& binary);
   Value lower_call(const CallExpr& call);
   Value lower_member(const Expr& expr);
@@ -89,6 +89,8 @@ ir::Program lower_program(ProgramScope& scope, const FrontendOptions& options);
 // The primitives called by name (exp, sum, softmax, einsum, …): lowers `call` when `name`
 // is one, and returns nullopt when it is not.
 std::optional<Value> lower_builtin(FunctionLowerer& lowerer, const std::string& name, const CallExpr& call);
+// An integer literal, or one negated: it takes the element kind of the operand it meets.
+bool is_integer_literal(const Expr& expr);
 
 // Typing rules shared by operators and primitives (lower_rules.cpp). Each returns the
 // result type, or nullopt after reporting why there is none.

@@ -234,8 +234,21 @@ std::optional<Value> lower_builtin(FunctionLowerer& lowerer, const std::string& 
   if (!op) return std::nullopt;
   size_t arity = static_cast<size_t>(ir::op_info(*op).arity);
   if (!check_args(lowerer, args, arity, arity, {})) return Value{};
-  std::vector<Value> operands;
-  for (const Expr* expr : args.positional) operands.push_back(lowerer.lower_expr(*expr));
+  // An integer literal takes the kind of the first operand that is not one (`max(i, 2)` of a
+  // Z `i` is Z), as in `i + 2`; that operand is lowered first.
+  std::vector<Value> operands(args.positional.size());
+  size_t first = 0;
+  while (first < args.positional.size() && is_integer_literal(*args.positional[first])) ++first;
+  std::optional<ir::ElemKind> kind;
+  if (first < args.positional.size()) {
+    operands[first] = lowerer.lower_expr(*args.positional[first]);
+    if (operands[first].ok) kind = operands[first].type.kind;
+  }
+  for (size_t i = 0; i < args.positional.size(); ++i) {
+    if (i == first) continue;
+    const Expr& expr = *args.positional[i];
+    operands[i] = is_integer_literal(expr) ? lowerer.lower_expr(expr, kind) : lowerer.lower_expr(expr);
+  }
   return lowerer.elementwise(*op, std::move(operands), call.loc);
 }
 

@@ -109,7 +109,7 @@ Value FunctionLowerer::lower_value(const Expr& expr, std::optional<ir::ElemKind>
   switch (expr.kind) {
     case ExprKind::Number: return lower_number(expr.as<NumberExpr>(), literal_kind);
     case ExprKind::Name: return lower_name(expr.as<NameExpr>());
-    case ExprKind::Unary: return lower_unary(expr.as<UnaryExpr>());
+    case ExprKind::Unary: return lower_unary(expr.as<UnaryExpr>(), literal_kind);
     case ExprKind::Binary: return lower_binary(expr.as<BinaryExpr>());
     case ExprKind::Call: return lower_call(expr.as<CallExpr>());
     case ExprKind::Member: return lower_member(expr);
@@ -167,8 +167,8 @@ Value FunctionLowerer::lower_name(const NameExpr& name) {
   return Value{};
 }
 
-Value FunctionLowerer::lower_unary(const UnaryExpr& unary) {
-  Value operand = lower_expr(*unary.operand);
+Value FunctionLowerer::lower_unary(const UnaryExpr& unary, std::optional<ir::ElemKind> literal_kind) {
+  Value operand = lower_expr(*unary.operand, literal_kind);
   if (operand.ok && operand.type.kind == ir::ElemKind::Bool) operand = to_real(operand, unary.loc);
   return emit(ir::Op::neg, operand.type, {operand}, {}, unary.loc);
 }

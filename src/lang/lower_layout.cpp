@@ -215,8 +215,14 @@ Value lower_einsum(FunctionLowerer& lowerer, const CallExpr& call, const std::ve
 // where(cond : B, a, b): a where cond holds, b elsewhere; all three broadcast.
 Value lower_where(FunctionLowerer& lowerer, const CallExpr& call, const std::vector<const Expr*>& positional) {
   Value cond = lowerer.lower_expr(*positional[0]);
-  Value a = lowerer.lower_expr(*positional[1]);
-  Value b = lowerer.lower_expr(*positional[2], a.type.kind);
+  Value a, b;  // an integer literal branch takes the other branch's kind
+  if (is_integer_literal(*positional[1]) && !is_integer_literal(*positional[2])) {
+    b = lowerer.lower_expr(*positional[2]);
+    a = lowerer.lower_expr(*positional[1], b.type.kind);
+  } else {
+    a = lowerer.lower_expr(*positional[1]);
+    b = lowerer.lower_expr(*positional[2], a.type.kind);
+  }
   if (!require_kind(lowerer, positional[0]->loc, "the condition of `where`", cond, ir::ElemKind::Bool) || !a.ok || !b.ok)
     return Value{};
   if (a.type.kind != b.type.kind) {

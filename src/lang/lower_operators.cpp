@@ -33,11 +33,13 @@ bool keeps_integers(ir::Op op) {
          op == ir::Op::neg || op == ir::Op::abs || op == ir::Op::relu || is_comparison(op);
 }
 
+}  // namespace
+
+// An integer literal, or one negated (`-3`): it takes the element kind of what it meets.
 bool is_integer_literal(const Expr& expr) {
+  if (expr.kind == ExprKind::Unary) return is_integer_literal(*expr.as<UnaryExpr>().operand);
   return expr.kind == ExprKind::Number && expr.as<NumberExpr>().integer;
 }
-
-}  // namespace
 
 Value FunctionLowerer::elementwise(ir::Op op, std::vector<Value> operands, Loc loc) {
   for (const Value& operand : operands) {

@@ -20,6 +20,7 @@ from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import models  # noqa: E402
+import models_index  # noqa: E402
 import models_more  # noqa: E402
 
 GROUPS = {
@@ -37,6 +38,8 @@ GROUPS = {
     "math": models_more.math_cases,
     "integers": models_more.integers_cases,
     "fix_input": models_more.fix_input_cases,
+    "indexing": models_index.indexing_cases,
+    "qlinear": models_index.qlinear_cases,
 }
 SOLVE_GROUPS = {"solve": lambda: [models.transformer_case()],
                 "solve_cnn": lambda: [models.cnn_case(), models.depthwise_case()]}
@@ -44,7 +47,7 @@ ULP = 2.0 ** -24
 
 
 def write_safetensors(path, arrays):
-    dtypes = {np.float32: "F32", np.int64: "I64", np.bool_: "BOOL"}
+    dtypes = {np.float32: "F32", np.int64: "I64", np.bool_: "BOOL", np.uint8: "U8", np.int8: "I8"}
     header, blobs, offset = {}, [], 0
     for name, array in arrays.items():
         data = np.ascontiguousarray(array).tobytes()
@@ -110,7 +113,7 @@ def write_tensor_file(work, stem, value, kind):
 
 
 def ort_inputs(inputs):
-    kinds = {np.float32: "float32", np.int64: "int64", np.bool_: "bool"}
+    kinds = {np.float32: "float32", np.int64: "int64", np.bool_: "bool", np.uint8: "uint8", np.int8: "int8"}
     return {k: {"type": kinds[v.dtype.type], "dims": list(v.shape), "data": v.astype(np.float64).ravel().tolist()}
             for k, v in inputs.items()}
 
@@ -118,11 +121,12 @@ def ort_inputs(inputs):
 def error_cases():
     """(name, model bytes, extra arguments, expected code): each refused with its code, exit 1."""
     x = models.normal(2, 3)
-    lrn = models.single("lrn", "LRN", [models.normal(1, 2, 3, 3)], {"size": 3})[1]
-    ceil = models.single("ceil", "MaxPool", [models.normal(1, 1, 4, 4)], {"kernel_shape": [3, 3], "strides": [2, 2],
-                                                                          "ceil_mode": 1})[1]
-    mask = models.model([models.helper.make_node("Dropout", ["x0"], ["y", "mask"], name="dropout")],
-                        [models.tensor_info("x0", x)], [models.out()])
+    det = models.single("det", "Det", [models.normal(2, 3, 3)])[1]
+    ceil = models.single("ceil", "MaxPool", [models.normal(1, 1, 6, 6)], {"kernel_shape": [2, 2], "strides": [2, 2],
+                                                                          "dilations": [2, 2], "ceil_mode": 1})[1]
+    mask = models.model([models.helper.make_node("Dropout", ["x0", "ratio", "training"], ["y"], name="dropout")],
+                        [models.tensor_info("x0", x)], [models.out()],
+                        [models.init("ratio", np.float32(0.5)), models.init("training", np.bool_(True))])
     mixed = models.model([models.helper.make_node("Less", ["x0", "x1"], ["c"], name="less"),
                           models.helper.make_node("Where", ["c", "x0", "x0"], ["y"], name="where")],
                          [models.tensor_info("x0", x), models.tensor_info("x1", np.zeros((2, 3), np.int64))],
@@ -136,7 +140,7 @@ def error_cases():
     node = lambda op, ins, out, **kw: h.make_node(op, ins, [out], name=f"/{out}/{op}", **kw)
     ints = lambda name, values: models.init(name, np.array(values, np.int64))
     image = models.normal(1, 1, 4, 4)
-    many = models.model([node("LRN", ["x0"], "c1", size=1), node("Relu", ["c1"], "r"), node("LRN", ["r"], "c2", size=1),
+    many = models.model([node("Det", ["x0"], "c1"), node("Relu", ["c1"], "r"), node("Det", ["r"], "c2"),
                          node("LpNormalization", ["c2"], "y")],
                         [tinfo("x0", image)], [models.out()])
     seq = models.normal(3, 4)
@@ -160,9 +164,9 @@ def error_cases():
         ("extent_not_product", minus_one.SerializeToString(), [], "E1313"),
         ("runtime_positions", positions.SerializeToString(), [], "E1314"),
         ("shape_as_data", as_data.SerializeToString(), [], "E1315"),
-        ("unsupported_operator", lrn.SerializeToString(), [], "E1302"),
-        ("pool_ceil_mode", ceil.SerializeToString(), [], "E1323"),
-        ("dropout_mask", mask.SerializeToString(), [], "E1324"),
+        ("unsupported_operator", det.SerializeToString(), [], "E1302"),
+        ("pool_ceil_dilated", ceil.SerializeToString(), [], "E1323"),
+        ("dropout_training", mask.SerializeToString(), [], "E1324"),
         ("compare_mixed_types", mixed.SerializeToString(), [], "E1325"),
         ("einsum_ellipsis", ellipsis.SerializeToString(), [], "E1326"),
         ("quantize_int32", models.single("q32", "QuantizeLinear", [x], extra_inputs=["s", "z"],
@@ -194,7 +198,7 @@ def error_cases():
 
 # What the message of an error case must say, beyond its code.
 MESSAGES = {
-    "unsupported_operators": ['2 operators of the model are not supported', 'LRN (2 nodes, the first "/c1/LRN")',
+    "unsupported_operators": ['2 operators of the model are not supported', 'Det (2 nodes, the first "/c1/Det")',
                               'LpNormalization (1 node: "/y/LpNormalization")'],
     "extent_not_product": ["T - 1"],
     "runtime_positions": ["Range over the symbolic T"],

@@ -28,7 +28,8 @@ def model(nodes, inputs, outputs, initializers=(), opset=13, extra_opsets=()):
 
 
 def tensor_info(name, array, symbolic=None):
-    dtype = {np.float32: F, np.int64: TensorProto.INT64, np.bool_: TensorProto.BOOL}[array.dtype.type]
+    dtype = {np.float32: F, np.int64: TensorProto.INT64, np.bool_: TensorProto.BOOL, np.uint8: TensorProto.UINT8,
+             np.int8: TensorProto.INT8}[array.dtype.type]
     shape = list(array.shape)
     if symbolic:
         for axis, dim in symbolic.items():

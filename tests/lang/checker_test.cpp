@@ -45,6 +45,27 @@ entry g(i : Z[T]) -> Z[T] = i + 1
   EXPECT_EQ(g.lets[0].type.kind, ir::ElemKind::Int);
 }
 
+// relu, max and min keep integers, and an integer literal among their operands (or a where's
+// branch, negated too) takes the kind of the operand it meets, as in `i + 2`.
+TEST(Checker, IntegerLiteralsInCallsTakeTheOperandsKind) {
+  ir::Program p = compile_text(R"(
+dim T
+entry f(i : Z[T]) -> Z[T] = relu(i)
+entry g(i : Z[T]) -> Z[T] = min(max(i, -2), 7) + max(3, i)
+entry h(i : Z[T], c : B[T]) -> Z[T] = where(c, -4, i) + where(c, i, 5)
+entry r(x : R[T]) -> R[T] = max(x, 2)
+)", options_with({{"T", 3}}));
+  for (const char* name : {"f", "g", "h"}) {
+    for (const ir::Let& let : function(p, name).lets) {
+      if (let.op != ir::Op::reshape) {
+        EXPECT_EQ(let.type.kind, ir::ElemKind::Int) << name << ": " << ir::op_name(let.op);
+      }
+    }
+  }
+  EXPECT_EQ(ops_of(function(p, "f")), (std::vector<std::string>{"relu"}));
+  EXPECT_EQ(function(p, "r").lets[0].type.kind, ir::ElemKind::Real);
+}
+
 TEST(Checker, ReductionsKeepTheNamedAxis) {
   ir::Program p = compile_text(R"(
 const D = 4
