@@ -28,7 +28,7 @@ std::string samples_text(int64_t count) { return fmt::format("{} sample{}", coun
 
 // The native samples of calibrate --sweep f64: one at a time, the lets held at once in binary64.
 PhaseEstimate native_samples_phase(const PreparedRun& prepared) {
-  const ir::Footprint size = ir::footprint(prepared.program, prepared.entry);
+  const ir::Footprint size = ir::footprint(prepared.program, prepared.entry, true);
   return {"the native binary64 runs of `" + prepared.entry->name + "`, one sample at a time",
           saturating_sum(saturating_product(size.peak_let_elements, kNativeBytesPerElement),
                          saturating_product(size.param_elements, kNativeBytesPerElement))};
@@ -40,8 +40,8 @@ PhaseEstimate sweep_phase(const PreparedRun& prepared, precision::Sweep sweep, l
   const ir::Program differentiated = ad::add_vjps(prepared.program);
   const ir::Function* vjp = differentiated.find_function(ad::vjp_name(prepared.entry->name));
   if (vjp == nullptr) return {"no reverse sweep (nothing to differentiate)", 0};
-  const ir::Footprint size = ir::footprint(differentiated, vjp);
   const bool exact = sweep == precision::Sweep::exact;
+  const ir::Footprint size = ir::footprint(differentiated, vjp, !exact);
   const uint64_t per_element = exact ? reference_bytes_per_element(bits, false) : kNativeBytesPerElement;
   // The lets the vjp and its callees hold at once (the parameters' cotangents it returns among
   // them: all of them at its end), one parameter's cotangent copied as its 1-norm is taken, and

@@ -17,12 +17,14 @@ struct Footprint {
 
 // Counts saturate at UINT64_MAX. `entry` may be null (no results counted, no peak). The peak
 // is an upper bound for both executors (exec/reference/interpreter.cpp, exec/native/executor.cpp),
-// which free a let after its last reader and run a fold's layers one after another: at each let
-// of a function, the lets produced before it and read at or after it (a let nothing reads, which
-// the native executor keeps to the frame's end when observed, held to the end), the let itself,
-// a transient copy of it and of each operand (converted or packed operands, an observer's copies),
-// and for a call or fold the callee's own peak (for a fold also the callee's arguments: the carry
-// and the layer's slices), maximised over the lets and nested through the calls.
-Footprint footprint(const Program& program, const Function* entry);
+// which free a let after its last reader, move a callee's results into the calling let and run
+// a fold's layers one after another: at each let of a function, the lets produced before it
+// and read at or after it (a let nothing reads, which the native executor keeps to the frame's
+// end when observed, held to the end); for a call, the callee's own peak in place of the let;
+// for any other let the let, a transient copy of it and of each operand (converted or packed
+// operands, an observer's copies), and for a fold the callee's peak and arguments (the carry and
+// the layer's slices); maximised over the lets. `gets_share`: a `get` costs nothing (the native
+// executor hands the tuple's element on); the reference copies it.
+Footprint footprint(const Program& program, const Function* entry, bool gets_share = false);
 
 }  // namespace presk::ir
