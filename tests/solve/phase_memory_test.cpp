@@ -7,6 +7,7 @@
 // of a 125M Llama by the whole process's peak, far more at this size).
 #include <sys/resource.h>
 
+#include <iostream>
 #include <regex>
 
 #include "solve/solve_fixture.h"
