@@ -17,13 +17,20 @@ int64_t resolved(int threads) {
   return threads > 0 ? threads : static_cast<int64_t>(std::max(1U, std::thread::hardware_concurrency()));
 }
 
+// The largest parameter's elements: what a copy of one parameter's values at a time holds.
+uint64_t largest_param(const ir::Program& program) {
+  uint64_t largest = 0;
+  for (const ir::Param& param : program.params) largest = std::max(largest, static_cast<uint64_t>(std::max<int64_t>(param.type.element_count(), 0)));
+  return largest;
+}
+
 std::string samples_text(int64_t count) { return fmt::format("{} sample{}", count, count == 1 ? "" : "s"); }
 
-// The native samples of calibrate --sweep f64: one at a time, every let in binary64.
+// The native samples of calibrate --sweep f64: one at a time, the lets held at once in binary64.
 PhaseEstimate native_samples_phase(const PreparedRun& prepared) {
-  const ir::Footprint size = ir::footprint(prepared.program, prepared.entry);
+  const ir::Footprint size = ir::footprint(prepared.program, prepared.entry, true);
   return {"the native binary64 runs of `" + prepared.entry->name + "`, one sample at a time",
-          saturating_sum(saturating_product(size.let_elements, kNativeBytesPerElement),
+          saturating_sum(saturating_product(size.peak_let_elements, kNativeBytesPerElement),
                          saturating_product(size.param_elements, kNativeBytesPerElement))};
 }
 
@@ -33,17 +40,18 @@ PhaseEstimate sweep_phase(const PreparedRun& prepared, precision::Sweep sweep, l
   const ir::Program differentiated = ad::add_vjps(prepared.program);
   const ir::Function* vjp = differentiated.find_function(ad::vjp_name(prepared.entry->name));
   if (vjp == nullptr) return {"no reverse sweep (nothing to differentiate)", 0};
-  const ir::Footprint size = ir::footprint(differentiated, vjp);
   const bool exact = sweep == precision::Sweep::exact;
+  const ir::Footprint size = ir::footprint(differentiated, vjp, !exact);
   const uint64_t per_element = exact ? reference_bytes_per_element(bits, false) : kNativeBytesPerElement;
-  // Every let of the vjp and its callees, and the parameters' cotangents it returns; natively
-  // also the parameters prepared in binary64.
-  uint64_t bytes = saturating_product(size.let_elements, per_element);
-  bytes = saturating_sum(bytes, saturating_product(size.param_elements, per_element));
+  // The lets the vjp and its callees hold at once (the parameters' cotangents it returns among
+  // them: all of them at its end), one parameter's cotangent copied as its 1-norm is taken, and
+  // natively the parameters prepared in binary64.
+  uint64_t bytes = saturating_product(size.peak_let_elements, per_element);
+  bytes = saturating_sum(bytes, saturating_product(largest_param(differentiated), kNativeBytesPerElement));
   if (!exact) bytes = saturating_sum(bytes, saturating_product(size.param_elements, kNativeBytesPerElement));
-  return {fmt::format("the reverse sweep of `{}` {} ({} stored elements)", prepared.entry->name,
+  return {fmt::format("the reverse sweep of `{}` {} (at most {} elements held at once)", prepared.entry->name,
                       exact ? fmt::format("on the reference at {} bits", bits) : std::string("natively in binary64"),
-                      size.let_elements),
+                      size.peak_let_elements),
           bytes};
 }
 
@@ -51,7 +59,7 @@ PhaseEstimate exact_outputs_phase(const PreparedRun& prepared, int64_t count, in
   const ir::Footprint size = ir::footprint(prepared.program, prepared.entry);
   const uint64_t per_element = reference_bytes_per_element(bits, false);
   at_once = std::clamp<int64_t>(at_once, 1, std::max<int64_t>(count, 1));
-  uint64_t bytes = saturating_product(saturating_product(size.let_elements, per_element), static_cast<uint64_t>(at_once));
+  uint64_t bytes = saturating_product(saturating_product(size.peak_let_elements, per_element), static_cast<uint64_t>(at_once));
   const uint64_t kept = saturating_product(saturating_product(size.result_elements, per_element), static_cast<uint64_t>(count));
   bytes = saturating_sum(bytes, kept);
   return {fmt::format("the exact outputs of {} on the reference at {} bits ({} at once)", samples_text(count), bits, at_once),
@@ -76,9 +84,10 @@ std::vector<PhaseEstimate> solve_phases(const PreparedRun& prepared, int64_t hel
   if (quant) {
     PhaseEstimate pass = sweep_phase(prepared, sweep, bits);
     const ir::Footprint size = ir::footprint(prepared.program, prepared.entry);
-    pass.what = "--quant's first-order pass: " + pass.what + ", every sample's cotangents kept";
-    pass.bytes = saturating_sum(pass.bytes, saturating_product(saturating_product(size.param_elements, 8),
-                                                               static_cast<uint64_t>(prepared.count)));
+    // One sample's cotangents at a time in binary64 and one matrix's quantized values
+    // (solve_setup.cpp's quantize_pass).
+    pass.what = "--quant's first-order pass: " + pass.what + ", one sample's cotangents at a time";
+    pass.bytes = saturating_sum(pass.bytes, saturating_product(saturating_sum(size.param_elements, largest_param(prepared.program)), 8));
     phases.push_back(std::move(pass));
   }
   return phases;

@@ -28,7 +28,7 @@ PhaseEstimate exact_outputs_phase(const PreparedRun& prepared, int64_t count, in
 std::vector<PhaseEstimate> calibrate_phases(const PreparedRun& prepared, precision::Sweep sweep, long bits, int threads);
 
 // solve: the exact outputs of the envelope's samples and `held_out` more; with `quant`, the
-// first-order pass (a sweep per sample, every sample's cotangents kept).
+// first-order pass (a sweep per sample, one sample's cotangents kept at a time).
 std::vector<PhaseEstimate> solve_phases(const PreparedRun& prepared, int64_t held_out, bool quant,
                                         precision::Sweep sweep, long bits, int threads);
 

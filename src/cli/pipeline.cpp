@@ -117,7 +117,7 @@ void check_run_memory(const PreparedRun& prepared, const MemoryPlan& plan, const
   const int cores = global.threads > 0 ? global.threads : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   const auto at_once = static_cast<uint64_t>(std::min<int64_t>(cores, prepared.count));
   const uint64_t per_value = saturating_product(plan.reference_bytes, at_once) + plan.native_bytes;
-  uint64_t needed = saturating_product(saturating_product(size.let_elements, per_value), uint64_t(plan.program_copies));
+  uint64_t needed = saturating_product(saturating_product(size.peak_let_elements, per_value), uint64_t(plan.program_copies));
   // The parameters as read (at most 8 bytes each; the reference converts the slice an operation
   // reads, support/param_view.h, so it holds no parameter at --bits) and their native copies.
   needed = saturating_sum(needed, saturating_product(size.param_elements, 8 + plan.native_bytes));
@@ -128,7 +128,7 @@ void check_run_memory(const PreparedRun& prepared, const MemoryPlan& plan, const
   }
   const std::string run = "the run of `" + prepared.entry->name + "` on " + std::to_string(prepared.count) + " sample" +
                           (prepared.count == 1 ? "" : "s") + " (" + std::to_string(at_once) + " at once; the program's " +
-                          std::to_string(size.let_elements) + " stored elements per sample)";
+                          std::to_string(size.peak_let_elements) + " elements held at once per sample)";
   const std::string hint = "use smaller --dim or --const values, fewer --samples or --threads, or fewer --bits";
   if (!plan.phases) return check_memory(needed, run, hint);
   std::vector<PhaseEstimate> phases = plan.phases(prepared);

@@ -127,15 +127,28 @@ void quantize_pass(const GlobalOptions& global, const solve::SampleSet& in_sampl
   if (progress) {
     progress(fmt::format("--quant: the {} cotangents on {} sample(s)", binary64 ? "native f64" : "exact", in_sample.count));
   }
-  const precision::ParameterGradients gradients =
-      binary64 ? precision::binary64_parameter_gradients(prepared.program, *prepared.entry, prepared.parameters,
-                                                         in_sample.count, in_sample.inputs, global.threads)
-               : precision::exact_parameter_gradients(prepared.program, *prepared.entry, prepared.parameters,
-                                                      in_sample.count, in_sample.inputs, run.envelope.bits,
-                                                      global.threads);
   run.offer = solve::with_quant_rungs(run.offer, prepared.program, prepared.parameters,
                                       run.options.scheme);
-  const solve::QuantTerms terms = solve::quant_terms(run.offer, prepared.program, prepared.parameters, gradients);
+  // Each sample's terms as its cotangents arrive, the largest over the samples kept (what
+  // quant_terms takes over them all): one sample's cotangents are held at a time.
+  solve::QuantTerms terms;
+  bool any = false;
+  const precision::GradientSink each = [&](std::map<std::string, std::vector<double>>&& sample) {
+    precision::ParameterGradients one;
+    one.samples.push_back(std::move(sample));
+    for (const auto& [key, term] : solve::quant_terms(run.offer, prepared.program, prepared.parameters, one)) {
+      terms[key] = any ? std::max(terms[key], term) : term;
+    }
+    any = true;
+  };
+  if (binary64) {
+    precision::binary64_parameter_gradients(prepared.program, *prepared.entry, prepared.parameters, in_sample.count,
+                                            in_sample.inputs, global.threads, each);
+  } else {
+    precision::exact_parameter_gradients(prepared.program, *prepared.entry, prepared.parameters, in_sample.count,
+                                         in_sample.inputs, run.envelope.bits, global.threads, each);
+  }
+  if (!any) terms = solve::quant_terms(run.offer, prepared.program, prepared.parameters, {});
   solve::Solution& solution = run.solution;
   const solve::Assignment floats = solution.assignment;
   solve::quant_pass(run.offer, terms, run.budget, measurer, solution, progress);

@@ -10,13 +10,21 @@ namespace presk::ir {
 
 struct Footprint {
   uint64_t let_elements = 0;     // every let of every function, each function's lets once
+  uint64_t peak_let_elements = 0;  // the most lets held at once by a run of the entry (below)
   uint64_t param_elements = 0;   // every parameter tensor
   uint64_t result_elements = 0;  // the entry's results (one sample's)
 };
 
-// Counts saturate at UINT64_MAX. `entry` may be null (no results counted). An upper bound
-// for the executors, which hold a function's lets until it returns and run a fold's layers one
-// after another: a function called in several places is counted once.
-Footprint footprint(const Program& program, const Function* entry);
+// Counts saturate at UINT64_MAX. `entry` may be null (no results counted, no peak). The peak
+// is an upper bound for both executors (exec/reference/interpreter.cpp, exec/native/executor.cpp),
+// which free a let after its last reader, move a callee's results into the calling let and run
+// a fold's layers one after another: at each let of a function, the lets produced before it
+// and read at or after it (a let nothing reads, which the native executor keeps to the frame's
+// end when observed, held to the end); for a call, the callee's own peak in place of the let;
+// for any other let the let, a transient copy of it and of each operand (converted or packed
+// operands, an observer's copies), and for a fold the callee's peak and arguments (the carry and
+// the layer's slices); maximised over the lets. `gets_share`: a `get` costs nothing (the native
+// executor hands the tuple's element on); the reference copies it.
+Footprint footprint(const Program& program, const Function* entry, bool gets_share = false);
 
 }  // namespace presk::ir

@@ -39,20 +39,27 @@ void require_scalar_entry(const ir::Function& entry) {
 
 ParameterGradients binary64_parameter_gradients(const ir::Program& program, const ir::Function& entry,
                                                 const reference::ParameterStore& parameters, int64_t count,
-                                                const SampleInputs& inputs, int threads) {
+                                                const SampleInputs& inputs, int threads,
+                                                const GradientSink& each) {
   const ir::Program with_vjps = ad::add_vjps(program);
   scalar_vjp(with_vjps, *with_vjps.find_function(entry.name));
   const exec::native::PreparedParameters binary64 = binary64_parameters(program, parameters);
   ParameterGradients gradients;
   for (int64_t k = 0; k < count; ++k) {
-    gradients.samples.push_back(binary64_parameter_cotangents(with_vjps, entry.name, binary64, inputs(k), threads));
+    auto sample = binary64_parameter_cotangents(with_vjps, entry.name, binary64, inputs(k), threads);
+    if (each) {
+      each(std::move(sample));
+    } else {
+      gradients.samples.push_back(std::move(sample));
+    }
   }
   return gradients;
 }
 
 ParameterGradients exact_parameter_gradients(const ir::Program& program, const ir::Function& entry,
                                              const reference::ParameterStore& parameters, int64_t count,
-                                             const SampleInputs& inputs, long bits, int threads) {
+                                             const SampleInputs& inputs, long bits, int threads,
+                                             const GradientSink& each) {
   const ir::Program with_vjps = ad::add_vjps(program);
   const ir::Function& vjp = scalar_vjp(with_vjps, *with_vjps.find_function(entry.name));
   const MpfrArith arith(bits);
@@ -65,13 +72,19 @@ ParameterGradients exact_parameter_gradients(const ir::Program& program, const i
     for (const reference::HostTensor& input : inputs(k)) arguments.push_back(reference::to_value(arith, input));
     arguments.push_back(reference::to_value(arith, reference::HostTensor{ir::Type{}, {1.0}, {}}));
     std::vector<Exact> cotangents = reference::run_function<MpfrArith>(with_vjps, vjp, parameters, arguments, options);
-    auto& sample = gradients.samples.emplace_back();
+    std::map<std::string, std::vector<double>> sample;
     for (size_t r = 0; r < cotangents.size(); ++r) {
       const std::string& name = vjp.result_names[r];
       if (name.starts_with("$") || !cotangents[r].is_real()) continue;  // an argument's
       std::vector<double>& g = sample[name];
       g.resize(static_cast<size_t>(cotangents[r].size()));
       for (size_t i = 0; i < g.size(); ++i) g[i] = arith.to_double(cotangents[r].real(static_cast<int64_t>(i)));
+      cotangents[r] = Exact{};  // released as it is copied
+    }
+    if (each) {
+      each(std::move(sample));
+    } else {
+      gradients.samples.push_back(std::move(sample));
     }
   }
   return gradients;

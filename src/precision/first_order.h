@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -24,6 +25,10 @@ struct ParameterGradients {
   std::vector<std::map<std::string, std::vector<double>>> samples;
 };
 
+// Takes one sample's cotangents as they are computed (in sample order): given to the two
+// functions below, each sample goes to it and none is kept, so one sample's are held at a time.
+using GradientSink = std::function<void(std::map<std::string, std::vector<double>>&&)>;
+
 // E1120 when the entry's result is not one real scalar (a tensor entry's Σ g·δ would be the
 // change of Σ y, not of its gap): what exact_parameter_gradients checks, for a command to check
 // before any work.
@@ -32,13 +37,15 @@ void require_scalar_entry(const ir::Function& entry);
 // E1120 as require_scalar_entry.
 ParameterGradients exact_parameter_gradients(const ir::Program& program, const ir::Function& entry,
                                              const reference::ParameterStore& parameters, int64_t count,
-                                             const SampleInputs& inputs, long bits, int threads);
+                                             const SampleInputs& inputs, long bits, int threads,
+                                             const GradientSink& each = {});
 
 // The same cotangents computed by the native executor in binary64 (`solve --sweep f64`):
 // `entry.vjp` run natively, every value in binary64. E1120 as require_scalar_entry.
 ParameterGradients binary64_parameter_gradients(const ir::Program& program, const ir::Function& entry,
                                                 const reference::ParameterStore& parameters, int64_t count,
-                                                const SampleInputs& inputs, int threads);
+                                                const SampleInputs& inputs, int threads,
+                                                const GradientSink& each = {});
 
 // The three first-order sums of one sample (absolute, in the entry's units).
 struct FirstOrderSums {

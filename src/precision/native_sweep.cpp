@@ -121,8 +121,9 @@ reference::Sensitivity binary64_sensitivity(const ir::Program& program, const st
     for (const native::Value& cotangent : observed_run(program, vjp.name, parameters, vjp_inputs(program, entry, inputs),
                                                        observer, threads)) {
       double total = 0;
-      if (cotangent.kind == native::Value::Kind::real) {
-        for (double v : native::load_f64(cotangent)) total += std::fabs(v);
+      if (cotangent.kind == native::Value::Kind::real) {  // read in place (binary64): no copy
+        const native::Loaded<double> values = native::view_as<double>(cotangent, native::RealType::f64);
+        for (size_t i = 0; i < values.size; ++i) total += std::fabs(values.data[i]);
       }
       norms.push_back(total);
     }
@@ -136,16 +137,24 @@ std::map<std::string, std::vector<double>> binary64_parameter_cotangents(
   const ir::Function* vjp = program.find_function(entry + ".vjp");
   internal_assert(vjp != nullptr);
   const native::Realization realization = native::uniform_realization(native::RealType::f64);
+  // Each cotangent copied out of the executor's values and its value released at once: the
+  // whole set is held once, not also as tensors.
+  std::vector<native::Value> arguments;
   const std::vector<Tensor> tensors = vjp_inputs(program, entry, inputs);
-  const std::vector<Tensor> cotangents =
-      native::execute(program, vjp->name, realization, tensors, parameters, native::ExecuteOptions(threads, false));
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    arguments.push_back(native::argument_value(program, vjp->name, i, tensors[i], realization));
+  }
+  std::vector<native::Value> cotangents = native::execute_values(
+      program, vjp->name, realization, std::move(arguments), parameters, native::ExecuteOptions(threads, false));
   std::map<std::string, std::vector<double>> out;
   for (size_t r = 0; r < cotangents.size(); ++r) {
     const std::string& name = vjp->result_names[r];
-    if (name.starts_with("$") || cotangents[r].type() != ElementType::f64) continue;  // an argument's, or integer
-    std::vector<double>& g = out[name];
-    g.resize(cotangents[r].element_count());
-    for (size_t i = 0; i < g.size(); ++i) g[i] = cotangents[r].get(i);
+    const native::Value& value = cotangents[r];
+    const bool binary64 = value.kind == native::Value::Kind::real && value.type == native::RealType::f64;
+    if (name.starts_with("$") || !binary64) continue;  // an argument's, or integer
+    const native::Loaded<double> values = native::view_as<double>(value, native::RealType::f64);
+    out[name].assign(values.data, values.data + values.size);
+    cotangents[r] = native::Value{};
   }
   return out;
 }

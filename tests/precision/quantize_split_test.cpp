@@ -109,6 +109,41 @@ TEST(FirstOrder, PredictionsByHand) {
   EXPECT_GE(p.bound, p.rss);
 }
 
+// Given a sink, both sweeps hand each sample's cotangents to it as they are computed and keep
+// none: the same samples, in order, bit for bit, as the collected ones (solve --quant streams
+// them, so that one sample's are held at a time).
+TEST(FirstOrder, StreamedCotangentsAreTheCollectedOnes) {
+  const char* program_text =
+      "const N = 3\n"
+      "module M {\n  param w : R[N, N] = zeros\n  param b : R[N] = zeros\n"
+      "  fn apply(x : R[1, N]) -> R[1, N] = x · w + b\n}\n"
+      "entry loss(p : M, x : R[1, N]) -> R {\n  let y = p.apply(x)\n  sum(y * y)\n}\n";
+  const ir::Program program = lang::testing::compile_text(program_text, lang::testing::options_with({}, {}, "loss"));
+  reference::ParameterStore parameters;
+  parameters.set("w", {0.3, 0.7, 1.0, -0.5, 0.1, 0.25, -1.5, 2.0, 0.125});
+  parameters.set("b", {0.01, -0.2, 0.3});
+  const ir::Type type = program.find_function("loss")->argument_types[0];
+  const SampleInputs inputs = [type](int64_t k) {
+    const double x = 1.0 + static_cast<double>(k);
+    return std::vector<reference::HostTensor>{{type, {x, -x / 3, 0.5}, {}}};
+  };
+  const ir::Function& loss = *program.find_function("loss");
+  for (bool binary64 : {false, true}) {
+    const ParameterGradients collected = binary64 ? binary64_parameter_gradients(program, loss, parameters, 3, inputs, 1)
+                                                  : exact_parameter_gradients(program, loss, parameters, 3, inputs, 128, 1);
+    std::vector<std::map<std::string, std::vector<double>>> streamed;
+    const GradientSink sink = [&](std::map<std::string, std::vector<double>>&& sample) {
+      streamed.push_back(std::move(sample));
+    };
+    const ParameterGradients kept = binary64 ? binary64_parameter_gradients(program, loss, parameters, 3, inputs, 1, sink)
+                                             : exact_parameter_gradients(program, loss, parameters, 3, inputs, 128, 1, sink);
+    EXPECT_TRUE(kept.samples.empty()) << binary64;
+    ASSERT_EQ(collected.samples.size(), 3u) << binary64;
+    EXPECT_EQ(streamed, collected.samples) << binary64;  // == on doubles: bit for bit (none is NaN)
+    EXPECT_EQ(collected.samples[0].size(), 2u) << binary64;  // w and b
+  }
+}
+
 TEST(FirstOrder, RefusesATensorEntry) {
   Fixture f;
   try {

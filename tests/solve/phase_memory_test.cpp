@@ -1,0 +1,60 @@
+// The phases' memory estimates (cli/phase_memory.h, ir/footprint.h) against what a run really
+// holds: `calibrate --sweep f64` of a small Llama (D 64, 2 layers, GQA 4/2, a vocabulary of 8000
+// so that the logits and their cotangents dominate), run as a child whose peak resident memory
+// the kernel reports (getrusage of the children). The estimate must be an upper bound of the
+// peak's growth over a process that does nothing (presk --version), and within a stated factor
+// of it (the estimate of 2026-12-03 counted every let of every function at once: ~1.8× the run
+// of a 125M Llama by the whole process's peak, far more at this size).
+#include <sys/resource.h>
+
+#include <iostream>
+#include <regex>
+
+#include "solve/solve_fixture.h"
+
+namespace presk::solve_testing {
+namespace {
+
+// The peak resident set of the largest child reaped so far, in bytes (Linux: ru_maxrss in KiB).
+uint64_t children_peak() {
+  rusage usage{};
+  getrusage(RUSAGE_CHILDREN, &usage);
+  return static_cast<uint64_t>(usage.ru_maxrss) * 1024;
+}
+
+// The bytes of the first "needs about N UNIT" in `output` (support/input_file.h's byte_count_text).
+double estimate_in(const std::string& output) {
+  std::smatch match;
+  if (!std::regex_search(output, match, std::regex("needs about ([0-9.e+]+) (bytes|KiB|MiB|GiB)"))) return -1;
+  const std::string unit = match[2];
+  const double scale = unit == "GiB" ? 1 << 30 : unit == "MiB" ? 1 << 20 : unit == "KiB" ? 1 << 10 : 1;
+  return std::stod(match[1]) * scale;
+}
+
+TEST(PhaseMemory, EstimateBoundsTheMeasuredPeakOfASmallLlama) {
+  testing_support::TempFolder folder;
+  // Nothing else runs as a child of this test before these two (ctest runs each test alone).
+  const testing::CommandResult idle = testing::run_command(testing::presk() + " --version");
+  ASSERT_EQ(idle.status, 0) << idle.output;
+  const uint64_t baseline = children_peak();
+  const std::string out = folder.file("e.json");
+  // PRESK_MEMORY_LIMIT=4K with =warn: the estimate is printed, and the run goes on.
+  const testing::CommandResult run = testing::run_command(
+      "PRESK_MEMORY_LIMIT=4K PRESK_MEMORY_ESTIMATE=warn " + testing::presk() + " calibrate --precision " +
+      example("llama.psk") + " --entry loss --const V=8000 --dim T=32 --samples 2 --bits 128 --sweep f64 --threads 1 "
+      "--quiet --out " + out);
+  ASSERT_EQ(run.status, 0) << run.output;
+  const uint64_t peak = children_peak();
+  ASSERT_GT(peak, baseline) << run.output;
+  const double growth = static_cast<double>(peak - baseline);
+  const double estimate = estimate_in(run.output);
+  ASSERT_GT(estimate, 0) << run.output;
+  std::cerr << "estimate " << estimate / (1 << 20) << " MiB, peak growth " << growth / (1 << 20) << " MiB (peak "
+            << static_cast<double>(peak) / (1 << 20) << " MiB, idle " << static_cast<double>(baseline) / (1 << 20)
+            << " MiB)\n";
+  EXPECT_GE(estimate, growth) << run.output;
+  EXPECT_LE(estimate, 6 * growth) << run.output;
+}
+
+}  // namespace
+}  // namespace presk::solve_testing
