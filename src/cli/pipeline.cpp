@@ -118,8 +118,9 @@ void check_run_memory(const PreparedRun& prepared, const MemoryPlan& plan, const
   const auto at_once = static_cast<uint64_t>(std::min<int64_t>(cores, prepared.count));
   const uint64_t per_value = saturating_product(plan.reference_bytes, at_once) + plan.native_bytes;
   uint64_t needed = saturating_product(saturating_product(size.peak_let_elements, per_value), uint64_t(plan.program_copies));
-  // The parameters as read (at most 8 bytes each; the reference converts the slice an operation
-  // reads, support/param_view.h, so it holds no parameter at --bits) and their native copies.
+  // The parameters as read (at most 8 bytes each) and their native copies. The reference holds no
+  // parameter at --bits beyond what an operation reads (support/param_view.h): that conversion is
+  // the parameter's let, counted in the peak above at the reference's bytes.
   needed = saturating_sum(needed, saturating_product(size.param_elements, 8 + plan.native_bytes));
   if (plan.keeps_outputs) {
     const uint64_t per_sample = saturating_sum(

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -59,13 +60,38 @@ class ChipMeasure : public ::testing::Test {
   static void SetUpTestSuite() {
     char pattern[] = "/tmp/presk-chip-XXXXXX";
     dir_ = mkdtemp(pattern);
+    write_weights();
     const auto calibrate = run_command(presk() + " calibrate --precision " + source("examples/gpt_tiny.psk") +
-                                       " --entry logits --dim T=8 --samples 2 --bits 128 --out " + dir_ + "/env.json");
+                                       " --entry logits --dim T=8 --samples 2 --bits 128 --weights " + weights() +
+                                       " --out " + dir_ + "/env.json");
     ASSERT_EQ(calibrate.status, 0) << calibrate.output;
     std::ofstream(dir_ + "/r8.json") << R"({"format": 1, "default": "f32", "quant": {
       "blocks.ff.up.w": {"bits": 8, "over": -2}, "blocks.ff.down.w": {"bits": 8, "over": -2}}})";
   }
   static void TearDownTestSuite() { fs::remove_all(dir_); }
+
+  // gpt_tiny's head starts at zeros, which makes every logit 0 whatever the activations: the
+  // tests read a synthetic checkpoint whose head is small values that are not zero.
+  static std::string weights() { return dir_ + "/synth"; }  // a checkpoint folder (docs/checkpoints.md)
+  static void write_weights() {
+    const auto synth = run_command(presk() + " checkpoint synth " + source("examples/gpt_tiny.psk") +
+                                   " --dim T=8 --dtype f32 --shard-size 0 --quiet --out " + dir_ + "/synth");
+    ASSERT_EQ(synth.status, 0) << synth.output;
+    const std::string path = dir_ + "/synth/model.safetensors";
+    const SafetensorsFile file = SafetensorsFile::open(path);
+    std::vector<Tensor> tensors;
+    for (const SafetensorsEntry& entry : file.entries()) tensors.push_back(file.read(entry));
+    std::vector<NamedTensor> named;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      const std::string& name = file.entries()[i].name;
+      if (name == "head") {
+        for (uint64_t k = 0; k < tensors[i].element_count(); ++k) tensors[i].set(k, 0.3 * std::sin(1.0 + 0.7 * k));
+      }
+      named.push_back({name, tensors[i]});
+    }
+    write_safetensors(path + ".new", named);
+    fs::rename(path + ".new", path);
+  }
 
   static std::string check(const std::string& contract, const std::string& extra = "") {
     const auto r = run_command(presk() + " check --json --precision " + dir_ + "/env.json " + source("examples/gpt_tiny.psk") +
@@ -165,7 +191,7 @@ TEST_F(ChipMeasure, SolvedContractInsideItsBudgetInAndOutOfSampleAtAnyThreadCoun
   write_safetensors(dir_ + "/data.safetensors", {{"tokens", tokens}});
   const auto calibrate = run_command(presk() + " calibrate --precision " + source("examples/gpt_tiny.psk") +
                                      " --entry logits --dim T=8 --data " + dir_ + "/data.safetensors --samples 2 "
-                                     "--bits 128 --quiet --out " + dir_ + "/data-env.json");
+                                     "--bits 128 --quiet --weights " + weights() + " --out " + dir_ + "/data-env.json");
   ASSERT_EQ(calibrate.status, 0) << calibrate.output;
   auto solve = [&](const std::string& out, int threads) {
     return run_command(presk() + " solve " + source("examples/gpt_tiny.psk") + " --precision " + dir_ +

@@ -170,19 +170,5 @@ TEST(PhaseMemory, PhasesBeyondTheLimitAreRefusedBeforeTheyStart) {
   EXPECT_NE(unknown.output.find("E1605"), std::string::npos) << unknown.output;
 }
 
-// The parameters count at the bytes they are read in, not at --bits: the reference converts the
-// slice an operation reads (support/param_view.h), so a run whose parameters would not fit as
-// MPFR values at 128 bits, but fit as read, is not refused.
-TEST(PhaseMemory, ParametersCountAsReadNotAtTheReferencesBits) {
-  testing_support::TempFolder folder;
-  // The MLP at In = W = 1024 holds 1.06 M parameters: 8.5 MB as read (8 bytes each), 68 MB more
-  // at 128 bits (the estimate of 2026-12-03 counted those too: 138 MiB, refused under 100M).
-  const std::string args = " run " + example("mlp.psk") +
-                           " --entry loss --dim B=1 --const In=1024 --const W=1024 --exact --bits 128 --threads 1";
-  const testing::CommandResult run = testing::run_command("PRESK_MEMORY_LIMIT=100M " + testing::presk() + args);
-  EXPECT_EQ(run.status, 0) << run.output;
-  EXPECT_EQ(run.output.find("E0017"), std::string::npos) << run.output;
-}
-
 }  // namespace
 }  // namespace presk::solve_testing
