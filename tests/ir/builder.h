@@ -174,6 +174,10 @@ inline Function all_ops_function() {
   s = f.let(Op::dropout, {s}, real({2, 3}), rate);
   f.let(Op::sum, {s}, real({1, 3}), axes({0}));
   f.let(Op::reduce_max, {s}, real({2, 1}), axes({1}));
+  Attrs quantize = axes({1});
+  quantize.starts = {3};
+  quantize.spec = "absmax/one";
+  f.let(Op::quantize, {s}, real({2, 3}), quantize);
   f.let(Op::softmax, {s}, real({2, 3}), axes({1}));
   f.let(Op::log_softmax, {s}, real({2, 3}), axes({0}));
   ValueRef t = f.let(Op::transpose, {s}, real({3, 2}), axes({1, 0}));
