@@ -227,6 +227,12 @@ Value index_input(Builder& builder, int index);
 Value product_along(Builder& builder, const Value& x, size_t axis, const std::string& suffix);
 // `x[:, …, from : to]` on axis `axis`.
 std::string slice_text(const std::string& x, size_t axis, int64_t from, int64_t to);
+// True when the node's operand `index` is absent or a constant of zeros (a zero point;
+// translate_quant.cpp).
+bool absent_or_zero(const Builder& builder, int index);
+// `shape` with `extent` inserted before axis `at`; `function(x, axis: n)` (translate_select.cpp).
+Shape with_axis(Shape shape, size_t at, Extent extent);
+std::string axis_call(const std::string& function, const std::string& x, size_t axis);
 
 // The node's operand as a tensor of its ONNX shape (a literal reshaped when ONNX gives it axes).
 Value tensor_input(Builder& builder, int index);

@@ -36,16 +36,6 @@ Value real_operand(Builder& builder, int index) {
   return builder.emit(value.expr + " + 0.0", value.shape, Kind::R, "_real" + std::to_string(index));
 }
 
-bool absent_or_zero(const Builder& builder, int index) {
-  if (!builder.has_input(index)) return true;
-  const Value* value = builder.find(builder.node->input(index));
-  if (value == nullptr || !value->constant || !value->expr.empty() || value->constant->is_symbolic()) return false;
-  for (double element : value->constant->values) {
-    if (element != 0) return false;
-  }
-  return true;
-}
-
 // A zero point or scale laid against `x`: a single element as it is; a vector of the extent of
 // x's axis `axis` (a row of MatMul's a, an output channel of a Conv weight) reshaped to
 // [E, 1, …] so that it broadcasts along that axis; a vector along the last axis as it is.

@@ -78,7 +78,9 @@ Value along_axis(Builder& builder, int index, size_t rank, int64_t axis, const E
   return reshaped(builder, value, laid, "_axis" + std::to_string(index));
 }
 
-bool is_zero_constant(const Builder& builder, int index) {
+}  // namespace
+
+bool absent_or_zero(const Builder& builder, int index) {
   if (!builder.has_input(index)) return true;
   const Value* value = builder.find(builder.node->input(index));
   if (value == nullptr || !value->constant || !value->expr.empty() || value->constant->is_symbolic()) return false;
@@ -87,6 +89,8 @@ bool is_zero_constant(const Builder& builder, int index) {
   }
   return true;
 }
+
+namespace {
 
 int code_type(Builder& builder) {
   if (!builder.has_input(2)) return onnx::TensorProto::UINT8;
@@ -109,7 +113,7 @@ void translate_quantize(Builder& builder) {
   std::string expr = "round(" + operand(x) + " / " + operand(scale) + ")";
   std::vector<const Value*> operands{&x, &scale};
   Value zero_point;
-  if (!is_zero_constant(builder, 2)) {
+  if (!absent_or_zero(builder, 2)) {
     zero_point = along_axis(builder, 2, x.shape.size(), axis, extent);
     expr += " + " + operand(zero_point);
     operands.push_back(&zero_point);
@@ -174,7 +178,7 @@ void translate_dequantize(Builder& builder) {
   std::vector<const Value*> operands{&codes, &scale};
   std::string shifted = operand(codes);
   Value zero_point;
-  if (!is_zero_constant(builder, 2)) {
+  if (!absent_or_zero(builder, 2)) {
     zero_point = along_axis(builder, 2, codes.shape.size(), axis, extent);
     shifted = "(" + shifted + " - " + operand(zero_point) + ")";
     operands.push_back(&zero_point);

@@ -13,15 +13,6 @@
 namespace presk::onnx_import {
 namespace {
 
-Shape with_axis(Shape shape, size_t at, Extent extent) {
-  shape.insert(shape.begin() + static_cast<std::ptrdiff_t>(at), extent);
-  return shape;
-}
-
-std::string axis_call(const std::string& function, const std::string& x, size_t axis) {
-  return function + "(" + x + ", axis: " + std::to_string(axis) + ")";
-}
-
 // A negative index i counts from the end: i + n (a Z or real index alike).
 std::string wrapped(const std::string& index, int64_t n) {
   return "where(" + index + " < 0, " + index + " + " + std::to_string(n) + ", " + index + ")";

@@ -37,8 +37,6 @@ Value index_input(Builder& builder, int index) {
   return raw;
 }
 
-namespace {
-
 Shape with_axis(Shape shape, size_t at, Extent extent) {
   shape.insert(shape.begin() + static_cast<std::ptrdiff_t>(at), extent);
   return shape;
@@ -47,6 +45,8 @@ Shape with_axis(Shape shape, size_t at, Extent extent) {
 std::string axis_call(const std::string& function, const std::string& x, size_t axis) {
   return function + "(" + x + ", axis: " + std::to_string(axis) + ")";
 }
+
+namespace {
 
 // ArgMax/ArgMin: the first (or with select_last_index the last) position of the maximum
 // (minimum) along `axis`, as a real holding the integer.

@@ -17,26 +17,12 @@ namespace {
 using limbs::add_carry;
 using limbs::kLimbBits;
 using limbs::Limb;
+using limbs::product;
 using limbs::Wide;
 
 constexpr int kMaxLimbs = 5;  // L ≤ N + 1 ≤ 5 (256 bits)
 
 int limbs_of(long bits) { return static_cast<int>((bits + kLimbBits - 1) / kLimbBits); }
-
-// p = x·w, LX + LW limbs (schoolbook).
-template <int LX, int LW>
-inline void product(const Limb* x, const Limb* w, Limb* p) {
-  for (int i = 0; i < LX + LW; ++i) p[i] = 0;
-  for (int i = 0; i < LX; ++i) {
-    Limb carry = 0;
-    for (int j = 0; j < LW; ++j) {
-      Wide t = static_cast<Wide>(x[i]) * w[j] + p[i + j] + carry;
-      p[i + j] = static_cast<Limb>(t);
-      carry = static_cast<Limb>(t >> kLimbBits);
-    }
-    p[i + LW] = carry;
-  }
-}
 
 // a (P + 1 limbs) += q + (m & 1) + m·2^(64P): one chain of add-with-carry (the flag is set from
 // m's low bit and carried through; GCC splits such a chain when it is written with intrinsics).

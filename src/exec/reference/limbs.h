@@ -14,19 +14,25 @@ using Limb = uint64_t;
 __extension__ typedef unsigned __int128 Wide;
 constexpr int kLimbBits = 64;
 
-// p = a·b, 2N limbs (schoolbook).
-template <int N>
-inline void multiply(const Limb* a, const Limb* b, Limb* p) {
-  for (int i = 0; i < 2 * N; ++i) p[i] = 0;
-  for (int i = 0; i < N; ++i) {
+// p = x·w, LX + LW limbs (schoolbook).
+template <int LX, int LW>
+inline void product(const Limb* x, const Limb* w, Limb* p) {
+  for (int i = 0; i < LX + LW; ++i) p[i] = 0;
+  for (int i = 0; i < LX; ++i) {
     Limb carry = 0;
-    for (int j = 0; j < N; ++j) {
-      Wide t = static_cast<Wide>(a[i]) * b[j] + p[i + j] + carry;
+    for (int j = 0; j < LW; ++j) {
+      Wide t = static_cast<Wide>(x[i]) * w[j] + p[i + j] + carry;
       p[i + j] = static_cast<Limb>(t);
       carry = static_cast<Limb>(t >> kLimbBits);
     }
-    p[i + N] = carry;
+    p[i + LW] = carry;
   }
+}
+
+// p = a·b, 2N limbs.
+template <int N>
+inline void multiply(const Limb* a, const Limb* b, Limb* p) {
+  product<N, N>(a, b, p);
 }
 
 // out = a + b + carry_in; returns the carry out (the x86 add-with-carry instruction).
