@@ -90,7 +90,9 @@ void translate_one_hot(Builder& builder) {
   builder.accept_attributes({"axis"});
   Value index = tensor_input(builder, 0);
   if (index.kind == Kind::B) builder.fail("E1304") << "operand 0 must be a numeric tensor";
-  const double depth_value = builder.constant_input(1, "the depth").values.at(0);
+  const std::vector<double>& depths = builder.constant_input(1, "the depth").values;
+  if (depths.size() != 1) builder.fail("E1303") << "the depth has " << depths.size() << " elements, not one";
+  const double depth_value = depths[0];
   if (!(depth_value >= 1 && depth_value <= double{1 << 24})) builder.fail("E1303") << "the depth " << depth_value << " is outside 1 … 2^24";
   const auto depth = static_cast<int64_t>(depth_value);
   Value values = data_input(builder, 2, true);
