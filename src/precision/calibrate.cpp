@@ -482,6 +482,21 @@ reference::Sensitivity decode_sensitivity(std::string_view bytes) {
   return sensitivity;
 }
 
+// Sends this rank's tasks (task 0 the sweep when first_sample is 1, then the samples) and
+// receives every other rank's.
+void exchange_statistics(ranks::SampleShare& share, const ir::Program& program, int64_t first_sample,
+                         Measured& measured) {
+  share.exchange(
+      [&](int64_t task) {
+        return task < first_sample ? encode_sensitivity(*measured.sensitivity)
+                                   : encode_sample(program, measured.results[task - first_sample]);
+      },
+      [&](int64_t task, std::string_view bytes) {
+        if (task < first_sample) measured.sensitivity = decode_sensitivity(bytes);
+        else measured.results[task - first_sample] = decode_sample(program, bytes);
+      });
+}
+
 // Every statistic on the reference: task 0 is the reverse sweep (the longest), when there is
 // one; then the samples, in parallel over the threads.
 Measured measure_exact(const ir::Program& program, const ir::Program& differentiated, const std::string& entry,
@@ -515,21 +530,13 @@ Measured measure_exact(const ir::Program& program, const ir::Program& differenti
       }
     }, tbb::simple_partitioner());
   });
-  share.exchange(
-      [&](int64_t task) {
-        return task < first_sample ? encode_sensitivity(*measured.sensitivity)
-                                   : encode_sample(program, measured.results[task - first_sample]);
-      },
-      [&](int64_t task, std::string_view bytes) {
-        if (task < first_sample) measured.sensitivity = decode_sensitivity(bytes);
-        else measured.results[task - first_sample] = decode_sample(program, bytes);
-      });
+  exchange_statistics(share, program, first_sample, measured);
   return measured;
 }
 
 // --sweep f64: the sweep and the samples' statistics on the native executor in binary64, one
-// run after another over the threads; then the exact outputs alone on the reference, the
-// samples in parallel.
+// run after another over the threads (split across the ranks of a distributed run, the sweep,
+// task 0, on rank 0); then the exact outputs alone on the reference, the samples in parallel.
 Measured measure_binary64(const ir::Program& program, const ir::Program& differentiated, const std::string& entry,
                           const reference::ParameterStore& parameters, int64_t samples, const SampleInputs& inputs,
                           const CalibrationOptions& options, bool sweep, ProgressReport& progress) {
@@ -538,17 +545,21 @@ Measured measure_binary64(const ir::Program& program, const ir::Program& differe
   Measured measured;
   measured.results.resize(static_cast<size_t>(samples));
   {
+    const int64_t first_sample = sweep ? 1 : 0;
+    ranks::SampleShare statistics("calibrate: the sweep and the samples in binary64", samples + first_sample);
     const exec::native::PreparedParameters binary64 = binary64_parameters(program, parameters);
-    if (sweep) {
-      measured.sensitivity = binary64_sensitivity(differentiated, entry, binary64, inputs(0), threads);
-      progress.finished(ProgressReport::Task::sweep);
-    }
-    for (int64_t k = 0; k < samples; ++k) {
+    for (const int64_t task : statistics.mine()) {
+      if (task < first_sample) {
+        measured.sensitivity = binary64_sensitivity(differentiated, entry, binary64, inputs(0), threads);
+        progress.finished(ProgressReport::Task::sweep);
+        continue;
+      }
       SampleObserver observer(reference::kMinBits);
-      observe_binary64(program, entry, binary64, inputs(k), observer, threads);
-      measured.results[k].sites = std::move(observer.sites);
+      observe_binary64(program, entry, binary64, inputs(task - first_sample), observer, threads);
+      measured.results[task - first_sample].sites = std::move(observer.sites);
       progress.finished(ProgressReport::Task::sample);
     }
+    exchange_statistics(statistics, program, first_sample, measured);
   }
   ranks::SampleShare share("calibrate: the exact outputs", samples);  // split across the ranks, if any
   const std::vector<int64_t>& mine = share.mine();

@@ -5,7 +5,8 @@ with the lines that state wall time, a path or a date taken out), or checks a fa
 a rank that cannot read the weights (E1740), a rank killed mid-run (E1741, no output) and the
 rerun that resumes from the exact outputs cached before the kill.
 
-    check_mpi.py PRESK SOURCE_DIR WORK_DIR CASE      CASE: calibrate-2, calibrate-3, run-2, run-3,
+    check_mpi.py PRESK SOURCE_DIR WORK_DIR CASE      CASE: calibrate-2, calibrate-3, calibrate-sweep-2,
+        calibrate-sweep-3, run-2, run-3,
         margins-2, margins-3, solve-2, solve-3, step-3, weights-missing, killed-rank
 
 Every mpirun goes through mpirun_command(): the options that make OpenMPI run here (root,
@@ -101,6 +102,12 @@ def calibrate_envelope(where, samples=4, batch=4, bits=128):
 def case_calibrate(ranks):
     compare(["calibrate", "--precision", GPT, "--entry", "loss", "--dim", "T=4", "--samples", "5", "--bits", "128",
              "--out", "env.json", "--threads", "2"], ["env.json"], ranks)
+
+
+def case_calibrate_sweep(ranks):
+    """--sweep f64: the native sweep and statistics split across the ranks, then the exact outputs."""
+    compare(["calibrate", "--precision", GPT, "--entry", "loss", "--dim", "T=4", "--samples", "5", "--bits", "128",
+             "--sweep", "f64", "--out", "env.json", "--threads", "2"], ["env.json"], ranks)
 
 
 def case_run(ranks):
@@ -210,6 +217,7 @@ def case_killed_rank():
 
 CASES = {
     "calibrate-2": lambda: case_calibrate(2), "calibrate-3": lambda: case_calibrate(3),
+    "calibrate-sweep-2": lambda: case_calibrate_sweep(2), "calibrate-sweep-3": lambda: case_calibrate_sweep(3),
     "run-2": lambda: case_run(2), "run-3": lambda: case_run(3),
     "margins-2": lambda: case_margins(2), "margins-3": lambda: case_margins(3),
     "solve-2": lambda: case_solve(2), "solve-3": lambda: case_solve(3),

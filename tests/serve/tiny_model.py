@@ -1,7 +1,9 @@
 """A tiny trained GPT for the generate and serve tests: examples/gpt.psk with V = 11 (the
 characters of TEXT), D = 8, T = 16, trained 30 steps on TEXT, its weights recording the
 vocabulary (presk train --weights-out)."""
+import atexit
 import os
+import shutil
 import subprocess
 import tempfile
 
@@ -17,8 +19,9 @@ def run(presk, *args, check=True):
 
 
 def build(presk, source_dir):
-    """Returns (folder, program, weights)."""
+    """Returns (folder, program, weights); the folder is removed when the test process exits."""
     folder = tempfile.mkdtemp(prefix="presk_serve_")
+    atexit.register(shutil.rmtree, folder, True)
     text = os.path.join(folder, "text.txt")
     with open(text, "w") as f:
         f.write(TEXT)
