@@ -25,21 +25,10 @@
 #include "ir/program_hash.h"
 #include "support/diagnostics.h"
 #include "support/ranks.h"
+#include "support/rounding_error.h"
 
 namespace presk::precision {
 namespace {
-
-// A binary floating-point type: `precision` significant bits, normal numbers with leading
-// exponent in [min_exponent, max_exponent], subnormals below with the quantum 2^(min_exponent
-// − precision + 1).
-struct FloatFormat {
-  int precision;
-  long min_exponent;
-  long max_exponent;
-};
-constexpr FloatFormat kBinary64{53, -1022, 1023};
-constexpr FloatFormat kBinary32{24, -126, 127};
-constexpr FloatFormat kBfloat16{8, -126, 127};
 
 // |fl(x) − x| for a type, from an exact MPFR number, with two scratch numbers of its precision.
 class RoundingMeter {
@@ -47,22 +36,20 @@ class RoundingMeter {
   explicit RoundingMeter(long bits) {
     mpfr_init2(scaled_, bits);
     mpfr_init2(nearest_, bits);
-    mpfr_init2(value_, 53);
   }
   ~RoundingMeter() {
     mpfr_clear(scaled_);
     mpfr_clear(nearest_);
-    mpfr_clear(value_);
   }
   RoundingMeter(const RoundingMeter&) = delete;
   RoundingMeter& operator=(const RoundingMeter&) = delete;
 
   // x finite. fl(x) = 2^q · roundeven(x · 2^−q), q the quantum of x's binade in the type;
   // the difference is exact in the scratch precision and rounded up to binary64 at the end.
-  double error(mpfr_srcptr x, const FloatFormat& format) {
+  double error(mpfr_srcptr x, BinaryFormat format) {
     if (mpfr_zero_p(x)) return 0;
     long leading = static_cast<long>(mpfr_get_exp(x)) - 1;  // 2^leading ≤ |x| < 2^(leading+1)
-    long quantum = std::max(leading, format.min_exponent) - (format.precision - 1);
+    long quantum = std::max(leading, long{format.min_exponent}) - (format.precision - 1);
     mpfr_mul_2si(scaled_, x, -quantum, MPFR_RNDN);  // exact
     mpfr_roundeven(nearest_, scaled_);              // an integer of at most `precision` bits
     if (!mpfr_zero_p(nearest_) && mpfr_get_exp(nearest_) - 1 + quantum > format.max_exponent) {
@@ -81,16 +68,20 @@ class RoundingMeter {
   // A binary64 value of a `--sweep f64` run: f32 and bf16 as above of the value itself; f64
   // half an ulp of it (what rounding any real number to it can have cost; 0 for 0).
   RoundingEnvelope errors(double x) {
-    mpfr_set_d(value_, x, MPFR_RNDN);  // exact
-    RoundingEnvelope r{0, error(value_, kBinary32), error(value_, kBfloat16)};
+    RoundingEnvelope r = stored_errors(x);
     if (x != 0) r.f64 = std::ldexp(1.0, std::max(std::ilogb(x), -1022) - 53);
     return r;
+  }
+
+  // A finite binary64 value stored as it is (a parameter): f64 costs nothing; f32 and bf16 as
+  // above, computed exactly in binary64 (support/rounding_error.h: the same numbers, no MPFR).
+  static RoundingEnvelope stored_errors(double x) {
+    return {0, rounding_error(x, kBinary32), rounding_error(x, kBfloat16)};
   }
 
  private:
   mpfr_t scaled_;
   mpfr_t nearest_;
-  mpfr_t value_;  // a binary64 value
 };
 
 void raise_to(double& maximum, double value) {
@@ -297,9 +288,6 @@ SiteEnvelope site_envelope(const ir::Function& function, uint32_t j, const SiteT
 std::vector<ParameterEnvelope> parameter_envelopes(const ir::Program& program, const reference::ParameterStore& parameters,
                                                    const reference::Sensitivity* sensitivity) {
   std::vector<ParameterEnvelope> list;
-  RoundingMeter meter(64);
-  mpfr_t exact;
-  mpfr_init2(exact, 64);
   for (const ir::Param& param : program.params) {
     const ParamView values = parameters.view(param.path);  // read in place, never widened whole
     if (param.type.kind != ir::ElemKind::Real || !values) continue;
@@ -309,8 +297,7 @@ std::vector<ParameterEnvelope> parameter_envelopes(const ir::Program& program, c
         const double value = block[i];
         if (!std::isfinite(value)) continue;
         raise_to(entry.max_abs, std::fabs(value));
-        mpfr_set_d(exact, value, MPFR_RNDN);
-        raise_to(entry.rounding, meter.errors(exact));
+        raise_to(entry.rounding, RoundingMeter::stored_errors(value));
       }
     });
     if (sensitivity != nullptr) {
@@ -319,7 +306,6 @@ std::vector<ParameterEnvelope> parameter_envelopes(const ir::Program& program, c
     }
     list.push_back(std::move(entry));
   }
-  mpfr_clear(exact);
   return list;
 }
 
