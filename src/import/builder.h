@@ -217,6 +217,10 @@ Value wrapped_into(Builder& builder, const Value& exact, int bits, int type, con
 // E1356 when the node reads integers held as reals where their meaning would differ from
 // ONNX's (integer arithmetic); after a node that moves or selects them, its outputs hold them too.
 void check_integer_reals(Builder& builder, const onnx::NodeProto& node);
+// Integer tensors (translate_integer_arith.cpp): Add, Sub, Mul, Div ('+', '-', '*', '/') and
+// "neg", "abs", "sign" of the node's operands, with ONNX's meaning on their type.
+void integer_binary(Builder& builder, char symbol);
+void integer_unary(Builder& builder, const std::string& function);
 void mark_integer_reals(Builder& builder, const onnx::NodeProto& node);
 
 // Shape arithmetic at import (fold_shapes.cpp): the operators evaluated when every operand is
