@@ -28,6 +28,7 @@ const std::map<std::string, Translator>& translators() {
     add_scatter_translators(made);
     add_integer_translators(made);
     add_cast_translators(made);
+    add_einsum_translators(made);
     return made;
   }();
   return table;

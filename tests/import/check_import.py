@@ -32,7 +32,7 @@ GROUPS = {
     "shapes": models.shape_cases,
     "conv": models.conv_cases,
     "activation": models.activation_cases,
-    "reduce": models.reduce_cases,
+    "reduce": lambda: models.reduce_cases() + models_index.einsum_cases(),
     "cnn": lambda: [models.cnn_case(), models.depthwise_case()],
     "quant": models.quant_cases,
     "select": models.select_cases,
@@ -134,7 +134,7 @@ def error_cases():
                           models.helper.make_node("Where", ["c", "x0", "x0"], ["y"], name="where")],
                          [models.tensor_info("x0", x), models.tensor_info("x1", np.zeros((2, 3), np.int64))],
                          [models.out()])
-    ellipsis = models.single("einsum", "Einsum", [x, x], {"equation": "...i,...i->..."}, opset=12)[1]
+    diagonal = models.single("einsum", "Einsum", [models.normal(2, 3, 3)], {"equation": "...ii->...i"}, opset=12)[1]
     good = models.single("relu", "Relu", [x])[1].SerializeToString()
     runtime_shape = models.model([models.helper.make_node("Reshape", ["x0", "s"], ["y"], name="reshape")],
                                  [models.tensor_info("x0", x), models.tensor_info("s", np.array([6], np.int64))],
@@ -174,7 +174,7 @@ def error_cases():
         ("pool_ceil_dilated", ceil.SerializeToString(), [], "E1323"),
         ("dropout_training", mask.SerializeToString(), [], "E1324"),
         ("compare_mixed_types", mixed.SerializeToString(), [], "E1325"),
-        ("einsum_ellipsis", ellipsis.SerializeToString(), [], "E1326"),
+        ("einsum_diagonal", diagonal.SerializeToString(), [], "E1326"),
         ("quantize_int32", models.single("q32", "QuantizeLinear", [x], extra_inputs=["s", "z"],
                                          initializers=[models.init("s", np.float32(0.1)),
                                                        models.init("z", np.int32(0))])[1].SerializeToString(), [], "E1336"),
