@@ -160,6 +160,9 @@ class Builder {
   // The element type (onnx::TensorProto::DataType) the graph states for a value: its inputs,
   // initializers, value_info, outputs and Constant nodes.
   std::map<std::string, int> element_types;
+  // Values holding the integers of an ONNX integer type as reals (a Cast of floats; presk has no
+  // conversion from R to Z): their type. Only some operators may read them (check_integer_reals).
+  std::map<std::string, int> integer_reals;
 
   // A fresh identifier from an ONNX name (sanitized, unique among names_in_use).
   std::string fresh_name(const std::string& wanted);
@@ -202,6 +205,24 @@ void add_resize_translators(std::map<std::string, Translator>& table);
 void add_math_translators(std::map<std::string, Translator>& table);
 void add_scatter_translators(std::map<std::string, Translator>& table);
 void add_integer_translators(std::map<std::string, Translator>& table);
+void add_cast_translators(std::map<std::string, Translator>& table);
+void add_einsum_translators(std::map<std::string, Translator>& table);
+
+// Integer types (translate_cast.cpp). The range [lo, hi] of INT8 … INT64, UINT8 … UINT32 (else
+// nullopt); the bits m with −2^m ≤ v < 2^m for its every value v (63 for another type).
+std::optional<std::pair<int64_t, int64_t>> integer_range(int type);
+int integer_bits(int type);
+// The Z value `exact` (−2^bits ≤ exact < 2^bits, bits ≤ 63) brought into `type`'s range modulo
+// 2^b, ONNX's wrap-around: one let per bit above the type's, each subtracting 2^k where it fits.
+Value wrapped_into(Builder& builder, const Value& exact, int bits, int type, const std::string& suffix);
+// E1356 when the node reads integers held as reals where their meaning would differ from
+// ONNX's (integer arithmetic); after a node that moves or selects them, its outputs hold them too.
+void check_integer_reals(Builder& builder, const onnx::NodeProto& node);
+// Integer tensors (translate_integer_arith.cpp): Add, Sub, Mul, Div ('+', '-', '*', '/') and
+// "neg", "abs", "sign" of the node's operands, with ONNX's meaning on their type.
+void integer_binary(Builder& builder, char symbol);
+void integer_unary(Builder& builder, const std::string& function);
+void mark_integer_reals(Builder& builder, const onnx::NodeProto& node);
 
 // Shape arithmetic at import (fold_shapes.cpp): the operators evaluated when every operand is
 // known at import, and the evaluation of the current node (false: not every operand is).

@@ -27,6 +27,8 @@ const std::map<std::string, Translator>& translators() {
     add_math_translators(made);
     add_scatter_translators(made);
     add_integer_translators(made);
+    add_cast_translators(made);
+    add_einsum_translators(made);
     return made;
   }();
   return table;
@@ -275,8 +277,10 @@ void translate_node(Builder& builder, const onnx::NodeProto& node) {
     builder.fail("E1314").hint("presk evaluates this operator at import only, on constants and shapes")
         << "operand " << index << " (`" << printable(node.input(index)) << "`) is computed from run-time data";
   }
+  check_integer_reals(builder, node);
   translators().at(node.op_type())(builder);
   record_integer_types(builder, node);
+  mark_integer_reals(builder, node);
 }
 
 // The element types the graph states: its inputs, value_info, outputs, initializers and

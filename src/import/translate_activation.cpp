@@ -179,8 +179,14 @@ void add_activation_translators(std::map<std::string, Translator>& table) {
   table["Max"] = [](Builder& b) { translate_variadic(b, "max"); };
   table["Sum"] = [](Builder& b) { translate_variadic(b, "sum"); };
   table["Mean"] = [](Builder& b) { translate_variadic(b, "mean"); };
-  table["Abs"] = [](Builder& b) { activation(b, "abs(X)"); };
-  table["Sign"] = [](Builder& b) { activation(b, "where(X > 0, 1.0, where(X < 0, -1.0, 0.0))"); };
+  table["Abs"] = [](Builder& b) {
+    if (b.input(0).kind == Kind::Z) return integer_unary(b, "abs");
+    activation(b, "abs(X)");
+  };
+  table["Sign"] = [](Builder& b) {
+    if (b.input(0).kind == Kind::Z) return integer_unary(b, "sign");
+    activation(b, "where(X > 0, 1.0, where(X < 0, -1.0, 0.0))");
+  };
   table["HardSigmoid"] = translate_hard_sigmoid;
   table["HardSwish"] = [](Builder& b) { activation(b, "X * max(min(X / 6 + 0.5, 1.0), 0.0)"); };
   table["LeakyRelu"] = translate_leaky_relu;

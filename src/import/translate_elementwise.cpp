@@ -26,53 +26,6 @@ void define_elementwise(Builder& builder, const std::string& expr, const std::ve
 
 namespace {
 
-// The integer type the graph states for operand `index` (its constant's type), or 0.
-int integer_type(Builder& builder, int index) {
-  const Value& raw = builder.raw_input(index);
-  if (raw.constant && raw.expr.empty()) return raw.constant->is_float() || raw.constant->is_bool() ? 0 : raw.constant->data_type;
-  auto it = builder.element_types.find(builder.node->input(index));
-  return it == builder.element_types.end() ? 0 : it->second;
-}
-
-// Add, Sub, Mul of integer tensors with ONNX's meaning, which wraps around at the type's range.
-// INT64: Z arithmetic, exact; where ONNX would wrap (beyond 64 bits) the run stops with a coded
-// error (E0550, E0670), never another value. A narrower type's Add and Sub: the exact result
-// (|a ± b| < 2^(b+1)) brought into the range by one conditional ∓2^b — exactly the wrapped
-// value. A narrower Mul would wrap many times over: refused (E1304).
-void integer_binary(Builder& builder, char symbol) {
-  const int type = integer_type(builder, 0) != 0 ? integer_type(builder, 0) : integer_type(builder, 1);
-  const int other = integer_type(builder, 1) != 0 ? integer_type(builder, 1) : type;
-  if (type == 0 || type != other) {
-    builder.fail("E1304").hint("give the operands' type in the graph (value_info), or compute in INT64")
-        << "the integer type of the operands is not stated by the graph, or differs between them";
-  }
-  static const std::map<int, std::pair<int64_t, int64_t>> ranges = {
-      {onnx::TensorProto::INT32, {INT32_MIN, INT32_MAX}}, {onnx::TensorProto::INT16, {INT16_MIN, INT16_MAX}},
-      {onnx::TensorProto::INT8, {INT8_MIN, INT8_MAX}},    {onnx::TensorProto::UINT32, {0, UINT32_MAX}},
-      {onnx::TensorProto::UINT16, {0, UINT16_MAX}},       {onnx::TensorProto::UINT8, {0, UINT8_MAX}}};
-  auto range = ranges.find(type);
-  if (type != onnx::TensorProto::INT64 && (range == ranges.end() || symbol == '*' || symbol == '/')) {
-    builder.fail("E1304").hint("compute in INT64, or in a float type")
-        << (symbol == '/' ? "integer division" : symbol == '*' ? "integer multiplication" : "integer arithmetic") << " on "
-        << data_type_name(type) << (symbol == '/' ? " truncates" : " wraps around") << " in ONNX; presk imports integer Add, Sub "
-        << "and Mul on INT64, and Add and Sub on the narrower integer types";
-  }
-  if (symbol == '/') builder.fail("E1304") << "integer division truncates in ONNX; presk imports it on float tensors";
-  Value a = number_input(builder, 0, Kind::Z);
-  Value b = number_input(builder, 1, Kind::Z);
-  std::string expr = operand(a) + " " + symbol + " " + operand(b);
-  if (range != ranges.end()) {
-    const auto [low, high] = range->second;
-    const std::string span = std::to_string(high - low + 1);
-    Value exact = builder.emit(expr, broadcast_shapes(builder, a.shape, b.shape), Kind::Z, "_exact");
-    const std::string e = exact.expr;
-    expr = "where(" + e + " > " + std::to_string(high) + ", " + e + " - " + span + ", where(" + e + " < " + std::to_string(low) +
-           ", " + e + " + " + span + ", " + e + "))";
-  }
-  define_elementwise(builder, expr, {&a, &b}, Kind::Z);
-  builder.element_types[builder.node->output(0)] = type;
-}
-
 template <char Symbol>
 void binary(Builder& builder) {
   builder.accept_attributes({});
@@ -90,6 +43,7 @@ void unary(Builder& builder, const std::string& function) {
 
 void translate_neg(Builder& builder) {
   builder.accept_attributes({});
+  if (builder.input(0).kind == Kind::Z) return integer_unary(builder, "neg");
   const Value& x = real_input(builder, 0);
   define_elementwise(builder, "-" + operand(x), {&x});
 }

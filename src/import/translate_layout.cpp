@@ -1,5 +1,5 @@
 // Translators of the operators that move values: Transpose, Reshape, Flatten, Squeeze,
-// Unsqueeze, Concat, Split, Slice, Gather, Identity, Cast, Constant and Shape. Shape
+// Unsqueeze, Concat, Split, Slice, Gather, Identity, Constant and Shape (Cast: translate_cast.cpp). Shape
 // computations on constants (Shape, Unsqueeze, Concat, Gather of integers) fold at import.
 #include <algorithm>
 #include <cmath>
@@ -63,46 +63,6 @@ void define_reshaped(Builder& builder, const Shape& shape) {
 void translate_identity(Builder& builder) {
   builder.accept_attributes({});
   builder.define(0, builder.raw_input(0));
-}
-
-// A Cast to FLOAT16 or BFLOAT16 of a real value (a float constant or a run-time real): a
-// rounding to a narrower format, which is part of the model's meaning (round_f16, round_bf16).
-bool narrows_float(int64_t to, const Value& x) {
-  if (to != onnx::TensorProto::FLOAT16 && to != onnx::TensorProto::BFLOAT16) return false;
-  if (!x.constant) return x.kind == Kind::R;
-  int from = x.constant->data_type;
-  return from == onnx::TensorProto::FLOAT || from == onnx::TensorProto::DOUBLE ||
-         (from != to && (from == onnx::TensorProto::FLOAT16 || from == onnx::TensorProto::BFLOAT16));
-}
-
-// Between float types Cast is the identity over the reals (a realization chooses the
-// machine types), but for the rounding to FLOAT16 or BFLOAT16; from integers or booleans to a float type, `x + 0.0`: the language converts
-// a Z or B operand that meets an R one (Z → R exactly, B → R as 0/1; docs/language.md).
-void translate_cast(Builder& builder) {
-  builder.accept_attributes({"to", "saturate"});
-  int64_t to = builder.int_attribute("to", 0);
-  const Value& x = builder.raw_input(0);
-  bool to_float = to == onnx::TensorProto::FLOAT || to == onnx::TensorProto::DOUBLE ||
-                  to == onnx::TensorProto::FLOAT16 || to == onnx::TensorProto::BFLOAT16;
-  bool to_integer = to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32;
-  if (narrows_float(to, x)) {  // the rounding to the narrower format, an op of its own
-    const Value& real = real_input(builder, 0);
-    std::string function = to == onnx::TensorProto::FLOAT16 ? "round_f16(" : "round_bf16(";
-    return define_elementwise(builder, function + real.expr + ")", {&real});
-  }
-  if (x.constant && x.expr.empty()) {  // shape arithmetic: cast the constant
-    Constant cast = *x.constant;
-    cast.data_type = static_cast<int>(to);
-    if (to_integer) for (double& value : cast.values) value = std::trunc(value);
-    return define_constant(builder, cast);
-  }
-  if (to_float && x.kind == Kind::R) return builder.define(0, x);
-  if (to_float) return builder.define(0, builder.emit(operand(x) + " + 0.0", x.shape));
-  if ((to_integer && x.kind == Kind::Z) || (to == onnx::TensorProto::BOOL && x.kind == Kind::B)) {
-    return builder.define(0, x);
-  }
-  builder.fail("E1304") << "Cast to type " << to << " from a " << (x.kind == Kind::R ? "float" : "integer or boolean")
-                        << " tensor is not supported (supported: between float types, and integers or booleans to floats)";
 }
 
 void translate_constant(Builder& builder) {
@@ -354,7 +314,6 @@ void translate_split(Builder& builder) {
 
 void add_layout_translators(std::map<std::string, Translator>& table) {
   table["Identity"] = translate_identity;
-  table["Cast"] = translate_cast;
   table["Constant"] = translate_constant;
   table["Shape"] = translate_shape;
   table["Size"] = translate_size;

@@ -68,14 +68,25 @@ Value along_axis(Builder& builder, int index, size_t rank, int64_t axis, const E
     Constant real = *raw.constant;
     real.data_type = onnx::TensorProto::FLOAT;  // the integers, exactly
     value = builder.materialize(real);
+  } else if (raw.kind == Kind::Z) {  // run-time integer codes, exactly as reals
+    const Value& codes = builder.input(index);
+    value = builder.emit(operand(codes) + " + 0.0", codes.shape, Kind::R, "_real" + std::to_string(index));
   } else {
-    if (raw.kind != Kind::R) builder.fail("E1304") << "operand " << index << " must be a float tensor or integer constant";
+    if (raw.kind != Kind::R) builder.fail("E1304") << "operand " << index << " must be a numeric tensor";
     value = builder.input(index);
   }
   if (!per_axis) return value.shape.empty() ? value : reshaped(builder, value, Shape{}, "_scalar" + std::to_string(index));
   Shape laid(rank - static_cast<size_t>(axis), Extent{1, {}});
   laid[0] = extent;
   return reshaped(builder, value, laid, "_axis" + std::to_string(index));
+}
+
+// The `axis` attribute normalized for a value of `rank` axes; ignored (0) when the scale is a
+// single element (per tensor), as ONNX ignores it, so the default 1 fits a vector too.
+int64_t quant_axis(Builder& builder, int64_t attribute, size_t rank) {
+  const Shape scale = onnx_shape(builder.raw_input(1));
+  if (scale.empty() || (scale.size() == 1 && scale[0] == Extent{1, {}})) return 0;
+  return builder.normalize_axis(attribute, std::max<size_t>(rank, 1), "axis");
 }
 
 }  // namespace
@@ -95,8 +106,17 @@ namespace {
 int code_type(Builder& builder) {
   if (!builder.has_input(2)) return onnx::TensorProto::UINT8;
   const Value& zero_point = builder.raw_input(2);
-  if (!zero_point.constant) builder.fail("E1305") << "the zero point (operand 2) is computed at run time";
-  return zero_point.constant->data_type;
+  if (zero_point.constant) return zero_point.constant->data_type;
+  // Computed at run time: the type the graph states, or a Cast of floats gave it.
+  const std::string& name = builder.node->input(2);
+  auto cast = builder.integer_reals.find(name);
+  if (cast != builder.integer_reals.end()) return cast->second;
+  auto stated = builder.element_types.find(name);
+  if (stated == builder.element_types.end()) {
+    builder.fail("E1305").hint("state the zero point's type in the graph (value_info), or make it a constant")
+        << "the zero point (operand 2) is computed at run time and its type is not stated";
+  }
+  return stated->second;
 }
 
 void translate_quantize(Builder& builder) {
@@ -107,7 +127,7 @@ void translate_quantize(Builder& builder) {
   CodeRange range = code_range(builder, code_type(builder), false);
   Value x = tensor_input(builder, 0);
   if (x.kind != Kind::R) builder.fail("E1304") << "operand 0 must be a float tensor";
-  int64_t axis = builder.normalize_axis(builder.int_attribute("axis", 1), std::max<size_t>(x.shape.size(), 1), "axis");
+  int64_t axis = quant_axis(builder, builder.int_attribute("axis", 1), x.shape.size());
   Extent extent = x.shape.empty() ? Extent{1, {}} : x.shape[static_cast<size_t>(axis)];
   Value scale = along_axis(builder, 1, x.shape.size(), axis, extent);
   std::string expr = "round(" + operand(x) + " / " + operand(scale) + ")";
@@ -172,7 +192,7 @@ void translate_dequantize(Builder& builder) {
   } else {
     codes = tensor_input(builder, 0);
   }
-  int64_t axis = builder.normalize_axis(axis_attribute, std::max<size_t>(codes.shape.size(), 1), "axis");
+  int64_t axis = quant_axis(builder, axis_attribute, codes.shape.size());
   Extent extent = codes.shape.empty() ? Extent{1, {}} : codes.shape[static_cast<size_t>(axis)];
   Value scale = along_axis(builder, 1, codes.shape.size(), axis, extent);
   std::vector<const Value*> operands{&codes, &scale};

@@ -1,6 +1,6 @@
 // Translators of the reductions (ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceL1,
 // ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp, ReduceProd, CumSum; axes an attribute, or an operand
-// for ReduceSum from opset 13 and every Reduce from 18), Einsum as a plain contraction, and
+// for ReduceSum from opset 13 and every Reduce from 18; Einsum: translate_einsum.cpp), and
 // the layout operators with constant operands: Tile, Expand, DepthToSpace, SpaceToDepth and
 // Trilu. Each is an exact composition of presk primitives (docs/import.md).
 #include <algorithm>
@@ -121,109 +121,6 @@ void translate_reduce(Builder& builder, const std::string& pattern, bool axes_in
     reduced = builder.emit(fill(pattern, x.expr, over), shape);
   }
   builder.define(0, keep || scalar ? reduced : reshaped(builder, reduced, dropped, "_keepdims0"));
-}
-
-// Einsum of one operand, each label once: a sum over the labels the output drops, then a
-// transpose to the output's order ("ij->i", "ij->ji"). false: not of that form.
-bool einsum_one(Builder& builder, const std::string& equation) {
-  size_t arrow = equation.find("->");
-  if (builder.input_count() != 1 || equation.find_first_of(",.") != std::string::npos) return false;
-  std::string in = equation.substr(0, arrow), out;
-  if (arrow != std::string::npos) {
-    out = equation.substr(arrow + 2);
-  } else {
-    out = in;
-    std::sort(out.begin(), out.end());
-  }
-  const Value& x = real_input(builder, 0);
-  bool ok = in.size() == x.shape.size();
-  for (char c : in) ok = ok && std::isalpha(static_cast<unsigned char>(c)) && std::count(in.begin(), in.end(), c) == 1;
-  for (char c : out) ok = ok && in.find(c) != std::string::npos && std::count(out.begin(), out.end(), c) == 1;
-  if (!ok) return false;
-  std::vector<int64_t> summed, perm;
-  std::string kept;
-  Shape kept_shape, shape;
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (out.find(in[i]) == std::string::npos) {
-      summed.push_back(static_cast<int64_t>(i));
-    } else {
-      kept += in[i];
-      kept_shape.push_back(x.shape[i]);
-    }
-  }
-  Value value = x;
-  if (!summed.empty()) {
-    Shape reduced = x.shape;
-    for (int64_t axis : summed) reduced[static_cast<size_t>(axis)] = Extent{};
-    const std::string over = kept.empty() ? ")" : ", axis: " + int_list(summed) + ")";
-    value = builder.emit("sum(" + x.expr + over, kept.empty() ? Shape{} : reduced, Kind::R, "_sum");
-    if (!kept.empty()) value = reshaped(builder, value, kept_shape, "_kept");
-  }
-  for (char c : out) {
-    perm.push_back(static_cast<int64_t>(kept.find(c)));
-    shape.push_back(kept_shape[kept.find(c)]);
-  }
-  bool identity = true;
-  for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int64_t>(i);
-  builder.define(0, identity ? value : builder.emit("transpose(" + value.expr + ", " + int_list(perm) + ")", shape));
-  return true;
-}
-
-// Einsum of two operands as a plain contraction: each label once per operand, no ellipsis;
-// the implicit output (no `->`) is the labels seen once, in alphabetical order. One operand:
-// einsum_one.
-void translate_einsum(Builder& builder) {
-  builder.accept_attributes({"equation"});
-  std::string equation;
-  for (char c : builder.string_attribute("equation", "")) if (c != ' ') equation += c;
-  if (einsum_one(builder, equation)) return;
-  if (builder.input_count() != 2 || equation.find("...") != std::string::npos) {
-    builder.fail("E1326").hint("rewrite it as MatMul, Transpose and ReduceSum")
-        << "Einsum \"" << printable(equation) << "\" is not a contraction of one or two operands without an ellipsis";
-  }
-  size_t arrow = equation.find("->"), comma = equation.find(',');
-  std::string lhs = equation.substr(0, comma);
-  std::string rhs = comma == std::string::npos ? "" : equation.substr(comma + 1, arrow == std::string::npos ? std::string::npos : arrow - comma - 1);
-  std::string out;
-  std::map<char, int> seen;
-  for (char c : lhs + rhs) seen[c] += 1;
-  if (arrow != std::string::npos) {
-    out = equation.substr(arrow + 2);
-  } else {
-    for (const auto& [label, count] : seen) if (count == 1) out += label;
-  }
-  std::map<char, char> renamed;  // ONNX labels (a–z, A–Z) → presk's a–z
-  bool ok = comma != std::string::npos && seen.size() <= 26;
-  for (const std::string* part : {&lhs, &rhs, &out}) {
-    for (char c : *part) {
-      ok = ok && std::isalpha(static_cast<unsigned char>(c)) && std::count(part->begin(), part->end(), c) == 1;
-      if (ok && renamed.count(c) == 0) renamed[c] = static_cast<char>('a' + renamed.size());
-    }
-  }
-  for (char c : out) ok = ok && seen.count(c) > 0;
-  const Value& a = real_input(builder, 0);
-  const Value& b = real_input(builder, 1);
-  if (!ok || lhs.size() != a.shape.size() || rhs.size() != b.shape.size()) {
-    builder.fail("E1326").hint("each label once per operand, every output label in an operand, ranks as the operands'")
-        << "Einsum \"" << printable(equation) << "\" is not a plain contraction of operands " << shape_list(a.shape)
-        << " and " << shape_list(b.shape);
-  }
-  Shape shape;
-  std::string spec;
-  for (const std::string* part : {&lhs, &rhs, &out}) {
-    if (part == &rhs) spec += ",";
-    if (part == &out) spec += "->";
-    for (char c : *part) spec += renamed[c];
-  }
-  for (char c : out) {
-    size_t i = lhs.find(c);
-    shape.push_back(i != std::string::npos ? a.shape[i] : b.shape[rhs.find(c)]);
-  }
-  for (size_t i = 0; i < lhs.size(); ++i) {
-    size_t j = rhs.find(lhs[i]);
-    if (j != std::string::npos && !(a.shape[i] == b.shape[j])) builder.fail("E1308") << "label " << lhs[i] << " has two extents";
-  }
-  builder.define(0, builder.emit("einsum(\"" + spec + "\", " + a.expr + ", " + b.expr + ")", shape));
 }
 
 // x repeated `count` times along `axis`: concat of powers of two (log₂ count lets).
@@ -417,7 +314,6 @@ void add_reduce_translators(std::map<std::string, Translator>& table) {
   table["ReduceLogSum"] = [](Builder& b) { translate_reduce(b, "log(sum(XA)", false); };
   table["ReduceLogSumExp"] = [](Builder& b) { translate_reduce(b, "logsumexp", false); };
   table["ReduceProd"] = [](Builder& b) { translate_reduce(b, "prod", false); };
-  table["Einsum"] = translate_einsum;
   table["CumSum"] = translate_cumsum;
   table["Tile"] = translate_tile;
   table["Expand"] = translate_expand;

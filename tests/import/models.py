@@ -29,7 +29,7 @@ def model(nodes, inputs, outputs, initializers=(), opset=13, extra_opsets=()):
 
 def tensor_info(name, array, symbolic=None):
     dtype = {np.float32: F, np.int64: TensorProto.INT64, np.bool_: TensorProto.BOOL, np.uint8: TensorProto.UINT8,
-             np.int8: TensorProto.INT8}[array.dtype.type]
+             np.int8: TensorProto.INT8, np.int32: TensorProto.INT32}[array.dtype.type]
     shape = list(array.shape)
     if symbolic:
         for axis, dim in symbolic.items():

@@ -103,3 +103,16 @@ def qlinear_cases():
     cases.append(("QLinearConv", model([node], [tensor_info("x", inputs["x"])], outputs(("y", TensorProto.UINT8)), conv, 10),
                   inputs, 0))
     return cases
+
+
+def einsum_cases():
+    """Einsum with an ellipsis (the implicit output too; ONNX Runtime refuses ellipses of different ranks) and of
+    three operands (pairwise contractions: another association than ONNX Runtime's, so 8 ulps)."""
+    def case(name, equation, *shapes, tolerance=4):
+        return single(name, "Einsum", [normal(*s) for s in shapes], {"equation": equation}, opset=12, tolerance=tolerance)
+    return [case("Einsum_ellipsis_matmul", "...ij,...jk->...ik", (2, 3, 4, 5), (2, 3, 5, 6)),
+            case("Einsum_ellipsis_implicit", "...ij,...jk", (3, 4, 5), (3, 5, 2)),
+            case("Einsum_ellipsis_sum", "i...->...", (4, 2, 3)),
+            case("Einsum_three_batched", "bij,bjk,bkl->bil", (2, 3, 4), (2, 4, 5), (2, 5, 3), tolerance=8),
+            case("Einsum_three_implicit", "ij,jk,kl", (3, 4), (4, 5), (5, 2), tolerance=8),
+            case("Einsum_three_scaled", "ij,j,jk->ik", (3, 6), (6,), (6, 4), tolerance=8)]

@@ -1,6 +1,6 @@
 // Runs ONNX models on ONNX Runtime's CPU provider (npm onnxruntime-node) for the import tests:
 //   node ort_run.js MANIFEST.json OUT.json
-// MANIFEST: [{name, model, inputs: {NAME: {type: "float32"|"int64"|"bool"|"uint8"|"int8", dims, data}}}]
+// MANIFEST: [{name, model, inputs: {NAME: {type: "float32"|"int64"|"bool"|"uint8"|"int8"|"int32", dims, data}}}]
 // OUT: {name: {OUTPUT: {dims, data}}}, every value as a JSON number.
 const fs = require('fs');
 const ort = require('onnxruntime-node');
@@ -10,6 +10,7 @@ function tensorOf(input) {
   if (input.type === 'bool') return new ort.Tensor('bool', Uint8Array.from(input.data), input.dims);
   if (input.type === 'uint8') return new ort.Tensor('uint8', Uint8Array.from(input.data), input.dims);
   if (input.type === 'int8') return new ort.Tensor('int8', Int8Array.from(input.data), input.dims);
+  if (input.type === 'int32') return new ort.Tensor('int32', Int32Array.from(input.data), input.dims);
   return new ort.Tensor('float32', Float32Array.from(input.data), input.dims);
 }
 
