@@ -85,7 +85,9 @@ ChipSolved solve_on_decode(const SolveCommandOptions& options, const PreparedRun
 int run_chip_solve(const SolveCommandOptions& options, GlobalOptions& global) {
   if (!options.profile.empty() || options.quant || options.exhaustive || options.narrow != "none") {
     usage_error("E1724").hint("presk solve PROGRAM --precision ENV --contract C --budget ε --out SOLVED.json")
-        << "--contract prices by bytes and proposes greedily: --profile, --quant, --exhaustive and --narrow do not apply";
+        << "--contract prices by bytes and proposes greedily: --profile, --quant, --exhaustive and --narrow do not apply "
+           "(a profile times this machine's kernels, and holds no time for a product on quantized activations or a "
+           "cache's keep)";
   }
   const numerics::Contract contract = numerics::read_contract_file(options.contract);
   const precision::Envelope envelope = precision::read_envelope(options.run.envelope);
