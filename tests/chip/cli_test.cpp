@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/run_command.h"
+#include "exec/reference/parameters.h"
+#include "lang/frontend.h"
 #include "support/safetensors.h"
 #include "support/tensor.h"
 
@@ -291,6 +293,44 @@ TEST_F(ChipMeasure, CachesSolvedOnDecodeRunsInsideTheBudgetAtAnyThreadCount) {
   ASSERT_NE(tight.status, 2) << tight.output;
   const nlohmann::json caches = nlohmann::json::parse(read(dir_ + "/tight.json"))["caches"];
   for (const auto& [site, keep] : caches.items()) EXPECT_NE(keep, "int8_rows") << site;
+}
+
+// `presk generate --contract C --compare exact`: the chip's program generates, its caches kept as
+// the contract says, against the exact reference fed the same tokens. Weights as `presk train`
+// writes them (stacked, with a vocabulary), synthesized, the head not zero.
+TEST_F(ChipMeasure, GenerateRunsTheChipsCachesAgainstTheExactReference) {
+  lang::FrontendOptions options;
+  options.dims = {{"T", 8}};
+  const ir::Program program = lang::compile(lang::read_source(std::string(PRESK_SOURCE_DIR) + "/examples/gpt.psk"), options);
+  const reference::ParameterStore store = reference::synthesize_parameters(program, 0, 1);
+  std::vector<Tensor> tensors;  // NamedTensor refers to them
+  for (const ir::Param& param : program.params) {
+    Tensor& t = tensors.emplace_back(ElementType::f32, param.type.shape);
+    const std::vector<double>& values = *store.find(param.path);
+    for (uint64_t k = 0; k < t.element_count(); ++k) t.set(k, param.path == "head" ? 0.3 * std::sin(1.0 + 0.7 * k) : values[k]);
+  }
+  std::vector<NamedTensor> named;
+  for (size_t i = 0; i < tensors.size(); ++i) named.push_back({program.params[i].path, tensors[i]});
+  std::string characters;
+  for (char c = ' '; c < ' ' + 63; ++c) characters += c;
+  write_safetensors(dir_ + "/gpt-vocab.safetensors", named, {{"vocabulary", nlohmann::json(characters).dump()}});
+  auto generate = [&](const std::string& extra) {
+    return run_command(presk() + " generate " + source("examples/gpt.psk") + " --dim T=8 --weights " + dir_ +
+                           "/gpt-vocab.safetensors --prompt AB --tokens 6 --realize f32 --compare exact --json" + extra,
+                       false);
+  };
+  const auto plain = generate(""), chip = generate(" --contract " + source("examples/contracts/kv_int8.json"));
+  ASSERT_EQ(plain.status, 0) << plain.output;
+  ASSERT_EQ(chip.status, 0) << chip.output;
+  const nlohmann::json p = nlohmann::json::parse(plain.output), c = nlohmann::json::parse(chip.output);
+  EXPECT_NE(c["first"].get<std::string>().find("+int8 KV cache"), std::string::npos) << c["first"];
+  // int8 rows move the logits far more than the f32 run's own rounding does.
+  EXPECT_GT(c["largest_gap"].get<double>(), 10 * p["largest_gap"].get<double>()) << c << p;
+  const auto exact = run_command(presk() + " generate " + source("examples/gpt.psk") + " --dim T=8 --weights " + dir_ +
+                                 "/gpt-vocab.safetensors --prompt AB --tokens 2 --exact --contract " +
+                                 source("examples/contracts/kv_int8.json"));
+  EXPECT_EQ(exact.status, 2) << exact.output;
+  EXPECT_NE(exact.output.find("E1725"), std::string::npos) << exact.output;
 }
 
 TEST_F(ChipMeasure, ContractNeedsMeasure) {
