@@ -119,7 +119,7 @@ int run_contract_check(const ContractCheckOptions& options, GlobalOptions& globa
   std::cerr << "presk check: the exact reference on " << prepared.count << " sample(s), " << products.size()
             << " quantized product(s)\n";
   const std::vector<numerics::QuantizeSite> sites = numerics::quantize(prepared.program, contract, products);
-  const ir::Program chip = numerics::chip_program(prepared.program, sites, products);
+  const ir::Program chip = numerics::chip_program(prepared.program, contract, sites, products);
   const ir::Function& chip_entry = *chip.find_function(prepared.entry->name);
   std::cerr << "presk check: the entry's output, the exact meaning against the chip's (" << sites.size()
             << " quantize site(s))\n";

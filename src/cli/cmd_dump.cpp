@@ -274,7 +274,7 @@ int run_dump(const DumpOptions& options, const GlobalOptions& global) {
     std::cout << (global.json ? numerics::quantize_json(sites).dump(2) + "\n"
                               : "# chip `" + contract.chip + "`\n" + numerics::quantize_text(program, sites) +
                                     "\n# the program as the chip runs it\n" +
-                                    ir::print_program(numerics::chip_program(program, sites, products)));
+                                    ir::print_program(numerics::chip_program(program, contract, sites, products)));
     return 0;
   }
   if (options.stage == "vjp") program = ad::add_vjps(program);

@@ -10,6 +10,9 @@
 #include "cli/command.h"
 #include "cli/decode_model.h"
 #include "generate/generate.h"
+#include "numerics/bind.h"
+#include "numerics/contract_json.h"
+#include "numerics/quantize.h"
 #include "support/diagnostics.h"
 
 namespace presk::cli {
@@ -20,24 +23,35 @@ struct GenerateOptions {
   std::string prompt;
   int64_t tokens = 0;
   std::string compare;  // R2 | exact
+  std::string contract;  // a chip contract the first side runs (docs/chip.md)
   generate::Sampling sampling;
 };
 
-// One side of a generation: the native executor under a realization, or the exact reference.
+// One side of a generation: the native executor under a realization (running the chip's
+// program where a contract is given), or the exact reference.
 struct Side {
   std::string name;
+  std::unique_ptr<ir::Program> chip;  // the program the native model runs, where not the plain one
   std::optional<generate::NativeModel> model;
   std::unique_ptr<generate::Stepper> stepper;
 };
 
 Side make_side(const std::string& what, const ir::Program& program, const reference::ParameterStore& weights, long bits,
-               int threads) {
-  Side side{what, std::nullopt, nullptr};
+               int threads, const std::string& contract_path = "") {
+  Side side{what, nullptr, std::nullopt, nullptr};
   if (what == "exact") {
     side.stepper = generate::exact_stepper(program, weights, bits);
     return side;
   }
-  side.model.emplace(generate::prepare_native(program, weights, exec::native::read_realization(what), threads));
+  const exec::native::Realization realization = exec::native::read_realization(what);
+  if (!contract_path.empty()) {  // the chip's program: its quantizes and its caches' keeps
+    const numerics::Contract contract = numerics::read_contract_file(contract_path);
+    const std::vector<numerics::QuantizedProduct> products = numerics::bind_contract(contract, program, &realization);
+    side.chip = std::make_unique<ir::Program>(
+        numerics::chip_program(program, contract, numerics::quantize(program, contract, products), products));
+    side.name = what + "+" + contract.chip;
+  }
+  side.model.emplace(generate::prepare_native(side.chip ? *side.chip : program, weights, realization, threads));
   side.stepper = generate::native_stepper(*side.model);
   return side;
 }
@@ -74,11 +88,16 @@ int run_generate(const GenerateOptions& options, const GlobalOptions& global) {
     user_error("E1516").hint("compare a realization with the reference: --realize R --compare exact")
         << "--exact and --compare exact name the same generation twice";
   }
+  if (!options.contract.empty() && options.model.exact) {
+    usage_error("E1725").hint("run the chip natively: --realize R --contract C.json (--compare exact to measure it)")
+        << "--contract runs the chip's program on the native executor; --exact generates with the exact reference";
+  }
   const DecodeModel model(options.model);
   const generate::Vocabulary& vocabulary = model.vocabulary;
   const std::vector<int64_t> prompt = vocabulary.encode(options.prompt);
   generate::check_fits(model.entry, prompt.size(), options.tokens);
-  Side first = make_side(options.model.side(), model.program, model.weights, options.model.bits, global.threads);
+  Side first = make_side(options.model.side(), model.program, model.weights, options.model.bits, global.threads,
+                         options.contract);
   if (!options.compare.empty()) {
     Side second = make_side(options.compare, model.program, model.weights, options.model.bits, global.threads);
     if (!global.json) std::cout << options.prompt << std::flush;
@@ -114,6 +133,9 @@ Registration registration("generate", 60, [](CLI::App& app, GlobalOptions& globa
   command->add_option("--tokens", options->tokens, "Tokens to generate")->required()->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
   command->add_option("--compare", options->compare,
                       "Also generate under R2 (a realization) or `exact`, fed the same tokens: per step the logit gap, flips, first divergence");
+  command->add_option("--contract", options->contract,
+                      "A chip contract (docs/chip.md): the first generation runs the chip's program, its activations "
+                      "quantized and its caches kept as the contract says");
   command->add_option("--temperature", options->sampling.temperature, "0: greedy; else sample softmax(logits / T)")
       ->check(CLI::Range(0.0, 1e6))->capture_default_str();
   command->add_option("--top-k", options->sampling.top_k, "Sample among the K largest logits (0: all)")

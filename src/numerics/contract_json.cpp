@@ -102,10 +102,8 @@ class Reader {
   }
 
   Keep keep(const json& value, const std::string& path) const {
-    const size_t i = choice(value, {"as_computed", "f32", "bf16", "f16", "int8_rows", "int8_rows_rotated"}, path, "keep mode");
-    if (i == 0) return Keep{};
-    if (i <= 3) return Keep{Keep::Kind::float_format, static_cast<FloatFormat>(i - 1)};
-    return Keep{i == 4 ? Keep::Kind::int8_rows : Keep::Kind::int8_rows_rotated, FloatFormat::f32};
+    static const std::vector<const char*> names = {"as_computed", "f32", "bf16", "f16", "int8_rows", "int8_rows_rotated"};
+    return *parse_keep_name(names[choice(value, names, path, "keep mode")]);
   }
 
   Bound bound(const json& value, const std::string& where) const {

@@ -51,8 +51,10 @@ std::vector<QuantizeSite> quantize(const ir::Program& program, const Contract& c
 // values its rows' producers would set). The readers' views read it in place where nothing else
 // reads them; a view something else reads too keeps its values, and the product reads a quantize
 // of the view of its own, right before it (the same values: a view keeps each row whole).
+// Each cache the contract keeps otherwise than as computed (a cache_write's site) gets the rows it
+// writes kept: a quantize with spec "keep/<mode>" (the row its block) right before the write.
 // Quantize sites are named "F/quantize<k>" and leave every other site's name as it was.
-ir::Program chip_program(const ir::Program& program, const std::vector<QuantizeSite>& sites,
+ir::Program chip_program(const ir::Program& program, const Contract& contract, const std::vector<QuantizeSite>& sites,
                          const std::vector<QuantizedProduct>& products);
 
 // A table for `presk dump --stage chip`, and its JSON form.

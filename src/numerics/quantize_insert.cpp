@@ -130,9 +130,28 @@ void insert_site(Edit& edit, const QuantizeSite& site, const std::vector<Quantiz
   }
 }
 
+// Each cache_write whose cache the contract keeps otherwise than as computed writes its rows kept:
+// a `quantize` with spec "keep/<mode>" and the row (the last axis) as its block, right before it.
+void insert_keeps(Edit& edit, const Contract& contract) {
+  const ir::Function& f = edit.f;
+  for (uint32_t i = 0; i < f.lets.size(); ++i) {
+    const Keep keep = contract.keep_of(f.site_name(i));
+    if (f.lets[i].op != ir::Op::cache_write || keep.kind == Keep::Kind::as_computed) continue;
+    ir::Let let;
+    let.op = ir::Op::quantize;
+    let.type = f.type_of(f.lets[i].operands[1]);
+    let.operands = {f.lets[i].operands[1]};
+    let.attrs.axes = {let.type.rank() - 1};
+    let.attrs.starts = {let.type.shape.empty() ? 1 : let.type.shape.back()};
+    let.attrs.spec = keep_spec(keep);
+    let.span = f.lets[i].span;
+    edit.operand_of[i * 4 + 1] = edit.add(i, std::move(let));
+  }
+}
+
 }  // namespace
 
-ir::Program chip_program(const ir::Program& program, const std::vector<QuantizeSite>& sites,
+ir::Program chip_program(const ir::Program& program, const Contract& contract, const std::vector<QuantizeSite>& sites,
                          const std::vector<QuantizedProduct>& products) {
   ir::Program out = program;
   for (uint32_t fi = 0; fi < program.functions.size(); ++fi) {
@@ -141,6 +160,7 @@ ir::Program chip_program(const ir::Program& program, const std::vector<QuantizeS
     for (const QuantizeSite& site : sites) {
       if (site.function == fi) insert_site(edit, site, products);
     }
+    insert_keeps(edit, contract);
     if (!edit.added.empty()) edit.finish(out.functions[fi]);
   }
   ir::verify_program(out);

@@ -79,8 +79,9 @@ std::vector<Explanation> explain(const Record& record) {
     if (!offered && !e.moves.empty()) {  // --quant's integer pass is outside the rules
       e.reasons.push_back("--quant offers every matrix its integer rungs, whatever rule 2 or its sensitivity");
     }
-    if (offered && value.final_type == "f64") {
-      e.decision = widened ? "widened back to f64" : "kept at f64";
+    // The widest rung of a ladder: the float solve's f64, the chip's values and as computed.
+    if (offered && (value.final_type == "f64" || value.final_type == "values" || value.final_type == "as_computed")) {
+      e.decision = (widened ? "widened back to " : "kept at ") + value.final_type;
     } else if (offered) {
       e.decision = (widened ? "widened to " : "narrowed to ") + value.final_type;
     }

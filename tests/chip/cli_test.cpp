@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/run_command.h"
+#include "exec/reference/parameters.h"
+#include "lang/frontend.h"
 #include "support/safetensors.h"
 #include "support/tensor.h"
 
@@ -60,7 +62,7 @@ class ChipMeasure : public ::testing::Test {
   static void SetUpTestSuite() {
     char pattern[] = "/tmp/presk-chip-XXXXXX";
     dir_ = mkdtemp(pattern);
-    write_weights();
+    write_weights("examples/gpt_tiny.psk", "T=8", dir_ + "/synth");
     const auto calibrate = run_command(presk() + " calibrate --precision " + source("examples/gpt_tiny.psk") +
                                        " --entry logits --dim T=8 --samples 2 --bits 128 --weights " + weights() +
                                        " --out " + dir_ + "/env.json");
@@ -73,11 +75,11 @@ class ChipMeasure : public ::testing::Test {
   // gpt_tiny's head starts at zeros, which makes every logit 0 whatever the activations: the
   // tests read a synthetic checkpoint whose head is small values that are not zero.
   static std::string weights() { return dir_ + "/synth"; }  // a checkpoint folder (docs/checkpoints.md)
-  static void write_weights() {
-    const auto synth = run_command(presk() + " checkpoint synth " + source("examples/gpt_tiny.psk") +
-                                   " --dim T=8 --dtype f32 --shard-size 0 --quiet --out " + dir_ + "/synth");
+  static void write_weights(const std::string& program, const std::string& dim, const std::string& out) {
+    const auto synth = run_command(presk() + " checkpoint synth " + source(program) + " --dim " + dim +
+                                   " --dtype f32 --shard-size 0 --quiet --out " + out);
     ASSERT_EQ(synth.status, 0) << synth.output;
-    const std::string path = dir_ + "/synth/model.safetensors";
+    const std::string path = out + "/model.safetensors";
     const SafetensorsFile file = SafetensorsFile::open(path);
     std::vector<Tensor> tensors;
     for (const SafetensorsEntry& entry : file.entries()) tensors.push_back(file.read(entry));
@@ -233,6 +235,102 @@ TEST_F(ChipMeasure, SolvedContractInsideItsBudgetInAndOutOfSampleAtAnyThreadCoun
                                    " --budget 1e-2 --exhaustive --out " + dir_ + "/x.json");
   EXPECT_EQ(refused.status, 2) << refused.output;
   EXPECT_NE(refused.output.find("E1724"), std::string::npos) << refused.output;
+}
+
+// The chip's solve on the corpus GPT's decode entry: which caches are kept narrow (and which
+// products read their activation quantized), accepted by measurement on decode runs.
+TEST_F(ChipMeasure, CachesSolvedOnDecodeRunsInsideTheBudgetAtAnyThreadCount) {
+  write_weights("examples/gpt.psk", "T=8", dir_ + "/gpt-synth");
+  const auto calibrate = run_command(presk() + " calibrate --precision " + source("examples/gpt.psk") +
+                                     " --entry decode --dim T=8 --samples 2 --bits 128 --quiet --weights " + dir_ +
+                                     "/gpt-synth --out " + dir_ + "/gpt-decode.json");
+  ASSERT_EQ(calibrate.status, 0) << calibrate.output;
+  std::ofstream(dir_ + "/both.json") << R"({"format": 1, "chip": "W8A8 and int8 KV rows, rotated",
+    "activation": {"block": "row", "scale": "absmax", "words": "one"}, "cache": "int8_rows_rotated",
+    "accumulator": {"bits": 32, "overflow": "wrap"}})";
+  auto solve = [&](const std::string& contract, const std::string& budget, const std::string& out, int threads) {
+    return run_command(presk() + " solve " + source("examples/gpt.psk") + " --precision " + dir_ +
+                       "/gpt-decode.json --contract " + contract + " --realize f32 --budget " + budget +
+                       " --heldout 2 --quiet --json --threads " + std::to_string(threads) + " --out " + dir_ + "/" + out);
+  };
+  const auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  for (const auto& [contract, budget] : {std::pair<std::string, std::string>{source("examples/contracts/kv_int8.json"), "2e-5"},
+                                         {dir_ + "/both.json", "1e-3"}}) {
+    const auto one = solve(contract, budget, "decode1.json", 1);
+    ASSERT_EQ(one.status, 0) << one.output;
+    ASSERT_EQ(solve(contract, budget, "decode2.json", 2).status, 0);
+    EXPECT_EQ(read(dir_ + "/decode1.json"), read(dir_ + "/decode2.json")) << contract;
+    const nlohmann::json solved = nlohmann::json::parse(read(dir_ + "/decode1.json"));
+    const nlohmann::json& record = solved["solve"];
+    EXPECT_EQ(record["entry"], "decode");
+    EXPECT_TRUE(record["gap"]["in_sample"]["inside"].get<bool>()) << record["gap"];
+    ASSERT_FALSE(record["gap"]["held_out"].is_null());
+    EXPECT_TRUE(record["gap"]["held_out"]["inside"].get<bool>()) << record["gap"];
+    // Both caches decided, at least one kept narrower than computed, and each decision's term is
+    // the gap measured with that cache alone at its keep: positive where narrowed.
+    ASSERT_EQ(solved["caches"].size(), 2u) << solved;
+    int narrow = 0;
+    for (const auto& [site, keep] : solved["caches"].items()) narrow += keep != "as_computed";
+    EXPECT_GT(narrow, 0) << solved["caches"];
+    for (const nlohmann::json& v : record["values"]) {
+      if (v["op"] != "cache_write") continue;
+      EXPECT_EQ(v["final"] == "as_computed", v["term"].get<double>() == 0) << v;
+    }
+    // The solved contract runs: check --measure reads it.
+    const auto checked = run_command(presk() + " check --json --precision " + dir_ + "/gpt-decode.json " +
+                                         source("examples/gpt.psk") + " --realize f32 --measure --contract " + dir_ +
+                                         "/decode1.json", false);
+    EXPECT_EQ(checked.status, 0) << checked.output;
+    const auto explained = run_command(presk() + " explain " + dir_ + "/decode1.json");
+    ASSERT_EQ(explained.status, 0) << explained.output;
+    EXPECT_NE(explained.output.find("SelfAttention.decode/%2 (cache_write)"), std::string::npos) << explained.output;
+  }
+  // A budget too tight for any int8 row: the int8 keeps are refused, and the gap is still inside.
+  const auto tight = solve(source("examples/contracts/kv_int8.json"), "1e-6", "tight.json", 2);
+  ASSERT_NE(tight.status, 2) << tight.output;
+  const nlohmann::json caches = nlohmann::json::parse(read(dir_ + "/tight.json"))["caches"];
+  for (const auto& [site, keep] : caches.items()) EXPECT_NE(keep, "int8_rows") << site;
+}
+
+// `presk generate --contract C --compare exact`: the chip's program generates, its caches kept as
+// the contract says, against the exact reference fed the same tokens. Weights as `presk train`
+// writes them (stacked, with a vocabulary), synthesized, the head not zero.
+TEST_F(ChipMeasure, GenerateRunsTheChipsCachesAgainstTheExactReference) {
+  lang::FrontendOptions options;
+  options.dims = {{"T", 8}};
+  const ir::Program program = lang::compile(lang::read_source(std::string(PRESK_SOURCE_DIR) + "/examples/gpt.psk"), options);
+  const reference::ParameterStore store = reference::synthesize_parameters(program, 0, 1);
+  std::vector<Tensor> tensors;  // NamedTensor refers to them
+  for (const ir::Param& param : program.params) {
+    Tensor& t = tensors.emplace_back(ElementType::f32, param.type.shape);
+    const std::vector<double>& values = *store.find(param.path);
+    for (uint64_t k = 0; k < t.element_count(); ++k) t.set(k, param.path == "head" ? 0.3 * std::sin(1.0 + 0.7 * k) : values[k]);
+  }
+  std::vector<NamedTensor> named;
+  for (size_t i = 0; i < tensors.size(); ++i) named.push_back({program.params[i].path, tensors[i]});
+  std::string characters;
+  for (char c = ' '; c < ' ' + 63; ++c) characters += c;
+  write_safetensors(dir_ + "/gpt-vocab.safetensors", named, {{"vocabulary", nlohmann::json(characters).dump()}});
+  auto generate = [&](const std::string& extra) {
+    return run_command(presk() + " generate " + source("examples/gpt.psk") + " --dim T=8 --weights " + dir_ +
+                           "/gpt-vocab.safetensors --prompt AB --tokens 6 --realize f32 --compare exact --json" + extra,
+                       false);
+  };
+  const auto plain = generate(""), chip = generate(" --contract " + source("examples/contracts/kv_int8.json"));
+  ASSERT_EQ(plain.status, 0) << plain.output;
+  ASSERT_EQ(chip.status, 0) << chip.output;
+  const nlohmann::json p = nlohmann::json::parse(plain.output), c = nlohmann::json::parse(chip.output);
+  EXPECT_NE(c["first"].get<std::string>().find("+int8 KV cache"), std::string::npos) << c["first"];
+  // int8 rows move the logits far more than the f32 run's own rounding does.
+  EXPECT_GT(c["largest_gap"].get<double>(), 10 * p["largest_gap"].get<double>()) << c << p;
+  const auto exact = run_command(presk() + " generate " + source("examples/gpt.psk") + " --dim T=8 --weights " + dir_ +
+                                 "/gpt-vocab.safetensors --prompt AB --tokens 2 --exact --contract " +
+                                 source("examples/contracts/kv_int8.json"));
+  EXPECT_EQ(exact.status, 2) << exact.output;
+  EXPECT_NE(exact.output.find("E1725"), std::string::npos) << exact.output;
 }
 
 TEST_F(ChipMeasure, ContractNeedsMeasure) {

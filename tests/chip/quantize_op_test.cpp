@@ -96,6 +96,36 @@ TEST(QuantizeOp, MalformedSchemesAreCodedErrors) {
   EXPECT_EQ(code.rfind("E04", 0), 0u) << code;
 }
 
+// A cache row's keep (spec "keep/<mode>", the row its block): each row of 8 as the meaning keeps
+// it (keep_row_exact), in both executors, the native f32 kernel giving the meaning's bits; the
+// int8 row by hand.
+TEST(QuantizeOp, CacheKeepsInBothExecutors) {
+  for (const std::string mode : {"int8_rows", "int8_rows_rotated", "f16", "bf16"}) {
+    const Keep keep = *parse_keep_name(mode);
+    const ir::Program program = quantize_program("keep/" + mode, 8);
+    const std::vector<double> exact = exact_run(program);
+    std::vector<double> meant;
+    for (size_t row = 0; row < 2; ++row) {
+      const KeptRow kept = keep_row_exact(kX.data() + 8 * row, 8, keep);
+      meant.insert(meant.end(), kept.values.begin(), kept.values.end());
+    }
+    EXPECT_EQ(exact, meant) << mode;
+    for (int threads : {1, 2}) {
+      const Tensor f32 = native_run(program, exec::native::RealType::f32, threads);
+      const Tensor f64 = native_run(program, exec::native::RealType::f64, threads);
+      for (size_t i = 0; i < exact.size(); ++i) {
+        EXPECT_EQ(f32.get(i), static_cast<float>(exact[i])) << mode << " " << i;
+        EXPECT_EQ(f64.get(i), exact[i]) << mode << " " << i;
+      }
+    }
+  }
+  // Row [1, 2, 3, 4, −0.5, 0.25, 0, 0.125] as int8: s = f16(4/127), codes ⌊x/s⌉.
+  const std::vector<double> exact = exact_run(quantize_program("keep/int8_rows", 8));
+  const double s = round_to_float_format(4.0 / 127, FloatFormat::f16);
+  for (size_t i = 0; i < 8; ++i) EXPECT_EQ(exact[i], std::nearbyint(kX[i] / s) * s) << i;
+  EXPECT_EQ(error_code([] { exact_run(quantize_program("keep/int4_rows", 8)); }), "E1722");
+}
+
 ir::Program tiny_gpt() {
   lang::FrontendOptions options;
   options.dims = {{"T", 8}};
@@ -115,7 +145,7 @@ TEST(ChipProgram, QuantizeLetsThatLeaveEverySiteItsName) {
   const Contract contract = w8a8();
   const std::vector<QuantizedProduct> products = bind_contract(contract, program, nullptr);
   const std::vector<QuantizeSite> sites = quantize(program, contract, products);
-  const ir::Program chip = chip_program(program, sites, products);
+  const ir::Program chip = chip_program(program, contract, sites, products);
   std::vector<std::string> before, after;
   int64_t quantizes = 0;
   for (const ir::Site& s : ir::site_table(program)) before.push_back(s.name);
@@ -144,7 +174,7 @@ TEST(ChipProgram, TheSameBitsAtAnyThreadCountAndNearTheMeaning) {
   const ir::Program program = tiny_gpt();
   const Contract contract = w8a8();
   const std::vector<QuantizedProduct> products = bind_contract(contract, program, nullptr);
-  const ir::Program chip = chip_program(program, quantize(program, contract, products), products);
+  const ir::Program chip = chip_program(program, contract, quantize(program, contract, products), products);
   const ir::Function& entry = *chip.find_function("logits");
   const std::vector<reference::HostTensor> inputs =
       reference::synthesize_inputs(entry, 5, reference::default_token_range(chip));
@@ -187,8 +217,8 @@ TEST(ChipProgram, AFusedOpIsItsPartsRunApart) {
   const std::vector<QuantizedProduct> products = bind_contract(fused, program, nullptr);
   const std::vector<QuantizeSite> fused_sites = quantize(program, fused, products);
   ASSERT_TRUE(std::any_of(fused_sites.begin(), fused_sites.end(), [](const QuantizeSite& s) { return s.where == Placement::epilogue; }));
-  const ir::Program with_fused = chip_program(program, fused_sites, products);
-  const ir::Program with_parts = chip_program(program, quantize(program, apart, products), products);
+  const ir::Program with_fused = chip_program(program, fused, fused_sites, products);
+  const ir::Program with_parts = chip_program(program, apart, quantize(program, apart, products), products);
   reference::ParameterStore store = reference::synthesize_parameters(program, 3, 1);
   const auto realization = exec::native::uniform_realization(exec::native::RealType::f32);
   const auto params = exec::native::prepare_parameters(program, realization, [&](const std::string& path) { return store.find(path); });

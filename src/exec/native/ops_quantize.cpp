@@ -3,7 +3,11 @@
 // bf16 site the block is quantized by the native kernel (numerics/scheme/kernels.h, the exact
 // meaning's bits) and each value it stands for (exact in binary64) rounded once into the site's
 // type; at an f64 site by the exact meaning on the binary64 values. Each block from its own
-// values alone: the same bits at any thread count.
+// values alone: the same bits at any thread count. With spec "keep/<mode>", each row kept as a
+// cache keeps it.
+#include <optional>
+#include <vector>
+
 #include "numerics/scheme/contract.h"
 #include "numerics/scheme/kernels.h"
 #include "numerics/scheme/meaning.h"
@@ -34,9 +38,40 @@ Value quantize(const ir::Let& let, const Value& operand, const OpContext& ctx) {
   return store_as<C>(std::move(x), let.type.shape, ctx.site, ctx.options.threads);
 }
 
+// Each row (the last axis) kept as a cache keeps it: int8 rows at an f32 or bf16 site by the
+// native kernel (numerics/scheme/kernels.h), a float keep by rounding each value, at an f64 site
+// by the exact meaning on the binary64 values; what the row reads back rounded once into the site's type.
+template <typename C>
+Value keep(const ir::Let& let, const numerics::Keep& mode, const Value& operand, const OpContext& ctx) {
+  const size_t row = let.type.shape.empty() ? 1 : static_cast<size_t>(let.type.shape.back());
+  Buffer<C> x = load_as<C>(operand, ctx.site);
+  internal_assert(row > 0 && x.size() % row == 0);
+  const bool integer = mode.kind == numerics::Keep::Kind::int8_rows || mode.kind == numerics::Keep::Kind::int8_rows_rotated;
+  parallel_chunks(x.size() / row, ctx.options.threads, [&](size_t begin, size_t end) {
+    for (size_t r = begin; r < end; ++r) {
+      C* values = x.data() + r * row;
+      if constexpr (std::is_same_v<C, float>) {
+        if (integer) {
+          const numerics::NativeKeptRow kept =
+              numerics::keep_row_native(values, row, mode.kind == numerics::Keep::Kind::int8_rows_rotated);
+          for (size_t i = 0; i < row; ++i) values[i] = static_cast<float>(kept.values[i]);
+          continue;
+        }
+      }
+      const numerics::KeptRow kept = numerics::keep_row_exact(std::vector<double>(values, values + row).data(), row, mode);
+      for (size_t i = 0; i < row; ++i) values[i] = static_cast<C>(kept.values[i]);
+    }
+  });
+  return store_as<C>(std::move(x), let.type.shape, ctx.site, ctx.options.threads);
+}
+
 }  // namespace
 
 Value run_quantize(const ir::Let& let, const Value& operand, const OpContext& ctx) {
+  if (const std::optional<numerics::Keep> mode = numerics::keep_of_spec(let.attrs.spec)) {
+    if (ctx.site == RealType::f64) return keep<double>(let, *mode, operand, ctx);
+    return keep<float>(let, *mode, operand, ctx);
+  }
   if (ctx.site == RealType::f64) return quantize<double>(let, operand, ctx);
   return quantize<float>(let, operand, ctx);
 }

@@ -1,10 +1,12 @@
 // The IR's `quantize` (ops.def; docs/chip.md, "The quantize op"): each block of attrs.starts[0]
 // values along the last axis replaced by the values its quantized form stands for, by the
-// scheme's exact meaning (numerics/scheme/meaning.h) on the numbers as the reference holds them.
+// scheme's exact meaning (numerics/scheme/meaning.h) on the numbers as the reference holds them;
+// with spec "keep/<mode>", each row (the last axis) as a cache keeps it.
 #include <arb.h>
 #include <mpfr.h>
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "exec/reference/arith_ball.h"
@@ -63,10 +65,47 @@ void quantize_block(const BallArith& arith, const arb_struct* x, arb_struct* out
   arb_clear(largest);
 }
 
+// A cache row kept (numerics::keep_row_exact): the meaning on the reference's numbers, or for
+// balls that are not points, a ball about 0 of radius 2n·max|x| over the row, which holds what
+// any point of the balls reads back (a rotated row's codes stand for |H·x| ≤ n·max|x| within
+// half a step, and H·(s·q)/n is no larger than the largest s·q).
+void keep_row(const MpfrArith& arith, const __mpfr_struct* x, __mpfr_struct* out, int64_t n, const numerics::Keep& keep) {
+  const numerics::KeptRow row = numerics::keep_row_exact(x, static_cast<size_t>(n), keep);
+  for (int64_t i = 0; i < n; ++i) arith.set_double(out + i, row.values[static_cast<size_t>(i)]);  // exact
+}
+
+void keep_row(const BallArith& arith, const arb_struct* x, arb_struct* out, int64_t n, const numerics::Keep& keep) {
+  bool points = true;
+  for (int64_t i = 0; i < n; ++i) points = points && arb_is_exact(x + i);
+  if (points) {
+    std::vector<__mpfr_struct> mids(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      mpfr_init2(&mids[i], std::max<long>(2, static_cast<long>(arf_bits(arb_midref(x + i)))));
+      arf_get_mpfr(&mids[i], arb_midref(x + i), MPFR_RNDN);  // exact: the midpoint's own bits
+    }
+    const numerics::KeptRow row = numerics::keep_row_exact(mids.data(), static_cast<size_t>(n), keep);
+    for (int64_t i = 0; i < n; ++i) {
+      arith.set_double(out + i, row.values[static_cast<size_t>(i)]);
+      mpfr_clear(&mids[i]);
+    }
+    return;
+  }
+  quantize_block(arith, x, out, n, numerics::Scheme{});  // a ball of radius 2·max|x|
+  for (int64_t i = 0; i < n; ++i) mag_mul_ui(arb_radref(out + i), arb_radref(out + i), static_cast<uint64_t>(n));
+}
+
 }  // namespace
 
 template <class A>
 Value<A> eval_quantize(const A& arith, const ir::Let& let, const Value<A>& x) {
+  if (const std::optional<numerics::Keep> keep = numerics::keep_of_spec(let.attrs.spec)) {
+    const int64_t row = x.shape.empty() ? 1 : x.shape.back();
+    Value<A> out = Value<A>::make_real(arith, let.type.shape);
+    parallel_chunks(x.size() / row, 16, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) keep_row(arith, x.real(r * row), out.real(r * row), row, *keep);
+    });
+    return out;
+  }
   const numerics::Scheme scheme = numerics::scheme_of_spec(let.attrs.spec, let.attrs.starts);
   const int64_t block = scheme.block.count;
   internal_assert(!x.shape.empty() && x.shape.back() % block == 0);

@@ -114,6 +114,27 @@ Scheme scheme_of_spec(std::string_view spec, const std::vector<int64_t>& starts)
   return *scheme;
 }
 
+std::string keep_spec(const Keep& keep) { return std::string("keep/") + keep_name(keep); }
+
+std::optional<Keep> parse_keep_name(std::string_view name) {
+  for (Keep keep : {Keep{}, Keep{Keep::Kind::float_format, FloatFormat::f32}, Keep{Keep::Kind::float_format, FloatFormat::bf16},
+                    Keep{Keep::Kind::float_format, FloatFormat::f16}, Keep{Keep::Kind::int8_rows, FloatFormat::f32},
+                    Keep{Keep::Kind::int8_rows_rotated, FloatFormat::f32}}) {
+    if (name == keep_name(keep)) return keep;
+  }
+  return std::nullopt;
+}
+
+std::optional<Keep> keep_of_spec(std::string_view spec) {
+  if (!spec.starts_with("keep/")) return std::nullopt;
+  const std::optional<Keep> keep = parse_keep_name(spec.substr(5));
+  if (!keep) {
+    user_error("E1722").hint("spec=\"keep/int8_rows\": a keep mode (as_computed, f32, bf16, f16, int8_rows, int8_rows_rotated)")
+        << "quantize: `" << text_excerpt(spec) << "` is no keep mode";
+  }
+  return keep;
+}
+
 int64_t block_length(const Block& block, int64_t row, int64_t format_block) {
   int64_t length = row;
   if (block.kind == Block::Kind::fixed) length = block.count;

@@ -146,6 +146,14 @@ std::string scheme_spec(const Scheme& scheme);
 std::optional<Scheme> parse_scheme_spec(std::string_view spec, int64_t block);
 // The scheme of a `quantize` let (attrs.spec, attrs.starts = {block}); E1722 where malformed.
 Scheme scheme_of_spec(std::string_view spec, const std::vector<int64_t>& starts);
+// A cache row's keep as a `quantize` let carries it (its block the row): "keep/int8_rows",
+// "keep/f16", …; and back: none for a spec that is no keep (a scheme's), E1722 for "keep/" and
+// an unknown mode.
+std::string keep_spec(const Keep& keep);
+std::optional<Keep> keep_of_spec(std::string_view spec);
+// The keep mode a name stands for ("as_computed", "f32", "bf16", "f16", "int8_rows",
+// "int8_rows_rotated"); none for another name.
+std::optional<Keep> parse_keep_name(std::string_view name);
 
 // The values that share one scale for `block`, in a row of `row` values read by a matrix whose
 // format has blocks of `format_block` values along the contracted axis (0: one scale per
