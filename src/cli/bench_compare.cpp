@@ -95,7 +95,7 @@ int run_compare(const CompareOptions& options, const GlobalOptions& global) {
         << "--machine predicts from the envelope's sites, and no --precision was given";
   }
   RunInputOptions input = options.input;
-  input.memory = {0, kNativeBytesPerElement, 1, false, {}};
+  input.memory = {0, kNativeBytesPerElement, 1, false, {}, false};
   const PreparedRun prepared = prepare_run(input, global);
   std::vector<Tensor> inputs = to_tensors(prepared.inputs(0, global.seed));
   const std::string& entry_name = prepared.entry->name;

@@ -65,7 +65,7 @@ int run_bench(const BenchOptions& options, const GlobalOptions& global) {
     return run_compare(compare, global);
   }
   RunInputOptions input = options.input;
-  input.memory = {0, kNativeBytesPerElement, options.grad ? 3 : 1, false, {}};
+  input.memory = {0, kNativeBytesPerElement, options.grad ? 3 : 1, false, {}, false};
   const PreparedRun prepared = prepare_run(input, global);
   const ir::Program program = options.grad ? ad::add_vjps(prepared.program) : prepared.program;
   const std::string entry = options.grad ? ad::vjp_name(prepared.entry->name) : prepared.entry->name;

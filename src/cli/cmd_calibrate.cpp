@@ -172,6 +172,7 @@ int run_calibrate(const CalibrateOptions& options, const GlobalOptions& global) 
   RunInputOptions input = options.input;
   const precision::Sweep sweep = options.sweep.empty() ? precision::Sweep::exact : precision::parse_sweep(options.sweep);
   input.memory.reference_bytes = reference_bytes_per_element(*options.bits, false);
+  input.memory.observed = sweep == precision::Sweep::exact;  // --sweep f64: the reference's runs are unobserved
   input.memory.phases = [&](const PreparedRun& run) { return calibrate_phases(run, sweep, *options.bits, global.threads); };
   PreparedRun prepared = prepare_run(input, global);
   precision::CalibrationOptions calibration{*options.bits, global.threads, progress_printer(options.quiet), sweep};

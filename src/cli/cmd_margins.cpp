@@ -129,6 +129,9 @@ Report compute(const MarginsOptions& options, const GlobalOptions& global) {
   const auto start = std::chrono::steady_clock::now();
   RunInputOptions input = options.input;
   input.samples = std::max<int64_t>(options.windows, 1);
+  // The exact runs (unobserved, parameters read in place) and each --realize's native run.
+  input.memory.reference_bytes = reference_bytes_per_element(options.bits, false);
+  input.memory.native_bytes = options.realize.empty() ? 0 : kNativeBytesPerElement;
   const PreparedRun prepared = prepare_run(input, global);
   const precision::MarginShape shape = precision::margin_shape(*prepared.entry);
   Report report;

@@ -205,6 +205,7 @@ int run_command(const RunCommandOptions& options, const GlobalOptions& global) {
   input.memory.reference_bytes = exact ? reference_bytes_per_element(options.bits, arithmetic == reference::Arithmetic::Ball) : 0;
   input.memory.native_bytes = options.realize.empty() ? 0 : kNativeBytesPerElement;
   input.memory.program_copies = options.grad ? 3 : 1;
+  input.memory.observed = options.grad;
   input.memory.keeps_outputs = true;
   PreparedRun prepared = prepare_run(input, global);
   if (options.grad) {

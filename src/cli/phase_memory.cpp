@@ -55,8 +55,9 @@ PhaseEstimate sweep_phase(const PreparedRun& prepared, precision::Sweep sweep, l
           bytes};
 }
 
-PhaseEstimate exact_outputs_phase(const PreparedRun& prepared, int64_t count, int64_t at_once, long bits) {
-  const ir::Footprint size = ir::footprint(prepared.program, prepared.entry);
+PhaseEstimate exact_outputs_phase(const PreparedRun& prepared, int64_t count, int64_t at_once, long bits,
+                                  bool observed) {
+  const ir::Footprint size = ir::footprint(prepared.program, prepared.entry, false, !observed);
   const uint64_t per_element = reference_bytes_per_element(bits, false);
   at_once = std::clamp<int64_t>(at_once, 1, std::max<int64_t>(count, 1));
   uint64_t bytes = saturating_product(saturating_product(size.peak_let_elements, per_element), static_cast<uint64_t>(at_once));
@@ -70,9 +71,9 @@ std::vector<PhaseEstimate> calibrate_phases(const PreparedRun& prepared, precisi
   const int64_t at_once = std::min(resolved(threads), prepared.count);
   if (sweep == precision::Sweep::f64) {
     return {sweep_phase(prepared, sweep, bits), native_samples_phase(prepared),
-            exact_outputs_phase(prepared, prepared.count, at_once, bits)};
+            exact_outputs_phase(prepared, prepared.count, at_once, bits, false)};
   }
-  PhaseEstimate samples = exact_outputs_phase(prepared, prepared.count, at_once, bits);
+  PhaseEstimate samples = exact_outputs_phase(prepared, prepared.count, at_once, bits, true);
   const PhaseEstimate reverse = sweep_phase(prepared, sweep, bits);
   return {{samples.what + " observed, beside " + reverse.what, saturating_sum(samples.bytes, reverse.bytes)}};
 }
@@ -80,7 +81,8 @@ std::vector<PhaseEstimate> calibrate_phases(const PreparedRun& prepared, precisi
 std::vector<PhaseEstimate> solve_phases(const PreparedRun& prepared, int64_t held_out, bool quant,
                                         precision::Sweep sweep, long bits, int threads) {
   const int64_t count = prepared.count + std::max<int64_t>(held_out, 0);
-  std::vector<PhaseEstimate> phases{exact_outputs_phase(prepared, count, std::min(resolved(threads), count), bits)};
+  // Observed where a quantized product's gap is measured (numerics/measure.cpp): counted so.
+  std::vector<PhaseEstimate> phases{exact_outputs_phase(prepared, count, std::min(resolved(threads), count), bits, true)};
   if (quant) {
     PhaseEstimate pass = sweep_phase(prepared, sweep, bits);
     const ir::Footprint size = ir::footprint(prepared.program, prepared.entry);

@@ -19,8 +19,10 @@ namespace presk::cli {
 PhaseEstimate sweep_phase(const PreparedRun& prepared, precision::Sweep sweep, long bits);
 
 // The reference's exact outputs of `count` samples, `at_once` of them in flight, every
-// sample's outputs kept to the end (a solve's in-sample and held-out samples).
-PhaseEstimate exact_outputs_phase(const PreparedRun& prepared, int64_t count, int64_t at_once, long bits);
+// sample's outputs kept to the end (a solve's in-sample and held-out samples); `observed`: with
+// an observer (every parameter converted whole), else parameters read in place (ir::read_in_place).
+PhaseEstimate exact_outputs_phase(const PreparedRun& prepared, int64_t count, int64_t at_once, long bits,
+                                  bool observed);
 
 // calibrate --precision: under Sweep::exact the sweep runs beside the samples (one phase, the
 // sum); under Sweep::f64 the native sweep, the native samples (one at a time) and the exact

@@ -113,14 +113,15 @@ namespace {
 // E0017 when the run `plan` describes cannot fit in the memory available.
 void check_run_memory(const PreparedRun& prepared, const MemoryPlan& plan, const GlobalOptions& global) {
   if (plan.reference_bytes == 0 && plan.native_bytes == 0) return;
-  const ir::Footprint size = ir::footprint(prepared.program, prepared.entry);
+  const ir::Footprint size = ir::footprint(prepared.program, prepared.entry, false, !plan.observed);
   const int cores = global.threads > 0 ? global.threads : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   const auto at_once = static_cast<uint64_t>(std::min<int64_t>(cores, prepared.count));
   const uint64_t per_value = saturating_product(plan.reference_bytes, at_once) + plan.native_bytes;
   uint64_t needed = saturating_product(saturating_product(size.peak_let_elements, per_value), uint64_t(plan.program_copies));
   // The parameters as read (at most 8 bytes each) and their native copies. The reference holds no
-  // parameter at --bits beyond what an operation reads (support/param_view.h): that conversion is
-  // the parameter's let, counted in the peak above at the reference's bytes.
+  // parameter at --bits beyond what an operation reads (support/param_view.h): unobserved, a tile
+  // or the rows an embed gathers (ir::read_in_place); observed, the parameter's let, counted in
+  // the peak above at the reference's bytes.
   needed = saturating_sum(needed, saturating_product(size.param_elements, 8 + plan.native_bytes));
   if (plan.keeps_outputs) {
     const uint64_t per_sample = saturating_sum(

@@ -56,6 +56,9 @@ struct MemoryPlan {
   // the run above is refused (E0017) together with them when the largest exceeds the memory
   // available, every phase's estimate in the message. Absent: the run alone.
   std::function<std::vector<PhaseEstimate>(const PreparedRun&)> phases;
+  // An observer is handed every value (a calibration's statistics, a gradient): the reference then
+  // converts every parameter it reads whole; otherwise it reads them in place (ir::read_in_place).
+  bool observed = false;
 };
 // A reference value's bytes per element at `bits` (MPFR, or an Arb ball with its radius).
 uint64_t reference_bytes_per_element(long bits, bool ball);

@@ -2,6 +2,7 @@
 #include "ir/footprint.h"
 
 #include <algorithm>
+#include <string>
 #include <limits>
 #include <map>
 
@@ -17,10 +18,37 @@ uint64_t sum(uint64_t a, uint64_t b) { return b > std::numeric_limits<uint64_t>:
 
 uint64_t elements(const Type& type) { return static_cast<uint64_t>(std::max<int64_t>(type.element_count(), 0)); }
 
+// A contraction spec without its spaces.
+std::string text_of(const std::string& spec) {
+  std::string text;
+  for (char c : spec) if (c != ' ') text += c;
+  return text;
+}
+
+// A transient copy of operand `ref` of let `reader`: the operand whole, or for a parameter read in
+// place (footprint.h) a contraction's tile and its packed rows, an embed's nothing.
+uint64_t transient(const Function& function, const Let& reader, const ValueRef& ref, bool params_in_place) {
+  if (ref.kind != ValueRef::Kind::Let) return elements(function.argument_types.at(ref.index));
+  const uint64_t whole = elements(function.lets[ref.index].type);
+  if (!params_in_place || !read_in_place(function, ref.index)) return whole;
+  if (reader.op == Op::embed) return 0;
+  // A tile holds about kInPlaceTileElements, at least one index of its letter (all the others).
+  const Type& type = function.lets[ref.index].type;
+  const int operand = reader.operands.at(0) == ref ? 0 : 1;
+  const std::string spec = text_of(reader.attrs.spec);
+  const std::string own = operand == 0 ? spec.substr(0, spec.find(',')) : spec.substr(spec.find(',') + 1, spec.find("->") - spec.find(',') - 1);
+  uint64_t per_index = 0;
+  for (char c : tile_letters(reader.attrs.spec, operand)) {
+    const int64_t extent = type.shape.at(own.find(c));
+    per_index = std::max(per_index, extent > 0 ? whole / static_cast<uint64_t>(extent) : 0);
+  }
+  return 2 * std::min(whole, sum(static_cast<uint64_t>(kInPlaceTileElements), per_index));
+}
+
 // The peak of footprint.h of `function`, memoised in `peaks` (functions are callees before
 // callers, so the recursion ends; a missing callee counts as nothing more).
 uint64_t peak_of(const Program& program, const Function& function, std::map<const Function*, uint64_t>& peaks,
-                 bool gets_share) {
+                 bool gets_share, bool params_in_place) {
   if (auto found = peaks.find(&function); found != peaks.end()) return found->second;
   peaks[&function] = std::numeric_limits<uint64_t>::max();  // a cycle, were there one: no bound
   const size_t n = function.lets.size();
@@ -37,11 +65,15 @@ uint64_t peak_of(const Program& program, const Function& function, std::map<cons
   for (const ValueRef& ref : function.results) {
     if (ref.kind == ValueRef::Kind::Let) last[ref.index] = n;  // returned
   }
+  std::vector<bool> in_place(n, false);
+  for (size_t j = 0; params_in_place && j < n; ++j) in_place[j] = read_in_place(function, static_cast<uint32_t>(j));
   // held[j]: the lets alive while let j is computed, by a difference array over [birth, last].
   std::vector<uint64_t> born(n + 1, 0), died(n + 2, 0);
   for (size_t j = 0; j < n; ++j) {
     // A shared `get` (the native executor's) hands on its tuple's element: nothing new.
-    const uint64_t size = gets_share && function.lets[j].op == Op::get ? 0 : elements(function.lets[j].type);
+    // A parameter read in place holds nothing of its own.
+    const bool none = (gets_share && function.lets[j].op == Op::get) || in_place[j];
+    const uint64_t size = none ? 0 : elements(function.lets[j].type);
     born[j] = sum(born[j], size);
     died[last[j] + 1] = sum(died[last[j] + 1], size);
   }
@@ -50,12 +82,12 @@ uint64_t peak_of(const Program& program, const Function& function, std::map<cons
     held = sum(held, born[j]) - std::min(sum(held, born[j]), died[j]);
     const Let& let = function.lets[j];
     const Function* callee = is_calling(let.op) ? program.find_function(let.attrs.callee) : nullptr;
-    // The let and an observer's binary64 copy of it, once it is there.
-    uint64_t at = sum(held, elements(let.type));
+    // The let and an observer's binary64 copy of it, once it is there (in place: neither).
+    uint64_t at = sum(held, in_place[j] ? 0 : elements(let.type));
     if (let.op == Op::call && callee != nullptr) {
       // The callee's results become the let (moved, not copied; an argument returned is
       // copied): while it runs, the let is not yet there and the callee holds its own peak.
-      uint64_t running = sum(held - std::min(held, born[j]), peak_of(program, *callee, peaks, gets_share));
+      uint64_t running = sum(held - std::min(held, born[j]), peak_of(program, *callee, peaks, gets_share, params_in_place));
       for (const ValueRef& ref : callee->results) {
         if (ref.kind == ValueRef::Kind::Argument) running = sum(running, elements(callee->argument_types.at(ref.index)));
       }
@@ -63,12 +95,9 @@ uint64_t peak_of(const Program& program, const Function& function, std::map<cons
     } else if (let.op != Op::get) {
       // Transient copies while let j runs: an operation's converted or packed operands, or an
       // observer's binary64 copies of its operands (precision/native_sweep.cpp).
-      for (const ValueRef& ref : let.operands) {
-        const bool is_let = ref.kind == ValueRef::Kind::Let;
-        at = sum(at, elements(is_let ? function.lets[ref.index].type : function.argument_types.at(ref.index)));
-      }
+      for (const ValueRef& ref : let.operands) at = sum(at, transient(function, let, ref, params_in_place));
       if (callee != nullptr) {  // a fold: the layer's peak, its carry and slices beside the stack
-        at = sum(at, peak_of(program, *callee, peaks, gets_share));
+        at = sum(at, peak_of(program, *callee, peaks, gets_share, params_in_place));
         for (const Type& argument : callee->argument_types) at = sum(at, elements(argument));
       }
     }
@@ -80,7 +109,46 @@ uint64_t peak_of(const Program& program, const Function& function, std::map<cons
 
 }  // namespace
 
-Footprint footprint(const Program& program, const Function* entry, bool gets_share) {
+std::string tile_letters(const std::string& spec, int operand) {
+  const std::string text = text_of(spec);
+  const size_t comma = text.find(','), arrow = text.find("->");
+  if (comma == std::string::npos || arrow == std::string::npos || comma > arrow) return "";
+  const std::string x = text.substr(0, comma), w = text.substr(comma + 1, arrow - comma - 1), out = text.substr(arrow + 2);
+  const std::string& own = operand == 0 ? x : w;
+  const std::string& other = operand == 0 ? w : x;
+  std::string letters;
+  for (char c : own) {
+    const bool once = std::count(own.begin(), own.end(), c) == 1;
+    if (once && other.find(c) == std::string::npos && out.find(c) != std::string::npos) letters += c;
+  }
+  return letters;
+}
+
+bool read_in_place(const Function& function, uint32_t index) {
+  const Let& let = function.lets.at(index);
+  if (let.op != Op::param || let.type.kind != ElemKind::Real) return false;
+  for (const ValueRef& ref : function.results) {
+    if (ref == ValueRef::let(index)) return false;
+  }
+  bool read = false;
+  for (size_t j = index + 1; j < function.lets.size(); ++j) {
+    const Let& reader = function.lets[j];
+    for (size_t k = 0; k < reader.operands.size(); ++k) {
+      if (reader.operands[k] != ValueRef::let(index)) continue;
+      read = true;
+      if (reader.op == Op::embed && k == 0) continue;
+      if (reader.op != Op::contract || reader.operands.size() != 2) return false;
+      const ValueRef other = reader.operands[1 - k];
+      const bool other_param = other.kind == ValueRef::Kind::Let && function.lets[other.index].op == Op::param;
+      if (other_param || other == reader.operands[k] || tile_letters(reader.attrs.spec, static_cast<int>(k)).empty()) {
+        return false;
+      }
+    }
+  }
+  return read;
+}
+
+Footprint footprint(const Program& program, const Function* entry, bool gets_share, bool params_in_place) {
   Footprint result;
   for (const Function& function : program.functions) {
     for (const Let& let : function.lets) add(result.let_elements, let.type.element_count());
@@ -88,7 +156,7 @@ Footprint footprint(const Program& program, const Function* entry, bool gets_sha
   for (const Param& param : program.params) add(result.param_elements, param.type.element_count());
   if (entry != nullptr) {
     std::map<const Function*, uint64_t> peaks;
-    result.peak_let_elements = peak_of(program, *entry, peaks, gets_share);
+    result.peak_let_elements = peak_of(program, *entry, peaks, gets_share, params_in_place);
     for (ValueRef value : entry->results) add(result.result_elements, entry->type_of(value).element_count());
   }
   return result;

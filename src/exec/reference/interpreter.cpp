@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "exec/reference/ops.h"
+#include "ir/footprint.h"
 #include "support/cancel.h"
 #include "support/diagnostics.h"
 
@@ -65,7 +66,7 @@ class Evaluator {
                     const std::vector<const Value<A>*>& operands);
   Value<A> compute(const ir::Let& let, const std::vector<const Value<A>*>& operands,
                    std::vector<TermStatistics>* terms);
-  Value<A> read_param(const ir::Let& let, const CallContext& context);
+  Value<A> read_param(const ir::Let& let, const CallContext& context, bool in_place);
   Value<A> run_call(const ir::Let& let, const CallContext& context,
                     const std::vector<const Value<A>*>& operands);
   Value<A> run_fold(const ir::Let& let, const CallContext& context, const Value<A>& initial);
@@ -143,7 +144,9 @@ Value<A> Evaluator<A>::evaluate(const ir::Function& function, uint32_t index,
                     (let.op == ir::Op::sum || let.op == ir::Op::mean || let.op == ir::Op::contract);
   Value<A> value;
   switch (let.op) {
-    case ir::Op::param: value = read_param(let, context); break;
+    case ir::Op::param:  // in place unless an observer is handed every value
+      value = read_param(let, context, observer_ == nullptr && ir::read_in_place(function, index));
+      break;
     case ir::Op::call: value = run_call(let, context, operands); break;
     case ir::Op::fold: value = run_fold(let, context, *operands.at(0)); break;
     case ir::Op::get: value = copy_value(arith_, operands.at(0)->elements.at(let.attrs.axes.at(0))); break;
@@ -189,9 +192,10 @@ Value<A> Evaluator<A>::compute(const ir::Let& let, const std::vector<const Value
 }
 
 // `param`: the slice of the parameter `<context>.<path>` at the context's layer indices, read
-// where the parameter is (in its stored type) and converted to exact numbers now.
+// where the parameter is (in its stored type): `in_place`, left there for its readers
+// (ops_in_place.cpp); otherwise converted to exact numbers now.
 template <class A>
-Value<A> Evaluator<A>::read_param(const ir::Let& let, const CallContext& context) {
+Value<A> Evaluator<A>::read_param(const ir::Let& let, const CallContext& context, bool in_place) {
   std::string path = join_path(context.module_path, let.attrs.path);
   const ir::Param* param = program_.find_param(path);
   if (param == nullptr) user_error("E0506", let.span) << "the program has no parameter `" << path << "`";
@@ -202,6 +206,14 @@ Value<A> Evaluator<A>::read_param(const ir::Let& let, const CallContext& context
   Shape strides = row_major_strides(param->type.shape);
   int64_t offset = 0;
   for (size_t i = 0; i < depth; ++i) offset += context.layers[i] * strides[i];
+  if (in_place) {
+    Value<A> value;
+    value.shape = let.type.shape;
+    value.in_place = values;
+    value.in_place_offset = static_cast<uint64_t>(offset);
+    internal_assert(offset + value.size() <= static_cast<int64_t>(values.size()));
+    return value;
+  }
   Value<A> value = Value<A>::make_real(arith_, let.type.shape);
   internal_assert(offset + value.size() <= static_cast<int64_t>(values.size()));
   std::vector<double> slice(static_cast<size_t>(value.size()));

@@ -45,6 +45,20 @@ Value<A> eval_cross_entropy(const A& arith, const ir::Let& let, const Value<A>& 
 template <class A>
 Value<A> eval_contract(const A& arith, const ir::Let& let, const Value<A>& x, const Value<A>& w,
                        std::vector<TermStatistics>* terms);
+// A contraction with an operand read in place (value.h; ops_in_place.cpp): the operand a tile at a
+// time, each tile's output elements by eval_contract, so every element has the bits it has when
+// the operand is converted whole.
+template <class A>
+Value<A> contract_in_place(const A& arith, const ir::Let& let, const Value<A>& x, const Value<A>& w,
+                           std::vector<TermStatistics>* terms);
+// The most elements of an operand read in place that a contraction converts at once:
+// ir::kInPlaceTileElements, or fewer where a test sets it (to run many tiles on a small model).
+int64_t in_place_tile_elements();
+void set_in_place_tile_elements(int64_t elements);  // clamped to [1, ir::kInPlaceTileElements]
+// Elements [first, first + count) of a value read in place, as exact numbers, into out[0, count).
+template <class A>
+void convert_in_place(const A& arith, const Value<A>& source, int64_t first, int64_t count,
+                      typename A::Number* out);
 // reshape, transpose, slice, concat, broadcast, causal_mask, embed (ops_layout.cpp).
 template <class A> Value<A> eval_layout(const A& arith, const ir::Let& let, Operands<A> in);
 

@@ -228,6 +228,7 @@ void contract_chain(const A& arith, const ContractionPlan& plan, const Value<A>&
 template <class A>
 Value<A> eval_contract(const A& arith, const ir::Let& let, const Value<A>& x, const Value<A>& w,
                        std::vector<TermStatistics>* terms) {
+  if (x.is_in_place() || w.is_in_place()) return contract_in_place(arith, let, x, w, terms);
   ContractionPlan plan = plan_contraction(let.attrs.spec, x.shape, w.shape);
   Value<A> out = Value<A>::make_real(arith, let.type.shape);
   bool exact = false;

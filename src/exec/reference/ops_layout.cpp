@@ -152,6 +152,13 @@ Value<A> embed(const A& a, const ir::Let& let, Operands<A> in) {
           << " rows";
     }
   }
+  if (table.is_in_place()) {  // only the rows gathered are converted (ops_in_place.cpp)
+    Value<A> out = Value<A>::make_real(a, let.type.shape);
+    parallel_chunks(index.size(), 64, [&](int64_t begin, int64_t end) {
+      for (int64_t p = begin; p < end; ++p) convert_in_place(a, table, index.integers[p] * row_size, row_size, out.real(p * row_size));
+    });
+    return out;
+  }
   return gather(a, let.type, in, [&](int64_t o) {
     return Source{0, index.integers[o / row_size] * row_size + o % row_size};
   });

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "support/param_view.h"
 #include "support/tensor.h"
 
 namespace presk::reference {
@@ -23,9 +24,15 @@ struct Value {
   typename A::Buffer reals;      // kind == Real: element_count(shape) numbers
   std::vector<int64_t> integers;  // kind == Int or Bool
   std::vector<Value> elements = {};  // a tuple-typed let's values (ir.h); empty otherwise
+  // A parameter's slice read where it is stored (ir::read_in_place; kind Real, no `reals`):
+  // elements [in_place_offset, in_place_offset + size()) of in_place, converted to exact
+  // numbers a tile or a row at a time by its readers (ops_in_place.cpp).
+  ParamView in_place;
+  uint64_t in_place_offset = 0;
 
   int64_t size() const { return element_count(shape); }
   bool is_real() const { return kind == ir::ElemKind::Real; }
+  bool is_in_place() const { return static_cast<bool>(in_place); }
   typename A::Number* real(int64_t i) { return reals.data() + i; }
   const typename A::Number* real(int64_t i) const { return reals.data() + i; }
 

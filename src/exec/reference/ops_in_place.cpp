@@ -1,0 +1,120 @@
+// Parameters read in place (value.h, ir::read_in_place): a contraction reads its in-place operand
+// a tile at a time along one of its free letters (ir::tile_letters), converting only the tile to
+// exact numbers (about in_place_tile_elements(), at least one index of the letter) and computing
+// the tile's output elements with eval_contract itself, then moving them into place. Every output
+// element is computed from its own terms alone, in the same order, by the same code (the
+// fixed-point rows decide the correctly rounded sum or ExactDot computes the same number; the fma
+// chain, mpfr_dot and arb_dot are per element), so the bits are those of the operand converted
+// whole. An embed converts only the rows it gathers (ops_layout.cpp).
+#include <algorithm>
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "exec/reference/arith_ball.h"
+#include "exec/reference/arith_mpfr.h"
+#include "exec/reference/ops.h"
+#include "ir/footprint.h"
+#include "support/diagnostics.h"
+
+namespace presk::reference {
+namespace {
+std::atomic<int64_t> tile_elements{ir::kInPlaceTileElements};
+}  // namespace
+
+int64_t in_place_tile_elements() { return tile_elements.load(std::memory_order_relaxed); }
+void set_in_place_tile_elements(int64_t elements) {
+  tile_elements.store(std::clamp<int64_t>(elements, 1, ir::kInPlaceTileElements), std::memory_order_relaxed);
+}
+
+template <class A>
+void convert_in_place(const A& arith, const Value<A>& source, int64_t first, int64_t count,
+                      typename A::Number* out) {
+  internal_assert(source.is_in_place() && first >= 0 && first + count <= source.size());
+  std::vector<double> values(static_cast<size_t>(count));
+  source.in_place.read(source.in_place_offset + static_cast<uint64_t>(first), values.size(), values.data());
+  for (int64_t i = 0; i < count; ++i) arith.set_double(out + i, values[static_cast<size_t>(i)]);  // exact
+}
+
+namespace {
+
+// The operand's slice [first, first + count) along `axis`, converted (in parallel, by runs).
+template <class A>
+Value<A> convert_tile(const A& arith, const Value<A>& source, size_t axis, int64_t first, int64_t count) {
+  Shape shape = source.shape;
+  shape[axis] = count;
+  Value<A> tile = Value<A>::make_real(arith, shape);
+  const int64_t extent = source.shape[axis];
+  int64_t inner = 1;
+  for (size_t i = axis + 1; i < shape.size(); ++i) inner *= shape[i];
+  const int64_t run = count * inner;  // contiguous in the source
+  parallel_chunks(tile.size(), 4096, [&](int64_t begin, int64_t end) {
+    for (int64_t f = begin; f < end;) {
+      const int64_t outer = f / run, within = f % run, length = std::min(end - f, run - within);
+      convert_in_place(arith, source, (outer * extent + first) * inner + within, length, tile.real(f));
+      f += length;
+    }
+  });
+  return tile;
+}
+
+// The letters of a spec's x, w and output.
+struct SpecLetters {
+  std::string x, w, out;
+};
+SpecLetters letters_of(const std::string& spec) {
+  std::string text;
+  for (char c : spec) if (c != ' ') text += c;
+  const size_t comma = text.find(','), arrow = text.find("->");
+  internal_assert(comma != std::string::npos && arrow != std::string::npos);
+  return {text.substr(0, comma), text.substr(comma + 1, arrow - comma - 1), text.substr(arrow + 2)};
+}
+
+}  // namespace
+
+template <class A>
+Value<A> contract_in_place(const A& arith, const ir::Let& let, const Value<A>& x, const Value<A>& w,
+                           std::vector<TermStatistics>* terms) {
+  internal_assert(x.is_in_place() != w.is_in_place());  // ir::read_in_place: never both
+  const bool tile_w = w.is_in_place();
+  const Value<A>& source = tile_w ? w : x;
+  const SpecLetters spec = letters_of(let.attrs.spec);
+  const std::string& own = tile_w ? spec.w : spec.x;
+  const std::string candidates = ir::tile_letters(let.attrs.spec, tile_w ? 1 : 0);
+  internal_assert(!candidates.empty());
+  size_t axis = own.find(candidates[0]);  // the longest of the tile letters
+  for (char c : candidates) axis = source.shape[own.find(c)] > source.shape[axis] ? own.find(c) : axis;
+  const int64_t extent = source.shape[axis];
+  const size_t out_axis = spec.out.find(own[axis]);
+  const int64_t per_index = extent == 0 ? 0 : source.size() / extent;
+  const int64_t step = std::max<int64_t>(1, in_place_tile_elements() / std::max<int64_t>(per_index, 1));
+  int64_t inner = 1;  // the output's elements after its tile axis
+  for (size_t i = out_axis + 1; i < let.type.shape.size(); ++i) inner *= let.type.shape[i];
+  Value<A> out = Value<A>::make_real(arith, let.type.shape);
+  if (terms != nullptr) terms->resize(static_cast<size_t>(out.size()));
+  ir::Let part_let = let;
+  for (int64_t first = 0; first < extent; first += step) {
+    const int64_t count = std::min(step, extent - first);
+    const Value<A> tile = convert_tile(arith, source, axis, first, count);
+    part_let.type.shape[out_axis] = count;
+    std::vector<TermStatistics> part_terms;
+    std::vector<TermStatistics>* want = terms != nullptr ? &part_terms : nullptr;
+    Value<A> part = tile_w ? eval_contract(arith, part_let, x, tile, want) : eval_contract(arith, part_let, tile, w, want);
+    const int64_t run = count * inner;  // the tile's output elements are runs of `run` in out
+    for (int64_t p = 0; p < part.size(); ++p) {
+      const int64_t o = (p / run * extent + first) * inner + p % run;
+      arith.set(out.real(o), part.real(p));  // exact: the same precision
+      if (terms != nullptr) (*terms)[static_cast<size_t>(o)] = part_terms[static_cast<size_t>(p)];
+    }
+  }
+  return out;
+}
+
+template Value<MpfrArith> contract_in_place(const MpfrArith&, const ir::Let&, const Value<MpfrArith>&,
+                                            const Value<MpfrArith>&, std::vector<TermStatistics>*);
+template Value<BallArith> contract_in_place(const BallArith&, const ir::Let&, const Value<BallArith>&,
+                                            const Value<BallArith>&, std::vector<TermStatistics>*);
+template void convert_in_place(const MpfrArith&, const Value<MpfrArith>&, int64_t, int64_t, MpfrArith::Number*);
+template void convert_in_place(const BallArith&, const Value<BallArith>&, int64_t, int64_t, BallArith::Number*);
+
+}  // namespace presk::reference
