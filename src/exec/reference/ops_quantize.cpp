@@ -25,26 +25,35 @@ void quantize_block(const MpfrArith& arith, const __mpfr_struct* x, __mpfr_struc
   for (int64_t i = 0; i < n; ++i) arith.set_double(out + i, q.values[static_cast<size_t>(i)]);  // exact
 }
 
+// Where every ball of x is a point: out = meaning(the midpoints, exactly as MPFR numbers),
+// each value exact; true. False (out untouched) where a ball has a radius.
+template <class Meaning>
+bool on_points(const BallArith& arith, const arb_struct* x, arb_struct* out, int64_t n, Meaning meaning) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (!arb_is_exact(x + i)) return false;
+  }
+  std::vector<__mpfr_struct> mids(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    mpfr_init2(&mids[i], std::max<long>(2, static_cast<long>(arf_bits(arb_midref(x + i)))));
+    arf_get_mpfr(&mids[i], arb_midref(x + i), MPFR_RNDN);  // exact: the midpoint's own bits
+  }
+  const std::vector<double> values = meaning(mids.data());
+  for (int64_t i = 0; i < n; ++i) {
+    arith.set_double(out + i, values[static_cast<size_t>(i)]);
+    mpfr_clear(&mids[i]);
+  }
+  return true;
+}
+
 // A ball arithmetic's block: where every ball is a point, the meaning on those points; else a
 // ball about 0 of radius 2·max|x| over the block, which holds the value of any point of the
 // balls (a value lies within half its scale's step of x, and a scale is at most 2·max|x|/127).
 void quantize_block(const BallArith& arith, const arb_struct* x, arb_struct* out, int64_t n,
                     const numerics::Scheme& scheme) {
-  bool points = true;
-  for (int64_t i = 0; i < n; ++i) points = points && arb_is_exact(x + i);
-  if (points) {
-    std::vector<__mpfr_struct> mids(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) {
-      mpfr_init2(&mids[i], std::max<long>(2, static_cast<long>(arf_bits(arb_midref(x + i)))));
-      arf_get_mpfr(&mids[i], arb_midref(x + i), MPFR_RNDN);  // exact: the midpoint's own bits
-    }
-    const numerics::QuantizedBlock q = numerics::quantize_block_exact(mids.data(), static_cast<size_t>(n), scheme);
-    for (int64_t i = 0; i < n; ++i) {
-      arith.set_double(out + i, q.values[static_cast<size_t>(i)]);
-      mpfr_clear(&mids[i]);
-    }
-    return;
-  }
+  const auto meaning = [&](const __mpfr_struct* mids) {
+    return numerics::quantize_block_exact(mids, static_cast<size_t>(n), scheme).values;
+  };
+  if (on_points(arith, x, out, n, meaning)) return;
   arb_t largest, a;
   arb_init(largest);
   arb_init(a);
@@ -75,21 +84,10 @@ void keep_row(const MpfrArith& arith, const __mpfr_struct* x, __mpfr_struct* out
 }
 
 void keep_row(const BallArith& arith, const arb_struct* x, arb_struct* out, int64_t n, const numerics::Keep& keep) {
-  bool points = true;
-  for (int64_t i = 0; i < n; ++i) points = points && arb_is_exact(x + i);
-  if (points) {
-    std::vector<__mpfr_struct> mids(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) {
-      mpfr_init2(&mids[i], std::max<long>(2, static_cast<long>(arf_bits(arb_midref(x + i)))));
-      arf_get_mpfr(&mids[i], arb_midref(x + i), MPFR_RNDN);  // exact: the midpoint's own bits
-    }
-    const numerics::KeptRow row = numerics::keep_row_exact(mids.data(), static_cast<size_t>(n), keep);
-    for (int64_t i = 0; i < n; ++i) {
-      arith.set_double(out + i, row.values[static_cast<size_t>(i)]);
-      mpfr_clear(&mids[i]);
-    }
-    return;
-  }
+  const auto meaning = [&](const __mpfr_struct* mids) {
+    return numerics::keep_row_exact(mids, static_cast<size_t>(n), keep).values;
+  };
+  if (on_points(arith, x, out, n, meaning)) return;
   quantize_block(arith, x, out, n, numerics::Scheme{});  // a ball of radius 2·max|x|
   for (int64_t i = 0; i < n; ++i) mag_mul_ui(arb_radref(out + i), arb_radref(out + i), static_cast<uint64_t>(n));
 }
