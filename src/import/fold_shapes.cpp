@@ -338,16 +338,52 @@ bool fold_broadcast_pick(Builder& builder, const std::string& op, const std::vec
   return true;
 }
 
-// Range(start, limit, delta) of known scalars.
+// Range(start, limit, delta) over a symbolic extent (torch.arange(T)): the count ⌈(limit − start)
+// / delta⌉ must be a product of dims and numbers; the values `iota([count]) * delta + start`,
+// computed at run time (Z for an integer Range, R for a float one).
+void range_at_run_time(Builder& builder, const std::vector<const Constant*>& operands) {
+  SymInt start = operands[0]->element(0), limit = operands[1]->element(0), delta = operands[2]->element(0);
+  for (const Constant* known : {operands[0], operands[2]}) {
+    if (!known->is_symbolic() && known->values[0] != std::trunc(known->values[0])) {
+      builder.fail("E1314").hint("bind the dims with --dim NAME=N")
+          << "Range over a symbolic extent with the fractional start or step " << known->values[0]
+          << " makes positions that presk does not build";
+    }
+  }
+  if (!start.is_known() || !delta.is_known()) {
+    builder.fail("E1314").hint("bind the dims with --dim NAME=N")
+        << "Range with the symbolic start or step " << (start.is_known() ? delta : start).text()
+        << " makes positions that presk does not build";
+  }
+  if (delta.value() == 0) builder.fail("E1303") << "Range's delta is 0";
+  SymInt span = delta.value() > 0 ? limit - start : start - limit;
+  SymInt step = SymInt::of(delta.value() > 0 ? delta.value() : -delta.value());
+  std::optional<SymInt> count = exact_quotient(span, step);  // else ⌈span / step⌉ = ⌊(span + step − 1) / step⌋
+  if (!count) count = exact_quotient(span + step - SymInt::of(1), step);
+  std::optional<Extent> extent = count ? count->extent() : std::nullopt;
+  if (!extent) {
+    builder.fail("E1313").hint("presk's extents are products of dims and numbers; bind a dim with --dim NAME=N")
+        << "Range from " << start.text() << " to " << limit.text() << " by " << delta.value()
+        << " has the extent ceil((" << span.text() << ") / " << step.text() << "), which is not a product of dims";
+  }
+  Shape shape = {*extent};
+  check_element_count(builder, shape, "Range's result");
+  bool integer = !operands[0]->is_float();
+  std::string expr = "iota([" + extent_text(*extent) + "])";
+  if (delta.value() != 1) expr += " * " + std::to_string(delta.value());
+  if (start.value() != 0) expr += (start.value() > 0 ? " + " : " - ") + std::to_string(std::llabs(start.value()));
+  if (!integer) expr += " + 0.0";
+  builder.define(0, builder.emit(expr, shape, integer ? Kind::Z : Kind::R));
+  if (integer) builder.element_types[builder.node->output(0)] = operands[0]->data_type;  // Add/Sub wrap at it
+}
+
+// Range(start, limit, delta) of known scalars; over a symbolic limit, range_at_run_time.
 void fold_range(Builder& builder, const std::vector<const Constant*>& operands) {
   for (int i = 0; i < 3; ++i) {
     if (operands[i] == nullptr || operands[i]->values.size() != 1) builder.fail("E1303") << "Range takes three scalars";
-    if (operands[i]->is_symbolic()) {
-      builder.fail("E1314").hint("export the positions as a constant buffer sliced to the extent (torch's registered "
-                                 "buffers), or bind the dim with --dim NAME=N")
-          << "Range over the symbolic " << operands[i]->symbols[0].text()
-          << " makes a tensor of run-time positions, which presk does not build";
-    }
+  }
+  if (operands[0]->is_symbolic() || operands[1]->is_symbolic() || operands[2]->is_symbolic()) {
+    return range_at_run_time(builder, operands);
   }
   double start = operands[0]->values[0], limit = operands[1]->values[0], delta = operands[2]->values[0];
   double count = delta == 0 ? -1 : std::ceil((limit - start) / delta);

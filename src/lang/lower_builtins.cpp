@@ -154,6 +154,8 @@ Value normalize(FunctionLowerer& lowerer, const Args& args, ir::Op op) {
 Value lower_embed(FunctionLowerer& lowerer, const CallExpr& call, const std::vector<const Expr*>& positional);
 Value lower_reshape(FunctionLowerer& lowerer, const CallExpr& call, const std::vector<const Expr*>& positional);
 Value lower_transpose(FunctionLowerer& lowerer, const CallExpr& call, const std::vector<const Expr*>& positional);
+Value lower_iota(FunctionLowerer& lowerer, const CallExpr& call, const std::vector<const Expr*>& positional,
+                 const Expr* axis);
 Value lower_concat(FunctionLowerer& lowerer, const CallExpr& call, const std::vector<const Expr*>& positional,
                    const Expr* axis);
 Value lower_dropout(FunctionLowerer& lowerer, const CallExpr& call, const Expr& operand, const Expr& rate);
@@ -187,6 +189,7 @@ const std::map<std::string, Rule>& rules() {
       {"log_softmax", [](auto& l, const Args& a) { return normalize(l, a, ir::Op::log_softmax); }},
       {"embed", [](auto& l, const Args& a) { return check_args(l, a, 2, 2, {}) ? lower_embed(l, a.call, a.positional) : Value{}; }},
       {"reshape", [](auto& l, const Args& a) { return check_args(l, a, 2, 2, {}) ? lower_reshape(l, a.call, a.positional) : Value{}; }},
+      {"iota", [](auto& l, const Args& a) { return check_args(l, a, 1, 1, {"axis"}) ? lower_iota(l, a.call, a.positional, a.get("axis")) : Value{}; }},
       {"transpose", [](auto& l, const Args& a) { return check_args(l, a, 1, 2, {}) ? lower_transpose(l, a.call, a.positional) : Value{}; }},
       {"concat", [](auto& l, const Args& a) { return check_args(l, a, 2, 64, {"axis"}) ? lower_concat(l, a.call, a.positional, a.get("axis")) : Value{}; }},
       {"causal_mask", [](auto& l, const Args& a) {

@@ -1,4 +1,4 @@
-// The primitives with a shape rule of their own: embed (gather rows), reshape, transpose,
+// The primitives with a shape rule of their own: embed (gather rows), reshape, iota, transpose,
 // concat, causal_mask, dropout, cross_entropy, einsum and where.
 #include <algorithm>
 
@@ -70,6 +70,35 @@ Value lower_reshape(FunctionLowerer& lowerer, const CallExpr& call, const std::v
     return Value{};
   }
   return lowerer.emit(ir::Op::reshape, type, {x}, {}, call.loc);
+}
+
+// iota([T, D], axis: k): Z of that shape, each element its index along axis k (0 by default).
+Value lower_iota(FunctionLowerer& lowerer, const CallExpr& call, const std::vector<const Expr*>& positional,
+                 const Expr* axis_expr) {
+  const ListExpr* list = require_list(lowerer, *positional[0], "E0318", "iota([T], axis: 0)");
+  if (!list) return Value{};
+  ir::Type type{ir::ElemKind::Int, {}, {}};
+  for (const ExprPtr& element : list->elements) {
+    auto extent = lowerer.scope().eval_extent(*element);
+    if (!extent) return Value{};
+    type.shape.push_back(*extent);
+    type.axes.push_back(element->kind == ExprKind::Name ? element->as<NameExpr>().name : "");
+  }
+  if (!lowerer.scope().check_size(type, list->loc)) return Value{};
+  int64_t axis = 0;
+  if (axis_expr) {
+    auto resolved = lowerer.scope().eval_integer(*axis_expr);
+    if (!resolved) return Value{};
+    axis = *resolved < 0 ? *resolved + static_cast<int64_t>(type.shape.size()) : *resolved;
+  }
+  if (axis < 0 || axis >= static_cast<int64_t>(type.shape.size())) {
+    lowerer.report("E0313", call.loc, "iota's axis is out of range for " + type_string(type),
+                   "give an axis index 0 … rank−1 of the shape");
+    return Value{};
+  }
+  ir::Attrs attrs;
+  attrs.axes = {axis};
+  return lowerer.emit(ir::Op::iota, type, {}, std::move(attrs), call.loc);
 }
 
 // transpose(x, [1, 0, 2]): result axis i is operand axis perm[i]; transpose(x) swaps the

@@ -1,15 +1,13 @@
 """Real exports end to end (docs/import.md, "Real exports"): the checked-in torch exports of
 tests/import/exports/ (made by scripts/export-models; this check needs no torch).
 
-  /usr/bin/python3 check_exports.py --presk PRESK --ort ORT_DIR --work DIR --group exports|exports_solve|exports_refused
+  /usr/bin/python3 check_exports.py --presk PRESK --ort ORT_DIR --work DIR --group exports|exports_solve
 
 exports:         each model expected to import, against ONNX Runtime and the exact reference
                  (check_import.py's check, with the dims bound to the test input's extents).
 exports_solve:   each of them calibrated (4 samples, 128 bits), solved at --budget 1e-3 (the
                  solve measures 4 held-out samples too), and the realization run beside the
                  exact reference on 4 further held-out samples: the gap must be inside the budget.
-exports_refused: the models the import does not take yet, each refused with its code; a model
-                 that starts importing fails this check, so that it moves to EXPECTED.
 """
 import argparse
 import json
@@ -31,6 +29,7 @@ EXPECTED = {
     "bert": ({"input_ids": ("tokens", (2, 5)), "attention_mask": ("mask", (2, 5))}, 8),
     "llama": ({"x": ("normal", (2, 5, 16))}, 8),
     "gpt2_float_mask": ({"idx": ("tokens", (2, 5))}, 8),
+    "gpt2_arange": ({"idx": ("tokens", (2, 5))}, 8),
     "cnn": ({"image": ("normal", (2, 3, 16, 16))}, 8),
     "mobilenet": ({"image": ("normal", (2, 3, 16, 16))}, 8),
     "mlp_float": ({"x": ("normal", (2, 16))}, 8),
@@ -42,10 +41,6 @@ EXPECTED = {
 # came from: name: (the float model, tolerance)
 STRIPPED = {"mlp_qdq": ("mlp_float", 8)}
 NOT_SOLVED = {"mlp_qdq"}
-# name: (the code it is refused with today, what it needs)
-REFUSED = {
-    "gpt2_arange": ("E1314", "positions as torch.arange(T): Range over the symbolic sequence"),
-}
 SAMPLES = 4  # calibrated on 0..3; the solve holds out 4..7; the realization is run on 8..11
 
 
@@ -111,28 +106,13 @@ def solve_one(args, name, spec):
     return []
 
 
-def check_refused(args):
-    failures = []
-    for name, (code, needs) in REFUSED.items():
-        out = f"{args.work}/{name}"
-        result = run([args.presk, "import", os.path.join(EXPORTS, f"{name}.onnx"), "--out", f"{out}.psk",
-                      "--weights-out", f"{out}.safetensors"], expect_ok=False)
-        refused = result.returncode == 1 and f"error[{code}]" in result.stderr
-        last = [line for line in result.stderr.splitlines() if line.startswith("error[")][:1]
-        print(f"{name:<12} {code} ({needs}): {'refused' if refused else 'NOT REFUSED'}: {last}")
-        if not refused:
-            failures.append(f"{name}: expected {code}, got exit {result.returncode} — if it imports now, "
-                            f"move it to EXPECTED in check_exports.py: {result.stderr}")
-    return failures
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--presk", required=True)
     parser.add_argument("--ort", required=True, help="the folder onnxruntime-node was installed into")
     parser.add_argument("--work", required=True)
     parser.add_argument("--markdown", help="also append the measured table to this file (scripts/import-table)")
-    parser.add_argument("--group", required=True, choices=["exports", "exports_solve", "exports_refused"])
+    parser.add_argument("--group", required=True, choices=["exports", "exports_solve"])
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     if args.group == "exports":
@@ -141,10 +121,7 @@ def main():
             print(f"SKIPPED: onnxruntime-node is not installed in {args.ort}: run scripts/install-deps", file=sys.stderr)
             return 77
         return check_ort(args, modules)
-    if args.group == "exports_solve":
-        failures = [f for name, (spec, _) in EXPECTED.items() if name not in NOT_SOLVED for f in solve_one(args, name, spec)]
-    else:
-        failures = check_refused(args)
+    failures = [f for name, (spec, _) in EXPECTED.items() if name not in NOT_SOLVED for f in solve_one(args, name, spec)]
     for failure in failures:
         print("FAIL", failure, file=sys.stderr)
     return 1 if failures else 0

@@ -152,10 +152,11 @@ def error_cases():
                               node("Sub", ["t", "one"], "t_1"), node("Unsqueeze", ["t_1", "axes"], "t_1v"),
                               node("Concat", ["t_1v", "minus"], "shape", axis=0), node("Reshape", ["x0", "shape"], "y")],
                              dyn, [models.out()], [ints("zero", 0), ints("one", 1), ints("axes", [0]), ints("minus", [-1])])
-    positions = models.model([node("Shape", ["x0"], "s"), node("Gather", ["s", "zero"], "t"),
-                              node("Range", ["zero", "t", "one"], "r"), node("Cast", ["r"], "rf", to=models.F),
-                              node("Unsqueeze", ["rf", "axes"], "rc"), node("Add", ["x0", "rc"], "y")],
-                             dyn, [models.out()], [ints("zero", 0), ints("one", 1), ints("axes", [1])])
+    def positions(start, limit, step):  # Range(start, limit, step) over the symbolic T, added to x0
+        return models.model([node("Shape", ["x0"], "s"), node("Gather", ["s", "zero"], "t"),
+                             node("Range", [start, limit, step], "r"), node("Cast", ["r"], "rf", to=models.F),
+                             node("Unsqueeze", ["rf", "axes"], "rc"), node("Add", ["x0", "rc"], "y")],
+                            dyn, [models.out()], [ints("zero", 0), ints("one", 1), ints("two", 2), ints("axes", [1])])
     as_data = models.model([node("Shape", ["x0"], "s"), node("Cast", ["s"], "sf", to=models.F),
                             node("Mul", ["x0", "sf"], "y")],
                            [models.dynamic_info("x0", models.normal(3, 2), ["B"])], [models.out()])
@@ -168,7 +169,8 @@ def error_cases():
         ("integers_held_as_reals", held.SerializeToString(), [], "E1356"),
         ("unsupported_operators", many.SerializeToString(), [], "E1302"),
         ("extent_not_product", minus_one.SerializeToString(), [], "E1313"),
-        ("runtime_positions", positions.SerializeToString(), [], "E1314"),
+        ("range_symbolic_step", positions("zero", "t", "t").SerializeToString(), [], "E1314"),
+        ("range_extent_not_product", positions("zero", "t", "two").SerializeToString(), [], "E1313"),
         ("shape_as_data", as_data.SerializeToString(), [], "E1315"),
         ("unsupported_operator", det.SerializeToString(), [], "E1302"),
         ("pool_ceil_dilated", ceil.SerializeToString(), [], "E1323"),
@@ -207,7 +209,8 @@ MESSAGES = {
     "unsupported_operators": ['2 operators of the model are not supported', 'Det (2 nodes, the first "/c1/Det")',
                               'LpNormalization (1 node: "/y/LpNormalization")'],
     "extent_not_product": ["T - 1"],
-    "runtime_positions": ["Range over the symbolic T"],
+    "range_symbolic_step": ["Range with the symbolic start or step T"],
+    "range_extent_not_product": ["ceil((T) / 2)"],
     "uint8_wraps": ["300 is outside the range of UINT8"],
     "integers_held_as_reals": ["holds INT8 integers as reals", "Add of it is not supported"],
     "fix_input_wrong_shape": ["INT64 [2]"],

@@ -558,9 +558,33 @@ def shape_operators_case(B=2, T=3):
     return ("shape_operators", made, {"x": x}, 0)
 
 
+def positions_case(B=2, T=5):
+    """Range over the symbolic sequence at run time (torch.arange(T), Hugging Face's position_ids
+    arange(past, past + T)): Range(0, T, 1) into a position table by Gather, Range(2, T + 2, 1)
+    and Range(0, 2T, 2) cast to float and added; the extents stay symbolic."""
+    g = Graph()
+    g.n("Shape", ["x"], "s")
+    g.n("Gather", ["s", g.ints("one", 1)], "t")
+    g.n("Range", [g.ints("zero", 0), "t", "one"], "r")
+    g.n("Gather", [g.init("wpe", normal(8, 4)), "r"], "pos")                 # [seq, 4]
+    g.n("Add", ["t", g.ints("two", 2)], "t2")
+    g.n("Range", ["two", "t2", "one"], "r2")                                 # 2 … seq + 1
+    g.n("Mul", ["t", "two"], "twice")
+    g.n("Range", ["zero", "twice", "two"], "r3")                             # 0, 2, … 2 seq − 2
+    g.n("Add", ["r2", "r3"], "rr")
+    g.n("Cast", ["rr"], "rf", to=F)
+    g.n("Unsqueeze", ["rf", g.ints("axes", [1])], "rc")                      # [seq, 1]
+    g.n("Add", ["x", "pos"], "xp")
+    g.n("Add", ["xp", "rc"], "y")
+    x = normal(B, T, 4)
+    made = model(g.nodes, [dynamic_info("x", x, ["batch", "seq"])], [out()], g.inits, 13)
+    return ("runtime_range", made, {"x": x}, 2)
+
+
 def shape_cases():
     """Dynamic-axes exports: their shape arithmetic evaluated at import with the axes symbolic."""
-    cases = [gpt2_attention_case(), paddle_shape_slice_case(), bert_mask_case(), shape_operators_case()]
+    cases = [gpt2_attention_case(), paddle_shape_slice_case(), bert_mask_case(), shape_operators_case(),
+             positions_case()]
     for name, array, elem in [("Cast_int64_float", np.array([[3, -2, 0], [7, 1, 5]], np.int64), TensorProto.INT64),
                               ("Cast_bool_float", RNG.random((2, 3)) > 0.5, TensorProto.BOOL)]:
         node = helper.make_node("Cast", ["x0"], ["y"], name="cast", to=F)

@@ -16,7 +16,7 @@ foreach(group elementwise contraction layout models shapes conv activation reduc
   set_tests_properties(import.${group} PROPERTIES LABELS import SKIP_RETURN_CODE 77 TIMEOUT 300)
 endforeach()
 # The real exports of tests/import/exports/ (torch's, made by scripts/export-models; no torch needed).
-foreach(group exports exports_solve exports_refused)
+foreach(group exports exports_solve)
   add_test(NAME import.${group}
     COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_exports.py --presk $<TARGET_FILE:presk>
             --ort ${PRESK_ORT_DIR} --work ${PROJECT_BINARY_DIR}/tests/import/${group} --group ${group})

@@ -104,6 +104,28 @@ entry f(x : R[T + 1, D]) -> R[T] = x[1 : T + 1, 2]
   EXPECT_EQ(f.lets[0].attrs.stops, (std::vector<int64_t>{4, 3}));
 }
 
+// iota([shape], axis: k): Z of the listed extents (dims too), the index along axis k (default 0).
+TEST(Checker, IotaHasTheListedShape) {
+  ir::Program p = compile_text(R"(
+const D = 4
+dim T
+entry f(x : R[T, D]) -> R[T, D] = x + iota([T, D], axis: 1) * 2 + reshape(iota([T]), [T, 1])
+)", options_with({{"T", 3}}));
+  const ir::Function& f = function(p, "f");
+  EXPECT_EQ(f.lets[0].op, ir::Op::iota);
+  EXPECT_EQ(f.lets[0].type.kind, ir::ElemKind::Int);
+  EXPECT_EQ(f.lets[0].type.shape, (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(f.lets[0].type.axes, (std::vector<std::string>{"T", "D"}));
+  EXPECT_EQ(f.lets[0].attrs.axes, (std::vector<int64_t>{1}));
+  const ir::Let* second = nullptr;
+  for (const ir::Let& let : f.lets) {
+    if (let.op == ir::Op::iota && &let != &f.lets[0]) second = &let;
+  }
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(second->type.shape, (std::vector<int64_t>{3}));
+  EXPECT_EQ(second->attrs.axes, (std::vector<int64_t>{0}));
+}
+
 const char* kStacked = R"(
 const D = 4
 const L = 3
