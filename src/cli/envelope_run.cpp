@@ -3,14 +3,31 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <regex>
+#include <set>
 
 #include "ir/program_hash.h"
+#include "lang/lexer.h"
+#include "lang/parser.h"
 #include "support/diagnostics.h"
 #include "support/hf_checkpoint.h"
 #include "support/sha256.h"
 
 namespace presk::cli {
+namespace {
+
+// The dims the program declares (`dim batch, sequence`, over several lines too), from its parse.
+std::set<std::string> declared_dims(const std::string& program) {
+  std::shared_ptr<const SourceFile> source = lang::read_source(program);
+  DiagnosticSink sink;
+  std::vector<lang::Token> tokens = lang::lex(source, sink);
+  lang::ProgramAst ast = lang::parse(source, tokens, sink);
+  sink.throw_if_errors();
+  std::set<std::string> names;
+  for (const lang::DimDecl& dim : ast.dims) names.insert(dim.name);
+  return names;
+}
+
+}  // namespace
 
 BindingOptions recorded_bindings(const BindingOptions& given, const std::map<std::string, std::string>& recorded,
                                  const std::string& program, const std::string& envelope) {
@@ -29,11 +46,10 @@ BindingOptions recorded_bindings(const BindingOptions& given, const std::map<std
     }
     return given;
   }
-  const std::string text = lang::read_source(program)->text;
+  const std::set<std::string> dims = declared_dims(program);
   BindingOptions bindings;
   for (const auto& [name, value] : recorded) {
-    const std::regex declared("(^|\\n)\\s*dim\\s+(\\w+\\s*,\\s*)*" + name + "\\b");
-    (std::regex_search(text, declared) ? bindings.dims : bindings.consts).push_back(name + "=" + value);
+    (dims.count(name) > 0 ? bindings.dims : bindings.consts).push_back(name + "=" + value);
   }
   return bindings;
 }

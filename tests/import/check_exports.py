@@ -86,13 +86,12 @@ def solve_one(args, name, spec):
     dims = check_import.dim_bindings(made, {arg: np.zeros(shape) for arg, (_, shape) in spec.items()})
     entry = made.graph.output[0].name
     envelope, realization = f"{work}/envelope.json", f"{work}/realization.json"
-    # solve is given the dims too: without them it replays the envelope's bindings and takes the
-    # second name of `dim batch, sequence` for a const (E0305; src/cli/envelope_run.cpp's regex)
+    # solve is not given the dims: it replays the envelope's (`dim batch, sequence`: both dims)
     common = [program, "--entry", entry, "--weights", weights, "--data", data] + dims
     run([args.presk, "calibrate", "--precision"] + common + ["--samples", str(SAMPLES), "--bits", "128",
                                                               "--out", envelope, "--quiet"])
     report = json.loads(run([args.presk, "solve", program, "--precision", envelope, "--budget", "1e-3",
-                             "--out", realization, "--quiet", "--json"] + dims).stdout)
+                             "--out", realization, "--quiet", "--json"]).stdout)
     budget = report["budget"]["absolute"]
     measured = json.loads(run([args.presk, "run"] + common + ["--realize", f"@{realization}", "--exact", "--offset",
                                                              str(2 * SAMPLES), "--samples", str(SAMPLES),

@@ -215,6 +215,23 @@ TEST(SolveCommand, ExplainSolvesWithTheSolvesOptions) {
 // The seed: with integer rungs on the menu, a program with no matrix to offer them to solves as
 // the float menu does, decision for decision — the same file but for the menu it names. (The
 // default against `--menu f64,f32,bf16` would compare a string with itself.)
+// A solve without --dim/--const replays the envelope's bindings, each as the program declares it:
+// `dim B, T` lists two dims (an imported ONNX model's `dim batch, sequence`), here over two lines,
+// and D is a const. Both solves give the same realization.
+TEST(SolveCommand, EnvelopeBindingsOfADimListAreReplayed) {
+  testing_support::TempFolder folder;
+  const std::string program = folder.file("dims.psk");
+  std::ofstream(program) << "const D = 2\ndim B,\n    T\n"
+                            "entry f(x : R[B, T, D]) -> R[B, T, D] = softmax(x * 3, axis: T) * D\n";
+  const std::string envelope = calibrate(folder, program, "f", "--dim B=2 --dim T=3 --const D=4 --samples 2");
+  const Solved replayed = solve(program, envelope, "--budget 1e-4", folder.file("replayed.json"));
+  ASSERT_EQ(replayed.status, 0) << replayed.output;
+  const Solved given = solve(program, envelope, "--budget 1e-4 --dim B=2 --dim T=3 --const D=4", folder.file("given.json"));
+  ASSERT_EQ(given.status, 0) << given.output;
+  EXPECT_EQ(read_file(folder.file("replayed.json")), read_file(folder.file("given.json")));
+  EXPECT_EQ(replayed.report["gap"]["in_sample"]["absolute"], given.report["gap"]["in_sample"]["absolute"]);
+}
+
 TEST(SolveCommand, OneMenuWithoutIntegersIsTheFloatSolve) {
   testing_support::TempFolder folder;
   const std::string layernorm = example("layernorm.psk");  // parameters g, b: vectors, no matrix
