@@ -119,22 +119,60 @@ void merge(SiteTally& total, const SiteTally& part) {
 using SiteKey = std::pair<const ir::Function*, uint32_t>;
 using SiteTallies = std::map<SiteKey, SiteTally>;
 
-// Tallies every real value and every term statistic of one sample.
+// The let that is the only reader of each let of `function` when it is a softmax (a value read
+// by nothing else and not returned), else -1.
+std::vector<int64_t> sole_softmax_readers(const ir::Function& function) {
+  std::vector<int64_t> reader(function.lets.size(), -1);
+  std::vector<int> reads(function.lets.size(), 0);
+  for (const ir::ValueRef& result : function.results) {
+    if (result.kind == ir::ValueRef::Kind::Let) reads[result.index] += 2;
+  }
+  for (uint32_t j = 0; j < function.lets.size(); ++j) {
+    for (const ir::ValueRef& operand : function.lets[j].operands) {
+      if (operand.kind != ir::ValueRef::Kind::Let) continue;
+      ++reads[operand.index];
+      reader[operand.index] = function.lets[j].op == ir::Op::softmax ? static_cast<int64_t>(j) : int64_t{-1};
+    }
+  }
+  for (size_t j = 0; j < reader.size(); ++j) {
+    if (reads[j] != 1) reader[j] = -1;
+  }
+  return reader;
+}
+
+// Tallies every real value and every term statistic of one sample. The rounding of a value read
+// only by a softmax counts only at the elements the softmax does not send to exactly 0 (a mask of
+// -3.4e38, torch.finfo(float32).min, added or selected): exp(x − max) underflowed there (below
+// 2^-1074 in binary64, MPFR's least exponent in the reference), so ∂softmax/∂x is as small and a
+// rounding of x, at most 2^1024, moves no output (docs/precision.md, "rounding").
 class SampleObserver final : public reference::Observer {
  public:
   explicit SampleObserver(long bits) : meter_(bits) {}
 
   void on_value(const reference::SiteContext& site, const reference::ValueView& value) override {
     if (value.mpfr == nullptr && value.f64 == nullptr) return;  // integer and boolean values: no rounding
-    SiteTally& tally = sites[{&site.function, site.let_index}];
+    SiteKey key{&site.function, site.let_index};
+    settle_pending(key, value);
+    SiteTally& tally = sites[key];
     tally.elements += value.count;
+    int64_t softmax = softmax_reader(site.function, site.let_index);
+    std::vector<RoundingEnvelope>* deferred = nullptr;
+    if (softmax >= 0) {
+      Pending& pending = pending_[{&site.function, static_cast<uint32_t>(softmax)}];
+      pending = Pending{key, std::vector<RoundingEnvelope>(static_cast<size_t>(value.count))};
+      deferred = &pending.rounding;
+    }
+    auto record = [&](int64_t i, const RoundingEnvelope& rounding) {
+      if (deferred != nullptr) (*deferred)[static_cast<size_t>(i)] = rounding;
+      else raise_to(tally.rounding, rounding);
+    };
     for (int64_t i = 0; value.f64 != nullptr && i < value.count; ++i) {
       if (!std::isfinite(value.f64[i])) {
         ++tally.non_finite;
         continue;
       }
       raise_to(tally.max_abs, std::fabs(value.f64[i]));
-      raise_to(tally.rounding, meter_.errors(value.f64[i]));
+      record(i, meter_.errors(value.f64[i]));
     }
     for (int64_t i = 0; value.mpfr != nullptr && i < value.count; ++i) {
       mpfr_srcptr x = value.mpfr + i;
@@ -143,8 +181,17 @@ class SampleObserver final : public reference::Observer {
         continue;
       }
       raise_to(tally.max_abs, std::fabs(mpfr_get_d(x, MPFR_RNDA)));
-      raise_to(tally.rounding, meter_.errors(x));
+      record(i, meter_.errors(x));
     }
+  }
+
+  // Rounding still deferred (a softmax that was never observed) counts whole.
+  SiteTallies finish() {
+    for (const auto& [softmax, pending] : pending_) {
+      for (const RoundingEnvelope& rounding : pending.rounding) raise_to(sites[pending.site].rounding, rounding);
+    }
+    pending_.clear();
+    return std::move(sites);
   }
 
   bool wants_terms() const override { return true; }
@@ -167,7 +214,34 @@ class SampleObserver final : public reference::Observer {
   SiteTallies sites;
 
  private:
+  // The per-element rounding of a value whose only reader is the softmax it is filed under.
+  struct Pending {
+    SiteKey site;
+    std::vector<RoundingEnvelope> rounding;
+  };
+
+  int64_t softmax_reader(const ir::Function& function, uint32_t let) {
+    auto found = softmax_readers_.find(&function);
+    if (found == softmax_readers_.end()) found = softmax_readers_.emplace(&function, sole_softmax_readers(function)).first;
+    return let < found->second.size() ? found->second[let] : -1;
+  }
+
+  // `value` is the softmax `key`'s: its operand's rounding counts where the softmax is not 0.
+  void settle_pending(const SiteKey& key, const reference::ValueView& value) {
+    auto found = pending_.find(key);
+    if (found == pending_.end()) return;
+    RoundingEnvelope& rounding = sites[found->second.site].rounding;
+    const std::vector<RoundingEnvelope>& deferred = found->second.rounding;
+    for (int64_t i = 0; i < value.count && i < static_cast<int64_t>(deferred.size()); ++i) {
+      bool zero = value.f64 != nullptr ? value.f64[i] == 0 : mpfr_zero_p(value.mpfr + i) != 0;
+      if (!zero) raise_to(rounding, deferred[static_cast<size_t>(i)]);
+    }
+    pending_.erase(found);
+  }
+
   RoundingMeter meter_;
+  std::map<const ir::Function*, std::vector<int64_t>> softmax_readers_;
+  std::map<SiteKey, Pending> pending_;  // by the softmax let that settles it
 };
 
 struct SampleResult {
@@ -203,7 +277,7 @@ SampleResult run_sample(const ir::Program& program, const ir::Function& entry,
   if (observe) options.observer = &observer;
   auto outputs = reference::run_function<reference::MpfrArith>(program, entry, parameters,
                                                                 arguments_of(arith, inputs), options);
-  return {std::move(observer.sites), finite_max_abs(outputs)};
+  return {observer.finish(), finite_max_abs(outputs)};
 }
 
 // The element count of the axis `axis` (negative: from the end) of `type`.
@@ -542,7 +616,7 @@ Measured measure_binary64(const ir::Program& program, const ir::Program& differe
       }
       SampleObserver observer(reference::kMinBits);
       observe_binary64(program, entry, binary64, inputs(task - first_sample), observer, threads);
-      measured.results[task - first_sample].sites = std::move(observer.sites);
+      measured.results[task - first_sample].sites = observer.finish();
       progress.finished(ProgressReport::Task::sample);
     }
     exchange_statistics(statistics, program, first_sample, measured);

@@ -59,10 +59,11 @@ const SiteEnvelope& only_site(const Envelope& envelope, const std::string& op) {
 }
 
 Envelope calibrate_on(const ir::Program& program, const std::string& entry, std::vector<std::vector<HostTensor>> samples,
-                      const reference::ParameterStore& parameters = {}, int threads = 1) {
+                      const reference::ParameterStore& parameters = {}, int threads = 1, Sweep sweep = Sweep::exact) {
   CalibrationOptions options;
   options.bits = 128;
   options.threads = threads;
+  options.sweep = sweep;
   return calibrate(program, entry, parameters, static_cast<int64_t>(samples.size()),
                    [&](int64_t k) { return samples.at(k); }, options);
 }
@@ -107,6 +108,32 @@ TEST(Calibrate, RoundingErrorsOfOneThird) {
   EXPECT_DOUBLE_EQ(site.rounding.bf16, std::ldexp(1, -9) / 3);
   EXPECT_FALSE(site.terms.has_value());
   EXPECT_EQ(site.weight, 1);
+}
+
+// Hugging Face's mask: where(keep, scores, torch.finfo(float32).min). The decimal's rounding
+// (≈1.9·10²⁰ in f64 and f32; the binary64 value's half ulp 2⁷⁴ under --sweep f64) is not counted
+// at the masked elements when only a softmax reads the where, which sends them to exactly 0; it
+// is when another reader sees them (g), and in the softmax's absence too.
+TEST(Calibrate, RoundingASoftmaxSendsToZeroIsNotCounted) {
+  const std::string mask = "where(x > 0, x, -3.4028234663852886e38)";
+  ir::Program program = compile_text("entry f(x : R[2, 3]) -> R[2, 3] = softmax(" + mask + ", axis: 1)\n"
+                                     "entry g(x : R[2, 3]) -> R[2, 3] { let m = " + mask +
+                                     "\n softmax(m, axis: 1) + m }\n"
+                                     "entry h(x : R[2, 3]) -> R[2, 3] = " + mask + " * 2\n");
+  const HostTensor x = reals({2, 3}, {1, -2, 0.5, 3, -1, 2});  // exact in every type
+  for (Sweep sweep : {Sweep::exact, Sweep::f64}) {
+    const char* name = sweep_name(sweep);
+    const SiteEnvelope& f = only_site(calibrate_on(program, "f", {{x}}, {}, 1, sweep), "where");
+    EXPECT_GT(f.max_abs, 3.4e38) << name;  // the magnitude is still the value's
+    EXPECT_EQ(f.rounding.f32, 0) << name;
+    EXPECT_EQ(f.rounding.bf16, 0) << name;
+    EXPECT_LT(f.rounding.f64, 1e-15) << name;
+    for (const char* entry : {"g", "h"}) {
+      const SiteEnvelope& counted = only_site(calibrate_on(program, entry, {{x}}, {}, 1, sweep), "where");
+      EXPECT_GT(counted.rounding.f64, 1e20) << name << " " << entry;
+      EXPECT_TRUE(std::isinf(counted.rounding.bf16)) << name << " " << entry;  // beyond bf16's largest
+    }
+  }
 }
 
 TEST(Calibrate, RoundingOfBinary64AgreesWithNumberFormat) {
