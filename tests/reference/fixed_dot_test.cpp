@@ -194,6 +194,49 @@ TEST(ReferenceFixedDot, WideSignificandsStayInRows) {
   EXPECT_FALSE(FixedRows(128, w.data(), bases, offsets).binades());
 }
 
+// Two rows of 65–128-bit numbers (3 × 3 limbs) leave out each product's two low limbs and always
+// take Ziv's test: every element decided is mpfr_dot's number, and almost every element is
+// decided (what is left out is 2^60 times below the rounding bit), an exact zero sum or a deep
+// cancellation being left to ExactDot.
+TEST(ReferenceFixedDot, HighLimbsOfActivationRowsDecideAlmostEveryElement) {
+  std::mt19937_64 rng(23);
+  gmp_randstate_t state;
+  gmp_randinit_default(state);
+  gmp_randseed_ui(state, 29);
+  int64_t decided = 0, elements = 0;
+  for (long p : {65L, 100L, 128L}) {
+    for (int trial = 0; trial < 16; ++trial) {
+      const int64_t rows = 4, n = 1 + static_cast<int64_t>(rng() % 256);
+      MpfrBuffer x(rows * n, p), w(rows * n, p), got(1, p), want(1, p);
+      for (int64_t i = 0; i < rows * n; ++i) {
+        draw(x.data() + i, trial % 3 == 1 ? 2 : 0, trial % 2 == 0 ? 12 : 70, rng, state);
+        draw(w.data() + i, trial % 3 == 2 ? 2 : 0, 12, rng, state);
+        if (rng() % 30 == 0) mpfr_set_zero(w.data() + i, 1);
+        if (trial == 15 && i % n > 0 && rng() % 2 == 0) {  // cancels the previous term exactly
+          mpfr_neg(x.data() + i, x.data() + i - 1, MPFR_RNDN);
+          mpfr_set(w.data() + i, w.data() + i - 1, MPFR_RNDN);
+        }
+      }
+      std::vector<int64_t> bases, offsets;
+      for (int64_t r = 0; r < rows; ++r) bases.push_back(r * n);
+      for (int64_t k = 0; k < n; ++k) offsets.push_back(k);
+      FixedRows fx(p, x.data(), bases, offsets), fw(p, w.data(), bases, offsets);
+      ASSERT_EQ(fx.limbs(), 3);
+      ASSERT_EQ(fw.limbs(), 3);
+      for (int64_t a = 0; a < rows; ++a) {
+        for (int64_t b = 0; b < rows; ++b, ++elements) {
+          if (!FixedRows::dot(fx, a, fw, b, got.data())) continue;
+          ++decided;
+          by_mpfr_dot(want.data(), x, a, w, b, n);
+          ASSERT_TRUE(same_number(got.data(), want.data())) << "p = " << p << ", trial " << trial << ", " << a << b;
+        }
+      }
+    }
+  }
+  gmp_randclear(state);
+  EXPECT_GT(decided, elements * 9 / 10) << decided << " of " << elements;
+}
+
 // Every example's entries: the default contraction gives mpfr_dot's bits on every element.
 TEST(ReferenceFixedDot, EveryExampleEqualsMpfrDotThroughTheInterpreter) {
   struct Case { const char* file; const char* entry; std::vector<lang::Binding> dims; };
