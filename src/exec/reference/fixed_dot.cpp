@@ -30,13 +30,7 @@ int limbs_of(long bits) { return static_cast<int>((bits + kLimbBits - 1) / kLimb
 // m's low bit and carried through; GCC splits such a chain when it is written with intrinsics).
 template <int P>
 inline void add_signed(Limb* a, const Limb* q, Limb m) {
-  if constexpr (P == 4) {
-    asm("bt $0, %[m]\n\tadc %[q0], %[a0]\n\tadc %[q1], %[a1]\n\tadc %[q2], %[a2]\n\t"
-        "adc %[q3], %[a3]\n\tadc %[m], %[a4]"
-        : [a0] "+r"(a[0]), [a1] "+r"(a[1]), [a2] "+r"(a[2]), [a3] "+r"(a[3]), [a4] "+r"(a[4])
-        : [q0] "r"(q[0]), [q1] "r"(q[1]), [q2] "r"(q[2]), [q3] "r"(q[3]), [m] "r"(m)
-        : "cc");
-  } else if constexpr (P == 5) {
+  if constexpr (P == 5) {
     asm("bt $0, %[m]\n\tadc %[q0], %[a0]\n\tadc %[q1], %[a1]\n\tadc %[q2], %[a2]\n\t"
         "adc %[q3], %[a3]\n\tadc %[q4], %[a4]\n\tadc %[m], %[a5]"
         : [a0] "+r"(a[0]), [a1] "+r"(a[1]), [a2] "+r"(a[2]), [a3] "+r"(a[3]), [a4] "+r"(a[4]), [a5] "+r"(a[5])
@@ -80,21 +74,28 @@ void accumulate(const Limb* x, const Limb* w, int64_t count, Limb* out) {
 // 2^128 + 2·2^192 < 2^194 units a term, the same order as a cut (2^192): six multiplications a
 // term instead of nine, and five limbs to add instead of seven.
 void accumulate_high_3x3(const Limb* x, const Limb* w, int64_t count, Limb* out) {
-  Limb a[5] = {};
+  Limb a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0;
   for (int64_t k = 0; k < count; ++k, x += 4, w += 4) {
-    const Limb m = x[0] ^ w[0];
-    const Wide p02 = static_cast<Wide>(x[1]) * w[3], p11 = static_cast<Wide>(x[2]) * w[2];
-    const Wide p20 = static_cast<Wide>(x[3]) * w[1], p12 = static_cast<Wide>(x[2]) * w[3];
-    const Wide p21 = static_cast<Wide>(x[3]) * w[2], p22 = static_cast<Wide>(x[3]) * w[3];
-    const Wide c2 = static_cast<Wide>(static_cast<Limb>(p02)) + static_cast<Limb>(p11) + static_cast<Limb>(p20);
-    const Wide c3 = (p02 >> kLimbBits) + (p11 >> kLimbBits) + (p20 >> kLimbBits) + (c2 >> kLimbBits) +
-                    static_cast<Limb>(p12) + static_cast<Limb>(p21);
-    const Wide c4 = (p12 >> kLimbBits) + (p21 >> kLimbBits) + static_cast<Limb>(p22) + (c3 >> kLimbBits);
-    const Limb c5 = static_cast<Limb>(p22 >> kLimbBits) + static_cast<Limb>(c4 >> kLimbBits);
-    const Limb q[4] = {static_cast<Limb>(c2) ^ m, static_cast<Limb>(c3) ^ m, static_cast<Limb>(c4) ^ m, c5 ^ m};
-    add_signed<4>(a, q, m);
+    Limb c2, c3, c4, c5, high, low;
+    // columns 2 … 5 of X·W from x_i·w_j, i + j ≥ 2 (X = x[1 … 3], W = w[1 … 3]); then
+    // (a0 … a4) += (that ⊕ m) + (m & 1) + m·2^256, m = x[0] ⊕ w[0]
+    asm("xor %k[c4], %k[c4]\n\txor %k[c5], %k[c5]\n\t"
+        "mov 8(%[x]), %[low]\n\tmulq 24(%[w])\n\tmov %[low], %[c2]\n\tmov %[high], %[c3]\n\t"
+        "mov 16(%[x]), %[low]\n\tmulq 16(%[w])\n\tadd %[low], %[c2]\n\tadc %[high], %[c3]\n\tadc $0, %[c4]\n\t"
+        "mov 24(%[x]), %[low]\n\tmulq 8(%[w])\n\tadd %[low], %[c2]\n\tadc %[high], %[c3]\n\tadc $0, %[c4]\n\t"
+        "mov 16(%[x]), %[low]\n\tmulq 24(%[w])\n\tadd %[low], %[c3]\n\tadc %[high], %[c4]\n\tadc $0, %[c5]\n\t"
+        "mov 24(%[x]), %[low]\n\tmulq 16(%[w])\n\tadd %[low], %[c3]\n\tadc %[high], %[c4]\n\tadc $0, %[c5]\n\t"
+        "mov 24(%[x]), %[low]\n\tmulq 24(%[w])\n\tadd %[low], %[c4]\n\tadc %[high], %[c5]\n\t"
+        "mov (%[x]), %[low]\n\txor (%[w]), %[low]\n\t"
+        "xor %[low], %[c2]\n\txor %[low], %[c3]\n\txor %[low], %[c4]\n\txor %[low], %[c5]\n\t"
+        "bt $0, %[low]\n\tadc %[c2], %[a0]\n\tadc %[c3], %[a1]\n\tadc %[c4], %[a2]\n\t"
+        "adc %[c5], %[a3]\n\tadc %[low], %[a4]"
+        : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [a4] "+r"(a4), [c2] "=&r"(c2),
+          [c3] "=&r"(c3), [c4] "=&r"(c4), [c5] "=&r"(c5), [high] "=&d"(high), [low] "=&a"(low)
+        : [x] "r"(x), [w] "r"(w)
+        : "cc", "memory");
   }
-  for (int i = 0; i < 5; ++i) out[i] = a[i];
+  out[0] = a0, out[1] = a1, out[2] = a2, out[3] = a3, out[4] = a4;
 }
 
 using Accumulate = void (*)(const Limb*, const Limb*, int64_t, Limb*);
@@ -116,17 +117,38 @@ constexpr auto kAccumulate = accumulate_table(std::make_integer_sequence<int, kM
 template <int LX>
 int64_t accumulate_binade(const Limb* x, const BinadeEntry* e, const BinadeEntry* end, int64_t x_end, Limb* out) {
   constexpr int P = LX + 1;
-  Limb a[P + 1] = {};
   const BinadeEntry* begin = e;
-  for (; e != end && e->k < x_end; ++e) {
-    const Limb* xk = x + e->k * (LX + 1);
-    Limb m = xk[0] ^ e->mask;
-    Limb p[P];
-    product<LX, 1>(xk + 1, &e->w, p);
-    for (int i = 0; i < P; ++i) p[i] ^= m;
-    add_signed<P>(a, p, m);
+  if constexpr (LX == 3) {
+    Limb a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0;
+    for (; e != end && e->k < x_end; ++e) {
+      const Limb* xk = x + e->k * 4;
+      Limb p0, p1, p2, high, low;
+      // (a0 … a4) += ((X·W) ⊕ m) + (m & 1) + m·2^256, X = xk[1 … 3], W = e->w, m the sign mask
+      asm("mov 8(%[x]), %[low]\n\tmul %[w]\n\tmov %[low], %[p0]\n\tmov %[high], %[p1]\n\t"
+          "mov 16(%[x]), %[low]\n\tmul %[w]\n\tadd %[low], %[p1]\n\tadc $0, %[high]\n\tmov %[high], %[p2]\n\t"
+          "mov 24(%[x]), %[low]\n\tmul %[w]\n\tadd %[low], %[p2]\n\tadc $0, %[high]\n\t"
+          "mov (%[x]), %[low]\n\txor %[mask], %[low]\n\t"
+          "xor %[low], %[p0]\n\txor %[low], %[p1]\n\txor %[low], %[p2]\n\txor %[low], %[high]\n\t"
+          "bt $0, %[low]\n\tadc %[p0], %[a0]\n\tadc %[p1], %[a1]\n\tadc %[p2], %[a2]\n\t"
+          "adc %[high], %[a3]\n\tadc %[low], %[a4]"
+          : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [a4] "+r"(a4), [p0] "=&r"(p0),
+            [p1] "=&r"(p1), [p2] "=&r"(p2), [high] "=&d"(high), [low] "=&a"(low)
+          : [x] "r"(xk), [w] "r"(e->w), [mask] "m"(e->mask)
+          : "cc", "memory");
+    }
+    out[0] = a0, out[1] = a1, out[2] = a2, out[3] = a3, out[4] = a4;
+  } else {
+    Limb a[P + 1] = {};
+    for (; e != end && e->k < x_end; ++e) {
+      const Limb* xk = x + e->k * (LX + 1);
+      Limb m = xk[0] ^ e->mask;
+      Limb p[P];
+      product<LX, 1>(xk + 1, &e->w, p);
+      for (int i = 0; i < P; ++i) p[i] ^= m;
+      add_signed<P>(a, p, m);
+    }
+    for (int i = 0; i <= P; ++i) out[i] = a[i];
   }
-  for (int i = 0; i <= P; ++i) out[i] = a[i];
   return e - begin;
 }
 
