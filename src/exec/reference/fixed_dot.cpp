@@ -354,9 +354,10 @@ bool FixedRows::dot(const FixedRows& x, int64_t xr, const FixedRows& w, int64_t 
   const Limb* xs = x.words_.data() + static_cast<size_t>(xr) * static_cast<size_t>(x.count_) * (lx + 1);
   const Limb* ws = w.words_.data() + static_cast<size_t>(wr) * static_cast<size_t>(w.count_) * (lw + 1);
   int64_t lsb = rx.top + rw.top - int64_t{kLimbBits} * (lx + lw);
-  if (lx == 3 && lw == 3 && terms > 0) {
+  if (lx == 3 && lw == 3 && terms > 0 && x.bits_ <= 2 * kLimbBits) {
     // the two low limbs left out (accumulate_high_3x3): with the cuts, below 2^67 units of
-    // limb 2 a term
+    // limb 2 a term, 2^60 below the rounding bit at 128 bits or fewer (at more, Ziv's test
+    // would refuse every element)
     accumulate_high_3x3(xs, ws, terms, a);
     return round_decided(a, size - 2, lsb + 2 * kLimbBits, ceil_log2(terms) + 69, true, x.bits_, x.emin_,
                          x.emax_, r);
