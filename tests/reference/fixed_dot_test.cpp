@@ -3,10 +3,13 @@
 // cancellations and boundaries too close to call) exist in the draws, so the refusal is
 // exercised too. Then every example's entries through the interpreter: the default contraction
 // (fixed point, ExactDot for the rest) equal to mpfr_dot's (ContractionSums::MpfrDot) on every
-// output element, at 128 and 256 bits.
+// output element, at 128 and 256 bits. Rows in binades (weights of binary64, f32 and bf16
+// values) against mpfr_dot and against the rows of the same operand, and the interpreter on
+// weights rounded to f32 against mpfr_dot.
 #include <gtest/gtest.h>
 #include <mpfr.h>
 
+#include <array>
 #include <random>
 #include <vector>
 
@@ -105,6 +108,135 @@ TEST(ReferenceFixedDot, ExactRowsRoundTiesToEvenAndGiveZeroAsPlusZero) {
   }
 }
 
+// A weight of m significant bits scaled by 2^k, k uniform in [−spread, 0] (so rows reach many
+// binades, and beyond kMaxSpread when spread is large), with a random sign.
+void draw_weight(mpfr_ptr v, int m, long spread, std::mt19937_64& rng, gmp_randstate_t state) {
+  reference::MpfrBuffer t(1, m);
+  mpfr_urandomb(t.data(), state);
+  if (mpfr_zero_p(t.data())) mpfr_set_ui(t.data(), 1, MPFR_RNDN);
+  mpfr_set(v, t.data(), MPFR_RNDN);  // exact: m ≤ p
+  mpfr_mul_2si(v, v, -static_cast<long>(rng() % (spread + 1)), MPFR_RNDN);
+  if (rng() & 1) mpfr_neg(v, v, MPFR_RNDN);
+}
+
+// Rows in binades (one limb a term, a binade's accumulator each) give mpfr_dot's number on
+// every element they decide, in either operand's place, and decide as the rows do: random
+// activations against weights of 53, 24 and 8 significant bits (binary64, f32, bf16) spread over
+// 0 … 1100 binades (the subnormal range of each format included), zeros, mixed signs and
+// terms that cancel exactly.
+TEST(ReferenceFixedDot, BinadesEqualMpfrDotAndTheRows) {
+  std::mt19937_64 rng(17);
+  gmp_randstate_t state;
+  gmp_randinit_default(state);
+  gmp_randseed_ui(state, 19);
+  int64_t decided = 0, refused = 0, both = 0;
+  for (long p : {53L, 64L, 128L, 129L, 192L, 256L}) {
+    for (int m : {53, 24, 8}) {
+      if (m > p) continue;
+      for (int trial = 0; trial < 12; ++trial) {
+        const int64_t rows = 4, n = 1 + static_cast<int64_t>(rng() % 64);
+        MpfrBuffer x(rows * n, p), w(rows * n, p), got(1, p), rows_got(1, p), want(1, p);
+        const long spread = std::array<long, 6>{0, 11, 40, 150, 380, 1100}[trial % 6];
+        for (int64_t i = 0; i < rows * n; ++i) {
+          draw(x.data() + i, trial % 3 == 2 ? 1 : 0, trial % 2 == 0 ? 12 : 70, rng, state);
+          draw_weight(w.data() + i, m, spread, rng, state);
+          if (rng() % 8 == 0) mpfr_set_zero(w.data() + i, (rng() & 1) ? 1 : -1);
+          if (rng() % 30 == 0) mpfr_set_zero(x.data() + i, 1);
+          if (i % n > 0 && rng() % 5 == 0) {  // cancels the previous term exactly
+            mpfr_neg(x.data() + i, x.data() + i - 1, MPFR_RNDN);
+            mpfr_set(w.data() + i, w.data() + i - 1, MPFR_RNDN);
+          }
+        }
+        std::vector<int64_t> bases, offsets;
+        for (int64_t r = 0; r < rows; ++r) bases.push_back(r * n);
+        for (int64_t k = 0; k < n; ++k) offsets.push_back(k);
+        FixedRows fx(p, x.data(), bases, offsets), fw(p, w.data(), bases, offsets);
+        FixedRows bw(p, w.data(), bases, offsets, true);
+        ASSERT_TRUE(bw.binades()) << p << " " << m;
+        for (int64_t a = 0; a < rows; ++a) {
+          for (int64_t b = 0; b < rows; ++b) {
+            by_mpfr_dot(want.data(), x, a, w, b, n);
+            bool by_rows = FixedRows::dot(fx, a, fw, b, rows_got.data());
+            bool in_binades = FixedRows::dot(fx, a, bw, b, got.data());
+            MpfrBuffer swapped(1, p);
+            ASSERT_EQ(FixedRows::dot(bw, b, fx, a, swapped.data()), in_binades);
+            EXPECT_FALSE(FixedRows::dot(bw, b, bw, b, swapped.data()));  // never both in binades
+            if (!in_binades) {
+              ++refused;
+              continue;
+            }
+            ++decided;
+            both += by_rows;
+            ASSERT_TRUE(same_number(got.data(), want.data()))
+                << "p = " << p << ", m = " << m << ", trial " << trial << ", " << a << b;
+            ASSERT_TRUE(!by_rows || same_number(got.data(), rows_got.data()));
+          }
+        }
+      }
+    }
+  }
+  gmp_randclear(state);
+  EXPECT_GT(decided, 1500);
+  EXPECT_GT(both, 1000);
+  EXPECT_GT(refused, 10);  // rows spread beyond kMaxSpread and cancellations of cut rows
+}
+
+// Operands of 57 or more significant bits stay in rows: a binade would not hold them in a limb.
+TEST(ReferenceFixedDot, WideSignificandsStayInRows) {
+  MpfrBuffer w(2, 128);
+  mpfr_set_ui_2exp(w.data(), 1, 60, MPFR_RNDN);
+  mpfr_add_ui(w.data(), w.data(), 1, MPFR_RNDN);  // 61 significant bits
+  mpfr_set_d(w.data() + 1, 0.1, MPFR_RNDN);
+  std::vector<int64_t> bases{0}, offsets{0, 1};
+  EXPECT_FALSE(FixedRows(128, w.data(), bases, offsets, true).binades());
+  mpfr_set_d(w.data(), 3.0, MPFR_RNDN);
+  EXPECT_TRUE(FixedRows(128, w.data(), bases, offsets, true).binades());
+  EXPECT_FALSE(FixedRows(128, w.data(), bases, offsets).binades());
+}
+
+// Two rows of 65–128-bit numbers (3 × 3 limbs) leave out each product's two low limbs and always
+// take Ziv's test: every element decided is mpfr_dot's number, and almost every element is
+// decided (what is left out is 2^60 times below the rounding bit), an exact zero sum or a deep
+// cancellation being left to ExactDot.
+TEST(ReferenceFixedDot, HighLimbsOfActivationRowsDecideAlmostEveryElement) {
+  std::mt19937_64 rng(23);
+  gmp_randstate_t state;
+  gmp_randinit_default(state);
+  gmp_randseed_ui(state, 29);
+  int64_t decided = 0, elements = 0;
+  for (long p : {65L, 100L, 128L}) {
+    for (int trial = 0; trial < 16; ++trial) {
+      const int64_t rows = 4, n = 1 + static_cast<int64_t>(rng() % 256);
+      MpfrBuffer x(rows * n, p), w(rows * n, p), got(1, p), want(1, p);
+      for (int64_t i = 0; i < rows * n; ++i) {
+        draw(x.data() + i, trial % 3 == 1 ? 2 : 0, trial % 2 == 0 ? 12 : 70, rng, state);
+        draw(w.data() + i, trial % 3 == 2 ? 2 : 0, 12, rng, state);
+        if (rng() % 30 == 0) mpfr_set_zero(w.data() + i, 1);
+        if (trial == 15 && i % n > 0 && rng() % 2 == 0) {  // cancels the previous term exactly
+          mpfr_neg(x.data() + i, x.data() + i - 1, MPFR_RNDN);
+          mpfr_set(w.data() + i, w.data() + i - 1, MPFR_RNDN);
+        }
+      }
+      std::vector<int64_t> bases, offsets;
+      for (int64_t r = 0; r < rows; ++r) bases.push_back(r * n);
+      for (int64_t k = 0; k < n; ++k) offsets.push_back(k);
+      FixedRows fx(p, x.data(), bases, offsets), fw(p, w.data(), bases, offsets);
+      ASSERT_EQ(fx.limbs(), 3);
+      ASSERT_EQ(fw.limbs(), 3);
+      for (int64_t a = 0; a < rows; ++a) {
+        for (int64_t b = 0; b < rows; ++b, ++elements) {
+          if (!FixedRows::dot(fx, a, fw, b, got.data())) continue;
+          ++decided;
+          by_mpfr_dot(want.data(), x, a, w, b, n);
+          ASSERT_TRUE(same_number(got.data(), want.data())) << "p = " << p << ", trial " << trial << ", " << a << b;
+        }
+      }
+    }
+  }
+  gmp_randclear(state);
+  EXPECT_GT(decided, elements * 9 / 10) << decided << " of " << elements;
+}
+
 // Every example's entries: the default contraction gives mpfr_dot's bits on every element.
 TEST(ReferenceFixedDot, EveryExampleEqualsMpfrDotThroughTheInterpreter) {
   struct Case { const char* file; const char* entry; std::vector<lang::Binding> dims; };
@@ -125,14 +257,22 @@ TEST(ReferenceFixedDot, EveryExampleEqualsMpfrDotThroughTheInterpreter) {
     options.entry = c.entry;
     ir::Program program =
         lang::compile(lang::read_source(std::string(PRESK_SOURCE_DIR) + "/examples/" + c.file), options);
-    const reference::ParameterStore params = reference::synthesize_parameters(program, 1, 1);
+    reference::ParameterStore params = reference::synthesize_parameters(program, 1, 1);
     const ir::Function& function = reference::find_entry(program, c.entry);
     int64_t range = 0;
     for (const ir::Type& type : function.argument_types) {
       if (type.kind == ir::ElemKind::Int && range == 0) range = reference::default_token_range(program);
     }
     auto inputs = reference::synthesize_inputs(function, 3, range);
-    for (long bits : {128L, 256L}) {
+    for (long bits : {128L, 256L, 0L}) {  // 0: 128 bits, the parameters rounded to f32 (binades)
+      if (bits == 0) {
+        bits = 128;
+        for (const ir::Param& param : program.params) {
+          std::vector<double> values = *params.find(param.path);
+          for (double& v : values) v = static_cast<float>(v);
+          params.set(param.path, std::move(values));
+        }
+      }
       reference::RunOptions run_options;
       run_options.bits = bits;
       run_options.threads = 2;

@@ -1,6 +1,8 @@
 // The fixed-point rows of fixed_dot.h. A regular MPFR number of precision p is
 // sign · D · 2^(e − 64N), D an integer of N = ⌈p/64⌉ limbs with its top bit set, so
-// X = ⌊D · 2^(e − h + 64(L − N))⌋: a shift of D, cut where the shift is negative.
+// X = ⌊D · 2^(e − h + 64(L − N))⌋: a shift of D, cut where the shift is negative. In binades,
+// W = D · 2^(e − h + b·s + 64 − 64N), never cut: with e − h + b·s ∈ (−s, 0] and D's bits
+// below its top m zero, the shift drops only zeros.
 #include "exec/reference/fixed_dot.h"
 
 #include <algorithm>
@@ -66,6 +68,36 @@ void accumulate(const Limb* x, const Limb* w, int64_t count, Limb* out) {
   for (int i = 0; i <= P; ++i) out[i] = a[i];
 }
 
+// The 3 × 3 limbs of two activation rows (65–128 bits) with each product's two low limbs left
+// out: a (limbs 2 … 6 of the window, two's complement) = Σ_k ±Q_k, Q_k·2^128 the part of X_k·W_k
+// formed by the partial products x_i·w_j with i + j ≥ 2, exact. What is left out is below
+// 2^128 + 2·2^192 < 2^194 units a term, the same order as a cut (2^192): six multiplications a
+// term instead of nine, and five limbs to add instead of seven.
+void accumulate_high_3x3(const Limb* x, const Limb* w, int64_t count, Limb* out) {
+  Limb a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0;
+  for (int64_t k = 0; k < count; ++k, x += 4, w += 4) {
+    Limb c2, c3, c4, c5, high, low;
+    // columns 2 … 5 of X·W from x_i·w_j, i + j ≥ 2 (X = x[1 … 3], W = w[1 … 3]); then
+    // (a0 … a4) += (that ⊕ m) + (m & 1) + m·2^256, m = x[0] ⊕ w[0]
+    asm("xor %k[c4], %k[c4]\n\txor %k[c5], %k[c5]\n\t"
+        "mov 8(%[x]), %[low]\n\tmulq 24(%[w])\n\tmov %[low], %[c2]\n\tmov %[high], %[c3]\n\t"
+        "mov 16(%[x]), %[low]\n\tmulq 16(%[w])\n\tadd %[low], %[c2]\n\tadc %[high], %[c3]\n\tadc $0, %[c4]\n\t"
+        "mov 24(%[x]), %[low]\n\tmulq 8(%[w])\n\tadd %[low], %[c2]\n\tadc %[high], %[c3]\n\tadc $0, %[c4]\n\t"
+        "mov 16(%[x]), %[low]\n\tmulq 24(%[w])\n\tadd %[low], %[c3]\n\tadc %[high], %[c4]\n\tadc $0, %[c5]\n\t"
+        "mov 24(%[x]), %[low]\n\tmulq 16(%[w])\n\tadd %[low], %[c3]\n\tadc %[high], %[c4]\n\tadc $0, %[c5]\n\t"
+        "mov 24(%[x]), %[low]\n\tmulq 24(%[w])\n\tadd %[low], %[c4]\n\tadc %[high], %[c5]\n\t"
+        "mov (%[x]), %[low]\n\txor (%[w]), %[low]\n\t"
+        "xor %[low], %[c2]\n\txor %[low], %[c3]\n\txor %[low], %[c4]\n\txor %[low], %[c5]\n\t"
+        "bt $0, %[low]\n\tadc %[c2], %[a0]\n\tadc %[c3], %[a1]\n\tadc %[c4], %[a2]\n\t"
+        "adc %[c5], %[a3]\n\tadc %[low], %[a4]"
+        : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [a4] "+r"(a4), [c2] "=&r"(c2),
+          [c3] "=&r"(c3), [c4] "=&r"(c4), [c5] "=&r"(c5), [high] "=&d"(high), [low] "=&a"(low)
+        : [x] "r"(x), [w] "r"(w)
+        : "cc", "memory");
+  }
+  out[0] = a0, out[1] = a1, out[2] = a2, out[3] = a3, out[4] = a4;
+}
+
 using Accumulate = void (*)(const Limb*, const Limb*, int64_t, Limb*);
 
 template <int I>
@@ -79,6 +111,65 @@ constexpr auto accumulate_table(std::integer_sequence<int, Is...>) {
 }
 
 constexpr auto kAccumulate = accumulate_table(std::make_integer_sequence<int, kMaxLimbs * kMaxLimbs>());
+
+// a (LX + 2 limbs, two's complement) = Σ ±X_k·W_k over one binade's entries [e, end) whose
+// index is below x_end (the x row's entries from x_end on are zeros); returns how many.
+template <int LX>
+int64_t accumulate_binade(const Limb* x, const BinadeEntry* e, const BinadeEntry* end, int64_t x_end, Limb* out) {
+  constexpr int P = LX + 1;
+  const BinadeEntry* begin = e;
+  if constexpr (LX == 3) {
+    Limb a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0;
+    for (; e != end && e->k < x_end; ++e) {
+      const Limb* xk = x + e->k * 4;
+      Limb p0, p1, p2, high, low;
+      // (a0 … a4) += ((X·W) ⊕ m) + (m & 1) + m·2^256, X = xk[1 … 3], W = e->w, m the sign mask
+      asm("mov 8(%[x]), %[low]\n\tmul %[w]\n\tmov %[low], %[p0]\n\tmov %[high], %[p1]\n\t"
+          "mov 16(%[x]), %[low]\n\tmul %[w]\n\tadd %[low], %[p1]\n\tadc $0, %[high]\n\tmov %[high], %[p2]\n\t"
+          "mov 24(%[x]), %[low]\n\tmul %[w]\n\tadd %[low], %[p2]\n\tadc $0, %[high]\n\t"
+          "mov (%[x]), %[low]\n\txor %[mask], %[low]\n\t"
+          "xor %[low], %[p0]\n\txor %[low], %[p1]\n\txor %[low], %[p2]\n\txor %[low], %[high]\n\t"
+          "bt $0, %[low]\n\tadc %[p0], %[a0]\n\tadc %[p1], %[a1]\n\tadc %[p2], %[a2]\n\t"
+          "adc %[high], %[a3]\n\tadc %[low], %[a4]"
+          : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [a4] "+r"(a4), [p0] "=&r"(p0),
+            [p1] "=&r"(p1), [p2] "=&r"(p2), [high] "=&d"(high), [low] "=&a"(low)
+          : [x] "r"(xk), [w] "r"(e->w), [mask] "m"(e->mask)
+          : "cc", "memory");
+    }
+    out[0] = a0, out[1] = a1, out[2] = a2, out[3] = a3, out[4] = a4;
+  } else {
+    Limb a[P + 1] = {};
+    for (; e != end && e->k < x_end; ++e) {
+      const Limb* xk = x + e->k * (LX + 1);
+      Limb m = xk[0] ^ e->mask;
+      Limb p[P];
+      product<LX, 1>(xk + 1, &e->w, p);
+      for (int i = 0; i < P; ++i) p[i] ^= m;
+      add_signed<P>(a, p, m);
+    }
+    for (int i = 0; i <= P; ++i) out[i] = a[i];
+  }
+  return e - begin;
+}
+
+using AccumulateBinade = int64_t (*)(const Limb*, const BinadeEntry*, const BinadeEntry*, int64_t, Limb*);
+constexpr std::array<AccumulateBinade, kMaxLimbs> kAccumulateBinade = {
+    &accumulate_binade<1>, &accumulate_binade<2>, &accumulate_binade<3>, &accumulate_binade<4>,
+    &accumulate_binade<5>};
+
+// total (size limbs) += a·2^shift, a two's complement of `count` limbs (sign-extended).
+void add_shifted(Limb* total, int size, const Limb* a, int count, int64_t shift) {
+  Limb fill = (a[count - 1] >> (kLimbBits - 1)) != 0 ? ~Limb{0} : 0;
+  auto q = static_cast<int>(shift / kLimbBits), s = static_cast<int>(shift % kLimbBits);
+  unsigned char c = 0;
+  for (int i = q; i < size; ++i) {
+    int j = i - q;
+    Limb high = j < count ? a[j] : fill;
+    Limb low = j == 0 ? 0 : (j - 1 < count ? a[j - 1] : fill);
+    Limb v = s == 0 ? high : (high << s) | (low >> (kLimbBits - s));
+    c = add_carry(c, total[i], v, &total[i]);
+  }
+}
 
 // Whether the bits [lo, hi) of w are all `ones` (true for an empty range).
 bool all_bits(const Limb* w, int64_t lo, int64_t hi, bool ones) {
@@ -109,10 +200,36 @@ bool decided(const Limb* a, int64_t t, int64_t eb, long bits) {
   return !all_bits(a, eb, kept - 1, !round_bit);  // else within the bound of a midpoint
 }
 
+// r ← the two's complement window a (size limbs, bit 0 weighing 2^lsb) rounded to nearest at
+// `bits`, when that is the rounding of every real within 2^eb units of it (eb < 0: a is the
+// exact sum; `cut`: it may not be); false (r untouched) when it is not, or when the result
+// could be near MPFR's exponent limits [emin, emax].
+bool round_decided(Limb* a, int size, int64_t lsb, int64_t eb, bool cut, long bits, int64_t emin,
+                   int64_t emax, __mpfr_struct* r) {
+  bool negative = (a[size - 1] >> (kLimbBits - 1)) != 0;
+  if (negative) {
+    unsigned char c = 1;
+    for (int j = 0; j < size; ++j) c = add_carry(c, ~a[j], 0, &a[j]);
+  }
+  int t = size - 1;
+  while (t >= 0 && a[t] == 0) --t;
+  if (t < 0) {
+    if (cut) return false;
+    mpfr_set_zero(r, 1);  // an exact zero sum is +0
+    return true;
+  }
+  int64_t top = int64_t{t} * kLimbBits + (kLimbBits - 1 - __builtin_clzll(a[t]));
+  if (lsb - 1 <= emin || lsb + int64_t{kLimbBits} * size + 1 >= emax) return false;
+  if (!decided(a, top, eb, bits)) return false;
+  limbs::round_window(a, size, lsb, bits, limbs_of(bits), r);
+  if (negative) r->_mpfr_sign = -1;
+  return true;
+}
+
 }  // namespace
 
 FixedRows::FixedRows(long bits, const __mpfr_struct* data, const std::vector<int64_t>& row_base,
-                     const std::vector<int64_t>& offsets)
+                     const std::vector<int64_t>& offsets, bool binades)
     : bits_(bits),
       emin_(mpfr_get_emin()),
       emax_(mpfr_get_emax()),
@@ -120,8 +237,8 @@ FixedRows::FixedRows(long bits, const __mpfr_struct* data, const std::vector<int
       rows_(row_base.size()) {
   internal_assert(supports(bits));
   int n = limbs_of(bits);
-  // the operand's significant limbs: a binary64 value read at 128 bits has one
-  std::vector<int> significant(row_base.size(), 1);
+  // the operand's significant limbs (a binary64 value read at 128 bits has one) and bits
+  std::vector<int> significant(row_base.size(), 1), significant_bits(row_base.size(), 0);
   parallel_chunks(static_cast<int64_t>(row_base.size()), 16, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       for (int64_t offset : offsets) {
@@ -130,9 +247,21 @@ FixedRows::FixedRows(long bits, const __mpfr_struct* data, const std::vector<int
         int low = 0;
         while (v->_mpfr_d[low] == 0) ++low;
         significant[r] = std::max(significant[r], n - low);
+        int m = (n - low) * kLimbBits - __builtin_ctzll(v->_mpfr_d[low]);
+        significant_bits[r] = std::max(significant_bits[r], m);
       }
     }
   });
+  int m = significant_bits.empty() ? 0 : *std::max_element(significant_bits.begin(), significant_bits.end());
+  if (binades && m <= kLimbBits - 8) {
+    binade_bits_ = std::min(kLimbBits - m, kLimbBits - 1);
+    entries_.resize(rows_.size() * static_cast<size_t>(count_));
+    buckets_.resize(rows_.size() * static_cast<size_t>(kMaxBuckets));
+    parallel_chunks(static_cast<int64_t>(row_base.size()), 16, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) pack_binades(data, row_base[r], offsets, r);
+    });
+    return;
+  }
   limbs_ = significant.empty() ? 2 : *std::max_element(significant.begin(), significant.end()) + 1;
   words_.assign(rows_.size() * static_cast<size_t>(count_) * static_cast<size_t>(limbs_ + 1), 0);
   parallel_chunks(static_cast<int64_t>(row_base.size()), 16, [&](int64_t begin, int64_t end) {
@@ -140,10 +269,9 @@ FixedRows::FixedRows(long bits, const __mpfr_struct* data, const std::vector<int
   });
 }
 
-void FixedRows::pack_row(const __mpfr_struct* data, int64_t base, const std::vector<int64_t>& offsets,
+void FixedRows::scan_row(const __mpfr_struct* data, int64_t base, const std::vector<int64_t>& offsets,
                          int64_t r) {
   Row& row = rows_[r];
-  int n = limbs_of(bits_);
   bool any = false;
   for (int64_t k = 0; k < count_; ++k) {
     const __mpfr_struct* v = data + base + offsets[k];
@@ -153,6 +281,50 @@ void FixedRows::pack_row(const __mpfr_struct* data, int64_t base, const std::vec
     row.end = k + 1;
     any = true;
   }
+}
+
+void FixedRows::pack_binades(const __mpfr_struct* data, int64_t base, const std::vector<int64_t>& offsets,
+                             int64_t r) {
+  scan_row(data, base, offsets, r);
+  Row& row = rows_[r];
+  if (row.special) return;
+  const int n = limbs_of(bits_), s = binade_bits_;
+  std::array<int32_t, kMaxBuckets> sizes{};
+  for (int64_t k = 0; k < row.end; ++k) {
+    const __mpfr_struct* v = data + base + offsets[k];
+    if (!mpfr_regular_p(v)) continue;
+    int64_t below = row.top - v->_mpfr_exp;
+    if (below > kMaxSpread) {
+      row.wide = true;
+      return;
+    }
+    ++sizes[static_cast<size_t>(below / s)];
+  }
+  std::array<int32_t, kMaxBuckets> next{};
+  Bucket* buckets = buckets_.data() + static_cast<size_t>(r) * kMaxBuckets;
+  int32_t at = 0;
+  for (int b = 0; b < kMaxBuckets; ++b) {
+    next[static_cast<size_t>(b)] = at;
+    at += sizes[static_cast<size_t>(b)];
+    if (sizes[static_cast<size_t>(b)] > 0) buckets[row.buckets++] = Bucket{b, at};
+  }
+  BinadeEntry* entries = entries_.data() + static_cast<size_t>(r) * static_cast<size_t>(count_);
+  for (int64_t k = 0; k < row.end; ++k) {
+    const __mpfr_struct* v = data + base + offsets[k];
+    if (!mpfr_regular_p(v)) continue;
+    int64_t b = (row.top - v->_mpfr_exp) / s;
+    int64_t shift = v->_mpfr_exp - row.top + b * s + kLimbBits - int64_t{kLimbBits} * n;  // W = D·2^shift
+    internal_assert(shift <= 0 && !limbs::any_below(v->_mpfr_d, -shift));
+    entries[next[static_cast<size_t>(b)]++] =
+        BinadeEntry{limbs::bits_at(v->_mpfr_d, n, -shift), v->_mpfr_sign < 0 ? ~Limb{0} : 0, k};
+  }
+}
+
+void FixedRows::pack_row(const __mpfr_struct* data, int64_t base, const std::vector<int64_t>& offsets,
+                         int64_t r) {
+  scan_row(data, base, offsets, r);
+  Row& row = rows_[r];
+  int n = limbs_of(bits_);
   if (row.special) return;
   Limb* out = words_.data() + static_cast<size_t>(r) * static_cast<size_t>(count_) * (limbs_ + 1);
   for (int64_t k = 0; k < row.end; ++k, out += limbs_ + 1) {
@@ -168,6 +340,10 @@ void FixedRows::pack_row(const __mpfr_struct* data, int64_t base, const std::vec
 }
 
 bool FixedRows::dot(const FixedRows& x, int64_t xr, const FixedRows& w, int64_t wr, __mpfr_struct* r) {
+  if (x.binades() || w.binades()) {
+    if (x.binades() && w.binades()) return false;
+    return x.binades() ? dot_binades(w, wr, x, xr, r) : dot_binades(x, xr, w, wr, r);
+  }
   const Row& rx = x.rows_[xr];
   const Row& rw = w.rows_[wr];
   if (rx.special || rw.special) return false;
@@ -175,33 +351,55 @@ bool FixedRows::dot(const FixedRows& x, int64_t xr, const FixedRows& w, int64_t 
   int lx = x.limbs_, lw = w.limbs_, size = lx + lw + 1;
   int64_t terms = std::min(rx.end, rw.end);
   Limb a[2 * kMaxLimbs + 1];
-  kAccumulate[static_cast<size_t>((lx - 1) * kMaxLimbs + (lw - 1))](
-      x.words_.data() + static_cast<size_t>(xr) * static_cast<size_t>(x.count_) * (lx + 1),
-      w.words_.data() + static_cast<size_t>(wr) * static_cast<size_t>(w.count_) * (lw + 1), terms, a);
-  bool negative = (a[size - 1] >> (kLimbBits - 1)) != 0;
-  if (negative) {
-    unsigned char c = 1;
-    for (int j = 0; j < size; ++j) c = add_carry(c, ~a[j], 0, &a[j]);
-  }
-  int t = size - 1;
-  while (t >= 0 && a[t] == 0) --t;
-  bool cut = rx.cut || rw.cut;
-  if (t < 0) {
-    if (cut) return false;
-    mpfr_set_zero(r, 1);  // an exact zero sum is +0
-    return true;
-  }
-  int64_t top = int64_t{t} * kLimbBits + (kLimbBits - 1 - __builtin_clzll(a[t]));
+  const Limb* xs = x.words_.data() + static_cast<size_t>(xr) * static_cast<size_t>(x.count_) * (lx + 1);
+  const Limb* ws = w.words_.data() + static_cast<size_t>(wr) * static_cast<size_t>(w.count_) * (lw + 1);
   int64_t lsb = rx.top + rw.top - int64_t{kLimbBits} * (lx + lw);
-  if (lsb - 1 <= x.emin_ || lsb + int64_t{kLimbBits} * size + 1 >= x.emax_) return false;
+  if (lx == 3 && lw == 3 && terms > 0 && x.bits_ <= 2 * kLimbBits) {
+    // the two low limbs left out (accumulate_high_3x3): with the cuts, below 2^67 units of
+    // limb 2 a term, 2^60 below the rounding bit at 128 bits or fewer (at more, Ziv's test
+    // would refuse every element)
+    accumulate_high_3x3(xs, ws, terms, a);
+    return round_decided(a, size - 2, lsb + 2 * kLimbBits, ceil_log2(terms) + 69, true, x.bits_, x.emin_,
+                         x.emax_, r);
+  }
+  kAccumulate[static_cast<size_t>((lx - 1) * kMaxLimbs + (lw - 1))](xs, ws, terms, a);
+  bool cut = rx.cut || rw.cut;
   int64_t eb = -1;  // the bound on what the cuts lost: below 2^eb units
   if (cut) {
     eb = ceil_log2(terms) + kLimbBits * std::max(rx.cut ? lw : 0, rw.cut ? lx : 0) + 2;
   }
-  if (!decided(a, top, eb, x.bits_)) return false;
-  limbs::round_window(a, size, lsb, x.bits_, limbs_of(x.bits_), r);
-  if (negative) r->_mpfr_sign = -1;
-  return true;
+  return round_decided(a, size, lsb, eb, cut, x.bits_, x.emin_, x.emax_, r);
+}
+
+// x in rows, w in binades: each binade's terms into its accumulator (LX + 2 limbs, in units of
+// 2^(h_x − 64·LX) · 2^(h_w − 64 − b·s)), shifted into one window whose bit 0 weighs
+// 2^(h_x + h_w − 64·LX − 64 − b_max·s).
+bool FixedRows::dot_binades(const FixedRows& x, int64_t xr, const FixedRows& w, int64_t wr, __mpfr_struct* r) {
+  const Row& rx = x.rows_[xr];
+  const Row& rw = w.rows_[wr];
+  if (rx.special || rw.special || rw.wide) return false;
+  internal_assert(x.count_ == w.count_ && x.bits_ == w.bits_ && mpfr_get_prec(r) == x.bits_);
+  const int lx = x.limbs_, s = w.binade_bits_;
+  const Bucket* buckets = w.buckets_.data() + static_cast<size_t>(wr) * kMaxBuckets;
+  const int64_t spread = rw.buckets == 0 ? 0 : int64_t{buckets[rw.buckets - 1].b} * s;
+  const int size = lx + 3 + static_cast<int>((spread + kLimbBits - 1) / kLimbBits);
+  Limb total[2 * kMaxLimbs + 1 + kMaxSpread / kLimbBits] = {};
+  internal_assert(size <= static_cast<int>(sizeof total / sizeof total[0]));
+  const Limb* xs = x.words_.data() + static_cast<size_t>(xr) * static_cast<size_t>(x.count_) * (lx + 1);
+  const BinadeEntry* entries = w.entries_.data() + static_cast<size_t>(wr) * static_cast<size_t>(w.count_);
+  int64_t terms = 0;
+  int32_t start = 0;
+  for (int i = 0; i < rw.buckets; ++i) {
+    Limb a[kMaxLimbs + 2];
+    terms += kAccumulateBinade[static_cast<size_t>(lx - 1)](xs, entries + start, entries + buckets[i].end,
+                                                            rx.end, a);
+    add_shifted(total, size, a, lx + 2, spread - int64_t{buckets[i].b} * s);
+    start = buckets[i].end;
+  }
+  const bool cut = rx.cut && terms > 0;
+  const int64_t lsb = rx.top + rw.top - int64_t{kLimbBits} * (lx + 1) - spread;
+  const int64_t eb = cut ? ceil_log2(terms) + kLimbBits + spread + 2 : -1;
+  return round_decided(total, size, lsb, eb, cut, x.bits_, x.emin_, x.emax_, r);
 }
 
 }  // namespace presk::reference

@@ -12,6 +12,14 @@
 // is below K·(2^(64·L_w)·[x row cut] + 2^(64·L_x)·[w row cut] + 1). With no cut the sum is
 // exact and rounded with ties to even; otherwise it is rounded when no rounding boundary lies
 // within that bound of it.
+//
+// Binades (issue #37): an operand whose entries all have at most m ≤ 56 significant bits (a
+// binary64, f32 or bf16 weight read at any precision) may be packed instead, each row's entries
+// sorted into binades of s = 64 − m exponents below its top h: an entry of exponent e in binade
+// b = ⌊(h − e)/s⌋ is the one-limb integer |w|·2^(64 − h + b·s), exact. A term is then LX × 1
+// limbs, added into the binade's own accumulator; the accumulators are shifted into one window
+// once per element. The other operand's rows stay as above, so the bound on what its cuts lost
+// is K·2^(64 + b_max·s) units of that window. The sum is exact, so its order is free.
 #pragma once
 
 #include <mpfr.h>
@@ -21,23 +29,33 @@
 
 namespace presk::reference {
 
+// One entry of a row in binades: its one-limb integer, its sign mask (0 or ~0) and its index.
+struct BinadeEntry {
+  uint64_t w;
+  uint64_t mask;
+  int64_t k;
+};
+
 class FixedRows {
  public:
   // Rows r < `rows` of `count` numbers of precision `bits`, entry (r, k) at
   // data[row_base[r] + offsets[k]]. Packs the rows in parallel (oneTBB, the caller's arena).
+  // With `binades`, an operand whose entries fit (above) is packed in binades.
   FixedRows(long bits, const __mpfr_struct* data, const std::vector<int64_t>& row_base,
-            const std::vector<int64_t>& offsets);
+            const std::vector<int64_t>& offsets, bool binades = false);
 
   // Whether the fixed point applies at this precision (≤ 256 bits); above it, use ExactDot.
   static bool supports(long bits) { return bits <= 256; }
 
   // r ← ∘(Σ_k x(xr, k)·w(wr, k)) at r's precision (= bits) when the integer sum decides it;
   // false (r untouched) when it does not: a NaN or infinite entry, a cancellation or a
-  // rounding boundary too close to call, or a result near MPFR's exponent limits.
+  // rounding boundary too close to call, a result near MPFR's exponent limits, a row in binades
+  // spread over more than kMaxSpread bits, or both operands in binades.
   static bool dot(const FixedRows& x, int64_t xr, const FixedRows& w, int64_t wr,
                   __mpfr_struct* r);
 
   int limbs() const { return limbs_; }
+  bool binades() const { return binade_bits_ > 0; }
   int64_t count() const { return count_; }
 
  private:
@@ -46,9 +64,25 @@ class FixedRows {
     int64_t end = 0;       // 1 + the last nonzero entry's index
     bool cut = false;      // an entry lost bits to the alignment
     bool special = false;  // a NaN or infinite entry
+    bool wide = false;     // binades: an entry lies more than kMaxSpread bits below h
+    int buckets = 0;       // binades: the row's nonempty binades
   };
+  // A row's nonempty binade: its index b and the end of its entries (sorted by k).
+  struct Bucket {
+    int32_t b;
+    int32_t end;
+  };
+  static constexpr int kMaxSpread = 384;   // bits below h a row in binades may reach
+  static constexpr int kMaxBuckets = 49;   // kMaxSpread / 8 + 1 (s ≥ 8)
+
+  void scan_row(const __mpfr_struct* data, int64_t base, const std::vector<int64_t>& offsets,
+                int64_t r);
   void pack_row(const __mpfr_struct* data, int64_t base, const std::vector<int64_t>& offsets,
                 int64_t r);
+  void pack_binades(const __mpfr_struct* data, int64_t base, const std::vector<int64_t>& offsets,
+                    int64_t r);
+  static bool dot_binades(const FixedRows& x, int64_t xr, const FixedRows& w, int64_t wr,
+                          __mpfr_struct* r);
 
   long bits_;
   int64_t emin_, emax_;  // MPFR's exponent range (the constructing thread's)
@@ -56,6 +90,9 @@ class FixedRows {
   int64_t count_ = 0;   // K
   std::vector<Row> rows_;
   std::vector<uint64_t> words_;  // per row, per entry: the sign mask (0 or ~0), then L limbs
+  int binade_bits_ = 0;          // s, or 0 when the rows are not in binades
+  std::vector<BinadeEntry> entries_;  // binades: per row, K slots, grouped by binade
+  std::vector<Bucket> buckets_;       // binades: per row, kMaxBuckets slots
 };
 
 }  // namespace presk::reference

@@ -107,7 +107,7 @@ struct PackedOperand {
 };
 
 PackedOperand pack(const MpfrArith& arith, const ContractionPlan& plan, const Value<MpfrArith>& v,
-                   bool is_x) {
+                   bool is_x, bool binades) {
   auto stride = [&](const Letter& l) { return is_x ? l.x_stride : l.w_stride; };
   std::vector<int64_t> offsets;  // of the K contracted entries, in for_each_run's order
   for_each_run(plan, 0, 0, [&](int64_t xo, int64_t wo, const Letter& inner) {
@@ -129,7 +129,7 @@ PackedOperand pack(const MpfrArith& arith, const ContractionPlan& plan, const Va
       rest /= plan.free[i].extent;
     }
   }
-  return PackedOperand{FixedRows(arith.bits(), v.real(0), bases, offsets), std::move(row_strides)};
+  return PackedOperand{FixedRows(arith.bits(), v.real(0), bases, offsets, binades), std::move(row_strides)};
 }
 
 // One output element exactly, rounded once (exact_dot.h), from the operands as they are.
@@ -152,14 +152,15 @@ void exact_element(ExactDot& dot, const ContractionPlan& plan, const Value<MpfrA
 }
 
 // Each output element exactly, rounded once: the fixed-point rows decide almost every element;
-// ExactDot computes the rest (the same number).
+// ExactDot computes the rest (the same number). One operand may be packed in binades (a weight
+// of binary64, f32 or bf16 values; w first, else x), never both.
 void contract_exact(const MpfrArith& arith, const ContractionPlan& plan,
                     const Value<MpfrArith>& x, const Value<MpfrArith>& w, Value<MpfrArith>& out) {
   bool fixed = FixedRows::supports(arith.bits()) && x.size() > 0 && w.size() > 0;
   std::optional<PackedOperand> px, pw;
   if (fixed) {
-    px.emplace(pack(arith, plan, x, true));
-    pw.emplace(pack(arith, plan, w, false));
+    pw.emplace(pack(arith, plan, w, false, true));
+    px.emplace(pack(arith, plan, x, true, !pw->rows.binades()));
   }
   parallel_chunks(out.size(), 8, [&](int64_t begin, int64_t end) {
     ExactDot dot(arith.bits());
