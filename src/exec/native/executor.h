@@ -41,6 +41,12 @@ struct LetObservation {
 };
 using LetObserver = std::function<void(const LetObservation&)>;
 
+// Where ExecuteOptions::cotangents hands each streamed parameter cotangent: the parameter's
+// full path, the layers of the stacks its let ran in (empty for a whole parameter) and the
+// value, valid during the call.
+using CotangentSink =
+    std::function<void(const std::string& path, const std::vector<int64_t>& layers, const Value& value)>;
+
 struct ExecuteOptions {
   ExecuteOptions() = default;
   // {threads, force_scalar}, as before `training` existed.
@@ -59,6 +65,15 @@ struct ExecuteOptions {
   // entry above a causal mask's diagonal is left uncomputed. The results are unchanged except
   // where a contraction would have taken its bias add (then the add rounds once more).
   const LetObserver* observer = nullptr;
+  // A reverse sweep that streams its parameters' cotangents (ir/cotangent_stream.h): each let
+  // that computes one which reaches the entry's results unchanged (the entry's results named
+  // for parameters, through `get`s and returns only) is handed here as soon as it is computed
+  // (after the observer) and freed; the entry returns an empty value (no storage) in its place.
+  // A stacked parameter's layers arrive in layer order, one layer's cotangent at a time: a
+  // fold_vjp then runs its layers twice, from the last (observed: the carries, each layer's
+  // cotangents freed unseen) and again from the first (unobserved, from the kept carries:
+  // the same bits), so that the elements arrive in the order of the stacked cotangent.
+  const CotangentSink* cotangents = nullptr;
 };
 
 // Where a parameter's values come from: its full path → its row-major values over its full
