@@ -62,8 +62,12 @@ Value prepare_one(const ir::Param& param, const Realization& realization, const 
   }
   // Rounded once into the parameter's type: what a realization means by "at rest". Each
   // stored value is exact in binary64, so rounding it from its stored type gives the bits
-  // rounding its binary64 value gives.
-  return convert_real(stored_value(view, param.type.shape), realization.param_type(param.path));
+  // rounding its binary64 value gives. Binary64 of a narrower stored type (bf16, f32) is kept
+  // narrow: every reader widens an operand exactly (value.h's load rule; a contraction a panel
+  // at a time), so the bits are those of the widened copy, which is never made whole.
+  Value stored = stored_value(view, param.type.shape);
+  const RealType type = realization.param_type(param.path);
+  return type == RealType::f64 ? stored : convert_real(stored, type);
 }
 
 }  // namespace

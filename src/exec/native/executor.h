@@ -108,11 +108,11 @@ class PreparedCache {
   uint64_t preparations_ = 0;
 };
 
-// Converts each parameter of `program` from `source` into its realized type: f64/f32/bf16
-// rounded once (RNE) from its stored type (a parameter stored in its realized type is copied as
-// it is, never widened on the way), or quantized (kernels.h). A missing parameter or a wrong
-// count is E0620. With a cache, a parameter already prepared there in the same type is taken
-// from it (the same bits, no copy).
+// Converts each parameter of `program` from `source` into its realized type: f32/bf16 rounded
+// once (RNE) from its stored type (copied as it is when stored so), f64 kept in its stored type
+// (its readers widen it exactly: never a whole binary64 copy), or quantized (kernels.h). A
+// missing parameter or a wrong count is E0620. With a cache, a parameter already prepared there
+// in the same type is taken from it (the same bits, no copy).
 PreparedParameters prepare_parameters(const ir::Program& program, const Realization& realization,
                                       const ParameterSource& source, PreparedCache* cache = nullptr);
 
