@@ -36,18 +36,20 @@ PhaseEstimate native_samples_phase(const PreparedRun& prepared) {
 
 }  // namespace
 
-PhaseEstimate sweep_phase(const PreparedRun& prepared, precision::Sweep sweep, long bits) {
+PhaseEstimate sweep_phase(const PreparedRun& prepared, precision::Sweep sweep, long bits, bool streams) {
   const ir::Program differentiated = ad::add_vjps(prepared.program);
   const ir::Function* vjp = differentiated.find_function(ad::vjp_name(prepared.entry->name));
   if (vjp == nullptr) return {"no reverse sweep (nothing to differentiate)", 0};
   const bool exact = sweep == precision::Sweep::exact;
-  const ir::Footprint size = ir::footprint(differentiated, vjp, !exact);
+  streams = streams && !exact;
+  const ir::Footprint size = ir::footprint(differentiated, vjp, !exact, false, streams);
   const uint64_t per_element = exact ? reference_bytes_per_element(bits, false) : kNativeBytesPerElement;
   // The lets the vjp and its callees hold at once (the parameters' cotangents it returns among
-  // them: all of them at its end), one parameter's cotangent copied as its 1-norm is taken, and
-  // natively the parameters prepared in binary64.
+  // them, all of them at its end, and one parameter's cotangent copied as its 1-norm is taken;
+  // streamed, each only while it is made, its 1-norm taken in place), and natively the
+  // parameters prepared in binary64.
   uint64_t bytes = saturating_product(size.peak_let_elements, per_element);
-  bytes = saturating_sum(bytes, saturating_product(largest_param(differentiated), kNativeBytesPerElement));
+  if (!streams) bytes = saturating_sum(bytes, saturating_product(largest_param(differentiated), kNativeBytesPerElement));
   if (!exact) bytes = saturating_sum(bytes, saturating_product(size.param_elements, kNativeBytesPerElement));
   return {fmt::format("the reverse sweep of `{}` {} (at most {} elements held at once)", prepared.entry->name,
                       exact ? fmt::format("on the reference at {} bits", bits) : std::string("natively in binary64"),
@@ -74,7 +76,7 @@ std::vector<PhaseEstimate> calibrate_phases(const PreparedRun& prepared, precisi
             exact_outputs_phase(prepared, prepared.count, at_once, bits, false)};
   }
   PhaseEstimate samples = exact_outputs_phase(prepared, prepared.count, at_once, bits, true);
-  const PhaseEstimate reverse = sweep_phase(prepared, sweep, bits);
+  const PhaseEstimate reverse = sweep_phase(prepared, sweep, bits, false);
   return {{samples.what + " observed, beside " + reverse.what, saturating_sum(samples.bytes, reverse.bytes)}};
 }
 
@@ -84,7 +86,7 @@ std::vector<PhaseEstimate> solve_phases(const PreparedRun& prepared, int64_t hel
   // Observed where a quantized product's gap is measured (numerics/measure.cpp): counted so.
   std::vector<PhaseEstimate> phases{exact_outputs_phase(prepared, count, std::min(resolved(threads), count), bits, true)};
   if (quant) {
-    PhaseEstimate pass = sweep_phase(prepared, sweep, bits);
+    PhaseEstimate pass = sweep_phase(prepared, sweep, bits, false);
     const ir::Footprint size = ir::footprint(prepared.program, prepared.entry);
     // One sample's cotangents at a time in binary64 and one matrix's quantized values
     // (solve_setup.cpp's quantize_pass).

@@ -15,8 +15,10 @@
 namespace presk::cli {
 
 // The reverse sweep of `prepared.entry` (its vjp seeded with ones, one sample): on the reference
-// at `bits` (Sweep::exact), or natively in binary64 with the parameters prepared in binary64.
-PhaseEstimate sweep_phase(const PreparedRun& prepared, precision::Sweep sweep, long bits);
+// at `bits` (Sweep::exact), or natively in binary64 with the parameters prepared in binary64;
+// `streams`: natively, each parameter's cotangent folded into its 1-norm as it is made
+// (calibrate's sweep, precision::binary64_sensitivity), not returned with the others.
+PhaseEstimate sweep_phase(const PreparedRun& prepared, precision::Sweep sweep, long bits, bool streams = true);
 
 // The reference's exact outputs of `count` samples, `at_once` of them in flight, every
 // sample's outputs kept to the end (a solve's in-sample and held-out samples); `observed`: with

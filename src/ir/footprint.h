@@ -40,7 +40,10 @@ constexpr int64_t kInPlaceTileElements = int64_t{1} << 20;
 // executor hands the tuple's element on); the reference copies it. `params_in_place`: a run of
 // the reference with no observer, where a let read_in_place holds nothing and costs its readers
 // a tile (a contraction: the tile and its packed rows) or nothing (an embed).
+// `streams_cotangents`: a reverse sweep that hands each parameter's cotangent on as it is made
+// (ir/cotangent_stream.h, the native executor's ExecuteOptions::cotangents): such a let is held
+// only while it is made, a tuple holds none of them, and a fold_vjp keeps its layers' carries.
 Footprint footprint(const Program& program, const Function* entry, bool gets_share = false,
-                    bool params_in_place = false);
+                    bool params_in_place = false, bool streams_cotangents = false);
 
 }  // namespace presk::ir

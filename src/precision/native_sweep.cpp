@@ -3,6 +3,7 @@
 #include "precision/native_sweep.h"
 
 #include <cmath>
+#include <map>
 
 #include "exec/native/realization.h"
 #include "support/diagnostics.h"
@@ -55,7 +56,7 @@ class ViewAdapter {
 std::vector<native::Value> observed_run(const ir::Program& program, const std::string& entry,
                                         const native::PreparedParameters& parameters,
                                         const std::vector<Tensor>& inputs, reference::Observer& observer,
-                                        int threads) {
+                                        int threads, const native::CotangentSink* cotangents = nullptr) {
   const native::Realization realization = native::uniform_realization(native::RealType::f64);
   std::vector<native::Value> arguments;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -65,6 +66,7 @@ std::vector<native::Value> observed_run(const ir::Program& program, const std::s
   const native::LetObserver hook = [&adapter](const native::LetObservation& let) { adapter(let); };
   native::ExecuteOptions options(threads, false);
   options.observer = &hook;
+  options.cotangents = cotangents;
   return native::execute_values(program, entry, realization, std::move(arguments), parameters, options);
 }
 
@@ -77,6 +79,13 @@ std::vector<Tensor> vjp_inputs(const ir::Program& program, const std::string& en
   for (uint64_t i = 0; i < ones.element_count(); ++i) ones.set(i, 1.0);
   tensors.push_back(std::move(ones));
   return tensors;
+}
+
+// Σ|vᵢ| of a real value's elements in order, added to `total` (in place where binary64).
+void add_one_norm(const native::Value& value, double& total) {
+  if (value.kind != native::Value::Kind::real || !value.storage) return;
+  const native::Loaded<double> values = native::view_as<double>(value, native::RealType::f64);
+  for (size_t i = 0; i < values.size; ++i) total += std::fabs(values.data[i]);
 }
 
 // An observer that looks at nothing.
@@ -115,16 +124,22 @@ std::vector<Tensor> observe_binary64(const ir::Program& program, const std::stri
 
 reference::Sensitivity binary64_sensitivity(const ir::Program& program, const std::string& entry,
                                             const native::PreparedParameters& parameters,
-                                            const std::vector<reference::HostTensor>& inputs, int threads) {
+                                            const std::vector<reference::HostTensor>& inputs, int threads,
+                                            bool stream) {
   return reference::sensitivity_of_run(program, entry, [&](const ir::Function& vjp, reference::Observer& observer) {
+    // Streamed, a parameter's cotangent arrives whole or a layer at a time in the order of its
+    // stacked value: each added to its running 1-norm as it comes, then freed.
+    std::map<std::string, double> streamed;
+    const native::CotangentSink sink = [&](const std::string& path, const std::vector<int64_t>&,
+                                           const native::Value& cotangent) { add_one_norm(cotangent, streamed[path]); };
+    const std::vector<native::Value> cotangents = observed_run(
+        program, vjp.name, parameters, vjp_inputs(program, entry, inputs), observer, threads, stream ? &sink : nullptr);
     std::vector<double> norms;
-    for (const native::Value& cotangent : observed_run(program, vjp.name, parameters, vjp_inputs(program, entry, inputs),
-                                                       observer, threads)) {
-      double total = 0;
-      if (cotangent.kind == native::Value::Kind::real) {  // read in place (binary64): no copy
-        const native::Loaded<double> values = native::view_as<double>(cotangent, native::RealType::f64);
-        for (size_t i = 0; i < values.size; ++i) total += std::fabs(values.data[i]);
-      }
+    for (size_t r = 0; r < cotangents.size(); ++r) {
+      const auto found = cotangents[r].storage ? streamed.end() : streamed.find(vjp.result_names.at(r));
+      internal_assert(cotangents[r].storage || found != streamed.end() || cotangents[r].kind != native::Value::Kind::real);
+      double total = found == streamed.end() ? 0 : found->second;
+      add_one_norm(cotangents[r], total);
       norms.push_back(total);
     }
     return norms;

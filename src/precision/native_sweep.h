@@ -39,9 +39,12 @@ std::vector<Tensor> observe_binary64(const ir::Program& program, const std::stri
                                      reference::Observer& observer, int threads);
 
 // reference::sensitivity, with the vjp run natively in binary64 (`program` holds the vjps).
+// `stream`: each parameter's cotangent folded into its 1-norm as it is computed and freed
+// (ExecuteOptions::cotangents), never all of them at once; the same bits as collected.
 reference::Sensitivity binary64_sensitivity(const ir::Program& program, const std::string& entry,
                                             const exec::native::PreparedParameters& parameters,
-                                            const std::vector<reference::HostTensor>& inputs, int threads);
+                                            const std::vector<reference::HostTensor>& inputs, int threads,
+                                            bool stream = true);
 
 // The cotangents of the entry's vjp (seeded with ones) with respect to every parameter, by path,
 // computed natively in binary64 (`program` holds the vjps): `--sweep f64` under `--quant`.

@@ -12,6 +12,7 @@
 #endif
 
 #include "exec/native/ops.h"
+#include "ir/cotangent_stream.h"
 #include "support/diagnostics.h"
 
 namespace presk::exec::native {
@@ -61,8 +62,12 @@ Value prepare_one(const ir::Param& param, const Realization& realization, const 
   }
   // Rounded once into the parameter's type: what a realization means by "at rest". Each
   // stored value is exact in binary64, so rounding it from its stored type gives the bits
-  // rounding its binary64 value gives.
-  return convert_real(stored_value(view, param.type.shape), realization.param_type(param.path));
+  // rounding its binary64 value gives. Binary64 of a narrower stored type (bf16, f32) is kept
+  // narrow: every reader widens an operand exactly (value.h's load rule; a contraction a panel
+  // at a time), so the bits are those of the widened copy, which is never made whole.
+  Value stored = stored_value(view, param.type.shape);
+  const RealType type = realization.param_type(param.path);
+  return type == RealType::f64 ? stored : convert_real(stored, type);
 }
 
 }  // namespace
@@ -116,10 +121,13 @@ PreparedParameters prepare_parameters(const ir::Program& program, const Realizat
 
 namespace {
 
-// Where a function runs: its module path and the layer indices of the stacks it is inside.
+// Where a function runs: its module path and the layer indices of the stacks it is inside;
+// while it runs, the function and the parameter cotangents it streams (null: none).
 struct CallContext {
   std::string path;
   std::vector<int64_t> layers;
+  const ir::Function* function = nullptr;
+  const ir::CotangentStream* stream = nullptr;
 };
 
 using ir::join_path;
@@ -173,8 +181,11 @@ class Runner {
          const ExecuteOptions& options)
       : program_(program), realization_(realization), parameters_(parameters), options_(options) {}
 
+  // `finals`: which of its results are final parameter cotangents (ExecuteOptions::cotangents).
   std::vector<Value> run_function(const ir::Function& function, const std::vector<Value>& arguments,
-                                  const CallContext& context) {
+                                  const CallContext& caller, const std::vector<uint8_t>* finals = nullptr) {
+    CallContext context{caller.path, caller.layers, &function, finals ? &stream_of(function, *finals) : nullptr};
+    if (context.stream && !context.stream->any) context.stream = nullptr;
     Frame frame{arguments, std::vector<Value>(function.lets.size()), std::vector<std::vector<Value>>(function.lets.size())};
     const std::vector<std::vector<uint32_t>>& releases = releases_of(function);
     const std::vector<uint8_t>& live = live_lets(function);
@@ -425,7 +436,8 @@ class Runner {
     if (let.op == ir::Op::call) {
       std::vector<Value> arguments;
       for (const Value* v : operands) arguments.push_back(*v);
-      return run_function(function, arguments, CallContext{join_path(context.path, let.attrs.path), context.layers});
+      return run_function(function, arguments, CallContext{join_path(context.path, let.attrs.path), context.layers},
+                          callee_finals(let, context));
     }
     Value carried = *operands.at(0);
     for (int64_t l = 0, layers = layer_count(let, context); l < layers; ++l) {
@@ -502,26 +514,85 @@ class Runner {
   }
 
   // fold_vjp(stacks…, ḡ): for l = L−1 … 0, (ḡ, θ̄_l …) = callee(layer l of each stack…, ḡ) in
-  // layer l's context (views); the last ḡ handed on, each θ̄ stacked at layer l.
+  // layer l's context (views); the last ḡ handed on, each θ̄ stacked at layer l. A θ̄ streamed
+  // (ExecuteOptions::cotangents) is not stacked: these layers free it unseen, and
+  // stream_layers runs them again from the first to hand it on in layer order.
   std::vector<Value> run_fold_vjp(const ir::Let& let, const std::vector<const Value*>& operands,
                                   const CallContext& context, RealType site) {
     const ir::Function& function = callee(let);
     const int64_t layers = layer_count(let, context);
+    const std::vector<uint8_t>* finals = callee_finals(let, context);
     std::vector<std::vector<Value>> per_result(let.type.elements.size(), std::vector<Value>(static_cast<size_t>(layers)));
+    std::vector<Value> carries(finals ? static_cast<size_t>(layers) : 0);  // each layer's ḡ, for stream_layers
     Value carried = *operands.back();
-    for (int64_t l = layers; l-- > 0;) {
-      std::vector<Value> arguments;
-      for (size_t k = 0; k + 1 < operands.size(); ++k) arguments.push_back(layer_view(*operands[k], l));
-      arguments.push_back(std::move(carried));
-      std::vector<Value> results = run_function(function, arguments, layer_context(let, context, l));
-      internal_assert(results.size() == let.type.elements.size());
-      for (size_t k = 1; k < results.size(); ++k) per_result[k][static_cast<size_t>(l)] = std::move(results[k]);
-      carried = std::move(results[0]);
+    {
+      const Setting unseen(muted_, muted_ || finals != nullptr);
+      for (int64_t l = layers; l-- > 0;) {
+        std::vector<Value> arguments;
+        for (size_t k = 0; k + 1 < operands.size(); ++k) arguments.push_back(layer_view(*operands[k], l));
+        if (finals) (carries[static_cast<size_t>(l)] = carried).writable = false;
+        arguments.push_back(std::move(carried));
+        std::vector<Value> results = run_function(function, arguments, layer_context(let, context, l), finals);
+        internal_assert(results.size() == let.type.elements.size());
+        for (size_t k = 1; k < results.size(); ++k) per_result[k][static_cast<size_t>(l)] = std::move(results[k]);
+        carried = std::move(results[0]);
+      }
     }
     std::vector<Value> tuple{carried};
-    for (size_t k = 1; k < per_result.size(); ++k) tuple.push_back(stacked(per_result[k], let.type.elements[k].shape, site));
+    for (size_t k = 1; k < per_result.size(); ++k) {
+      const bool streamed = finals && finals->at(k);
+      tuple.push_back(streamed ? Value{} : stacked(per_result[k], let.type.elements[k].shape, site));
+    }
+    if (finals && !muted_) stream_layers(let, operands, context, carries, *finals);
     return tuple;
   }
+
+  // A fold_vjp's layers again, from the first, each from its kept carry, unobserved: the same
+  // values as before, its streamed cotangents handed on now, in layer order.
+  void stream_layers(const ir::Let& let, const std::vector<const Value*>& operands, const CallContext& context,
+                     const std::vector<Value>& carries, const std::vector<uint8_t>& finals) {
+    const Setting quiet(quiet_, true);
+    for (size_t l = 0; l < carries.size(); ++l) {
+      std::vector<Value> arguments;
+      for (size_t k = 0; k + 1 < operands.size(); ++k) arguments.push_back(layer_view(*operands[k], static_cast<int64_t>(l)));
+      arguments.push_back(carries[l]);
+      run_function(callee(let), arguments, layer_context(let, context, static_cast<int64_t>(l)), &finals);
+    }
+  }
+
+  // The stream of `function` run with `finals` (memoised).
+  const ir::CotangentStream& stream_of(const ir::Function& function, const std::vector<uint8_t>& finals) {
+    auto [it, fresh] = streams_.try_emplace({&function, finals});
+    if (fresh) it->second = ir::cotangent_stream(function, finals);
+    return it->second;
+  }
+
+  // Which results of the callee of `let` (a let of the running function) are final: null for none.
+  static const std::vector<uint8_t>* callee_finals(const ir::Let& let, const CallContext& context) {
+    if (context.stream == nullptr) return nullptr;
+    const std::vector<uint8_t>& finals = context.stream->callee_finals.at(static_cast<size_t>(&let - context.function->lets.data()));
+    return finals.empty() ? nullptr : &finals;
+  }
+
+  // Hands let `index` (a final parameter cotangent) to the sink, unless muted, and frees it.
+  void emit(const ir::Function& function, uint32_t index, Frame& frame, const CallContext& context) {
+    if (!muted_) {
+      const auto at = std::find(function.results.begin(), function.results.end(), ir::ValueRef::let(index));
+      const std::string& name = function.result_names.at(static_cast<size_t>(at - function.results.begin()));
+      (*options_.cotangents)(join_path(context.path, name), context.layers, frame.lets[index]);
+    }
+    frame.lets[index] = Value{};
+  }
+
+  // Sets a flag for a scope.
+  struct Setting {
+    Setting(bool& flag, bool value) : flag_(flag), old_(flag) { flag = value; }
+    ~Setting() { flag_ = old_; }
+    Setting(const Setting&) = delete;
+    Setting& operator=(const Setting&) = delete;
+    bool& flag_;
+    bool old_;
+  };
 
   std::vector<Value> run_control(const ir::Let& let, const std::vector<const Value*>& operands,
                                  const CallContext& context, RealType site) {
@@ -572,6 +643,7 @@ class Runner {
       return;
     }
     run_computing_let(function, index, frame, context);
+    if (context.stream && context.stream->emits[index] && options_.cotangents) return emit(function, index, frame, context);
     const bool hands_on = let.op == ir::Op::call || let.op == ir::Op::scan || let.op == ir::Op::cache_write;
     if (hands_on) return;
     frame.lets[index].writable = false;
@@ -637,7 +709,8 @@ class Runner {
   }
 
   void observe(const ir::Function& function, uint32_t index, const Frame& frame, const CallContext& context) {
-    if (!options_.observer || function.lets[index].type.is_tuple()) return;
+    // (A streamed cotangent handed on by a `get` has no storage: nothing to see.)
+    if (!options_.observer || quiet_ || function.lets[index].type.is_tuple() || !frame.lets[index].storage) return;
     std::vector<const Value*> operands;
     for (const ir::ValueRef& ref : function.lets[index].operands) operands.push_back(&resolve(ref, frame));
     (*options_.observer)(LetObservation{function, index, context.path, context.layers, frame.lets[index], operands});
@@ -654,56 +727,12 @@ class Runner {
   std::map<const ir::Function*, Sites> sites_;
   std::map<const ir::Function*, std::vector<uint8_t>> live_;
   std::map<const ir::Function*, std::vector<uint32_t>> reads_;
+  std::map<std::pair<const ir::Function*, std::vector<uint8_t>>, ir::CotangentStream> streams_;
+  bool muted_ = false;  // streamed cotangents are freed unseen (a fold_vjp's backward layers)
+  bool quiet_ = false;  // the observer sees nothing (a fold_vjp's layers run again)
 };
 
-Value input_value(const Tensor& tensor, const ir::Type& type, RealType real_type) {
-  const size_t n = tensor.element_count();
-  if (type.kind == ir::ElemKind::Real && tensor.type() == element_type_of(real_type) && real_type != RealType::bf16) {
-    if (real_type == RealType::f64) {  // already in the argument's type: copied as it lies
-      Buffer<double> values(n);
-      std::memcpy(values.data(), tensor.data(), n * 8);
-      return store_f64(std::move(values), type.shape);
-    }
-    Buffer<float> values(n);
-    std::memcpy(values.data(), tensor.data(), n * 4);
-    return store_f32(std::move(values), type.shape, RealType::f32);
-  }
-  if (type.kind == ir::ElemKind::Real) {
-    Buffer<double> values(n);
-    for (size_t i = 0; i < n; ++i) values[i] = tensor.get(i);
-    return convert_real(store_f64(std::move(values), type.shape), real_type);
-  }
-  if (type.kind == ir::ElemKind::Int) {
-    std::vector<int64_t> values(n);
-    for (size_t i = 0; i < n; ++i) values[i] = tensor.get_integer(i);
-    return make_integers(std::move(values), type.shape);
-  }
-  std::vector<uint8_t> values(n);
-  for (size_t i = 0; i < n; ++i) values[i] = tensor.get(i) != 0;
-  return make_booleans(std::move(values), type.shape);
-}
-
 }  // namespace
-
-Tensor output_tensor(const Value& value) {
-  if (value.kind == Value::Kind::integer || value.kind == Value::Kind::boolean) {
-    const bool ints = value.kind == Value::Kind::integer;
-    Tensor out(ints ? ElementType::i64 : ElementType::boolean, value.shape);
-    const std::vector<int64_t> values = load_integers(value);  // exact (never through a double)
-    for (size_t i = 0; i < values.size(); ++i) out.set_integer(i, values[i]);
-    return out;
-  }
-  const Value real = convert_real(value, value.kind == Value::Kind::quantized ? RealType::f32 : value.type);
-  Tensor out(element_type_of(real.type), real.shape);
-  const size_t n = real.count();
-  const Storage& s = *real.storage;
-  switch (real.type) {
-    case RealType::f64: std::memcpy(out.data(), s.f64.data() + real.offset, n * 8); break;
-    case RealType::f32: std::memcpy(out.data(), s.f32.data() + real.offset, n * 4); break;
-    case RealType::bf16: std::memcpy(out.data(), s.bf16.data() + real.offset, n * 2); break;
-  }
-  return out;
-}
 
 namespace {
 
@@ -745,40 +774,9 @@ std::vector<Value> execute_values(const ir::Program& program, const std::string&
     argument.writable = argument.kind == Value::Kind::real && argument.storage && argument.storage.use_count() == 1;
   }
   Runner runner(program, realization, parameters, options);
-  return runner.run_function(*function, arguments, CallContext{});
-}
-
-Value argument_value(const ir::Program& program, const std::string& entry, size_t index, const Tensor& tensor,
-                     const Realization& realization) {
-  const ir::Function* function = program.find_function(entry);
-  if (!function) user_error("E0621") << "the program has no function `" << entry << "`";
-  if (index >= function->argument_types.size()) {
-    user_error("E0622") << "`" << entry << "` takes " << function->argument_types.size() << " inputs, got "
-                        << index + 1;
-  }
-  const ir::Type& type = function->argument_types[index];
-  if (tensor.shape() != type.shape) {
-    user_error("E0622") << "input `" << function->argument_names[index] << "` has shape "
-                        << format_shape(tensor.shape()) << "; `" << entry << "` expects " << ir::type_to_string(type);
-  }
-  return input_value(tensor, type, realization.default_type);
-}
-
-std::vector<Tensor> execute(const ir::Program& program, const std::string& entry, const Realization& realization,
-                            const std::vector<Tensor>& inputs, const PreparedParameters& parameters,
-                            const ExecuteOptions& options) {
-  const ir::Function* function = program.find_function(entry);
-  if (function && inputs.size() != function->argument_types.size()) {
-    user_error("E0622") << "`" << entry << "` takes " << function->argument_types.size() << " inputs, got "
-                        << inputs.size();
-  }
-  std::vector<Value> arguments;
-  for (size_t i = 0; i < inputs.size(); ++i) arguments.push_back(argument_value(program, entry, i, inputs[i], realization));
-  std::vector<Tensor> outputs;
-  for (const Value& value : execute_values(program, entry, realization, std::move(arguments), parameters, options)) {
-    outputs.push_back(output_tensor(value));
-  }
-  return outputs;
+  std::vector<uint8_t> finals;
+  if (options.cotangents) finals = ir::parameter_results(program, *function);
+  return runner.run_function(*function, arguments, CallContext{}, options.cotangents ? &finals : nullptr);
 }
 
 }  // namespace presk::exec::native

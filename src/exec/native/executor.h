@@ -41,6 +41,12 @@ struct LetObservation {
 };
 using LetObserver = std::function<void(const LetObservation&)>;
 
+// Where ExecuteOptions::cotangents hands each streamed parameter cotangent: the parameter's
+// full path, the layers of the stacks its let ran in (empty for a whole parameter) and the
+// value, valid during the call.
+using CotangentSink =
+    std::function<void(const std::string& path, const std::vector<int64_t>& layers, const Value& value)>;
+
 struct ExecuteOptions {
   ExecuteOptions() = default;
   // {threads, force_scalar}, as before `training` existed.
@@ -59,6 +65,15 @@ struct ExecuteOptions {
   // entry above a causal mask's diagonal is left uncomputed. The results are unchanged except
   // where a contraction would have taken its bias add (then the add rounds once more).
   const LetObserver* observer = nullptr;
+  // A reverse sweep that streams its parameters' cotangents (ir/cotangent_stream.h): each let
+  // that computes one which reaches the entry's results unchanged (the entry's results named
+  // for parameters, through `get`s and returns only) is handed here as soon as it is computed
+  // (after the observer) and freed; the entry returns an empty value (no storage) in its place.
+  // A stacked parameter's layers arrive in layer order, one layer's cotangent at a time: a
+  // fold_vjp then runs its layers twice, from the last (observed: the carries, each layer's
+  // cotangents freed unseen) and again from the first (unobserved, from the kept carries:
+  // the same bits), so that the elements arrive in the order of the stacked cotangent.
+  const CotangentSink* cotangents = nullptr;
 };
 
 // Where a parameter's values come from: its full path → its row-major values over its full
@@ -93,11 +108,11 @@ class PreparedCache {
   uint64_t preparations_ = 0;
 };
 
-// Converts each parameter of `program` from `source` into its realized type: f64/f32/bf16
-// rounded once (RNE) from its stored type (a parameter stored in its realized type is copied as
-// it is, never widened on the way), or quantized (kernels.h). A missing parameter or a wrong
-// count is E0620. With a cache, a parameter already prepared there in the same type is taken
-// from it (the same bits, no copy).
+// Converts each parameter of `program` from `source` into its realized type: f32/bf16 rounded
+// once (RNE) from its stored type (copied as it is when stored so), f64 kept in its stored type
+// (its readers widen it exactly: never a whole binary64 copy), or quantized (kernels.h). A
+// missing parameter or a wrong count is E0620. With a cache, a parameter already prepared there
+// in the same type is taken from it (the same bits, no copy).
 PreparedParameters prepare_parameters(const ir::Program& program, const Realization& realization,
                                       const ParameterSource& source, PreparedCache* cache = nullptr);
 
