@@ -114,12 +114,6 @@ void widen(double& gap, mpfr_srcptr difference) {
   gap = std::max(gap, std::fabs(mpfr_get_d(difference, MPFR_RNDU)));
 }
 
-// The step of word w of a scheme, as a fraction of its scale.
-double word_step(Words words, int w) {
-  if (w == 0) return 1;
-  return words == Words::two_code16 ? 1.0 / 256 : std::ldexp(1.0, -7 * w);
-}
-
 class GapObserver : public reference::Observer {
  public:
   GapObserver(const Probed& probed, const ir::Program& program, const Contract& contract,
@@ -226,6 +220,7 @@ class GapObserver : public reference::Observer {
     if (weights) ++gap.integer_evaluations;
     gap.integer = gap.integer_evaluations > 0;
     ++gap.evaluations;
+    const ChipOperands chip = weights ? chip_operands(p, k, n, *weights) : ChipOperands{};
     for (int64_t o = 0; o < outer; ++o) {
       for (int64_t j = 0; j < n; ++j) {
         const __mpfr_struct* exact = &y.mpfr[o * n + j];
@@ -234,8 +229,7 @@ class GapObserver : public reference::Observer {
         mpfr_sub(term_, sum_, exact, MPFR_RNDN);
         widen(gap.representation, term_);
         if (!weights) continue;
-        const double chip = chip_output(p, o, j, k, n, run, *weights);
-        mpfr_sub_d(term_, sum_, chip, MPFR_RNDN);
+        mpfr_sub_d(term_, sum_, chip_output(p, o, j, k, chip), MPFR_RNDN);
         widen(gap.arithmetic, term_);
       }
     }
@@ -253,27 +247,50 @@ class GapObserver : public reference::Observer {
     }
   }
 
-  // The chip's output: per run and word, the codes' sum in the contract's accumulator, times the
-  // word's step and the two scales, added in binary64.
-  double chip_output(size_t p, int64_t o, int64_t j, int64_t k, int64_t n, int64_t run,
-                     const exec::native::QuantizedWeights& weights) {
+  // The operands as the chip holds them (kernels.h, chip_dot): the activation's words as bytes
+  // and its blocks' scales; the weights' codes by column [n][k] and their scales per group.
+  struct ChipOperands {
+    std::vector<std::vector<uint8_t>> words;
+    std::vector<double> scales;
+    std::vector<int8_t> columns;
+    std::vector<float> column_scales;
+    size_t group = 0;
+  };
+
+  ChipOperands chip_operands(size_t p, int64_t k, int64_t n, const exec::native::QuantizedWeights& weights) const {
     const QuantizedProduct& q = products_[p];
-    std::vector<int32_t> a(static_cast<size_t>(run)), w(static_cast<size_t>(run));
-    double y = 0;
-    bool overflowed = false;
-    for (int64_t start = 0; start < k; start += run) {
-      const QuantizedBlock& b = activations_[p][static_cast<size_t>((o * k + start) / q.block)];
-      const size_t weight_index = static_cast<size_t>(start * n + j);
-      for (int word = 0; word < word_count(q.scheme.words); ++word) {
-        for (int64_t i = 0; i < run; ++i) {
-          a[static_cast<size_t>(i)] = b.words[static_cast<size_t>(word)][static_cast<size_t>((o * k + start + i) % q.block)];
-          w[static_cast<size_t>(i)] = static_cast<int32_t>(weights.q_at(static_cast<size_t>((start + i) * n + j)));
-        }
-        const int64_t sum = dot_accumulated(a.data(), w.data(), a.size(), contract_.accumulator_bits, contract_.overflow);
-        overflowed |= sum != dot_accumulated(a.data(), w.data(), a.size(), 64, Overflow::wrap);
-        y += static_cast<double>(sum) * word_step(q.scheme.words, word) * b.scale * weights.scales[weights.scale_index(weight_index)];
+    const std::vector<QuantizedBlock>& blocks = activations_[p];
+    ChipOperands c;
+    c.words.assign(static_cast<size_t>(word_count(q.scheme.words)), std::vector<uint8_t>(blocks.size() * static_cast<size_t>(q.block)));
+    for (size_t b = 0; b < blocks.size(); ++b) {
+      c.scales.push_back(blocks[b].scale);
+      for (size_t w = 0; w < c.words.size(); ++w) {
+        for (size_t i = 0; i < blocks[b].words[w].size(); ++i) c.words[w][b * static_cast<size_t>(q.block) + i] = static_cast<uint8_t>(blocks[b].words[w][i]);
       }
     }
+    c.group = static_cast<size_t>(weights.group > 0 ? weights.group : k);
+    for (int64_t j = 0; j < n; ++j) {
+      for (int64_t t = 0; t < k; ++t) {
+        const size_t index = static_cast<size_t>(t * n + j);
+        c.columns.push_back(static_cast<int8_t>(weights.q_at(index)));
+        if (static_cast<size_t>(t) % c.group == 0) c.column_scales.push_back(weights.scales[weights.scale_index(index)]);
+      }
+    }
+    return c;
+  }
+
+  // The chip's output (kernels.h, chip_dot): per run and word, the codes' sum in the contract's
+  // accumulator, times the word's step and the two scales, added in binary64.
+  double chip_output(size_t p, int64_t o, int64_t j, int64_t k, const ChipOperands& c) {
+    const size_t row = static_cast<size_t>(o * k), groups = static_cast<size_t>(k) / c.group;
+    CodesRow a;
+    for (size_t w = 0; w < c.words.size(); ++w) a.words[w] = c.words[w].data() + row;
+    a.scales = c.scales.data() + row / static_cast<size_t>(products_[p].block);
+    a.block = static_cast<size_t>(products_[p].block);
+    const CodesColumn w{c.columns.data() + static_cast<size_t>(j * k), c.column_scales.data() + static_cast<size_t>(j) * groups, c.group};
+    bool overflowed = false;
+    const double y = chip_dot(a, w, static_cast<size_t>(k), products_[p].scheme, contract_.accumulator_bits, contract_.overflow,
+                              true, &overflowed);
     ++gaps_[p].outputs;
     if (overflowed) ++gaps_[p].overflowed;
     return y;
