@@ -124,7 +124,7 @@ int run_contract_check(const ContractCheckOptions& options, GlobalOptions& globa
   std::cerr << "presk check: the entry's output, the exact meaning against the chip's (" << sites.size()
             << " quantize site(s))\n";
   const precision::QuantizeSplit entry = precision::quantize_split(
-      prepared.program, *prepared.entry, chip, chip_entry, realization, prepared.parameters, prepared.count,
+      prepared.program, *prepared.entry, chip, chip_entry, numerics::chip_realization(realization, contract), prepared.parameters, prepared.count,
       [&](int64_t k) { return prepared.inputs(k, global.seed); }, envelope.bits, global.threads);
   const numerics::ContractGaps gaps = numerics::measure_contract(
       prepared.program, *prepared.entry, contract, products, realization, prepared.parameters, prepared.count,

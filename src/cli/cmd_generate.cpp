@@ -43,9 +43,10 @@ Side make_side(const std::string& what, const ir::Program& program, const refere
     side.stepper = generate::exact_stepper(program, weights, bits);
     return side;
   }
-  const exec::native::Realization realization = exec::native::read_realization(what);
-  if (!contract_path.empty()) {  // the chip's program: its quantizes and its caches' keeps
+  exec::native::Realization realization = exec::native::read_realization(what);
+  if (!contract_path.empty()) {  // the chip's program: its quantizes, its caches' keeps and its integer sums
     const numerics::Contract contract = numerics::read_contract_file(contract_path);
+    realization = numerics::chip_realization(realization, contract);
     const std::vector<numerics::QuantizedProduct> products = numerics::bind_contract(contract, program, &realization);
     side.chip = std::make_unique<ir::Program>(
         numerics::chip_program(program, contract, numerics::quantize(program, contract, products), products));

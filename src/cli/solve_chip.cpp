@@ -11,6 +11,7 @@
 #include "ir/program_hash.h"
 #include "numerics/bind.h"
 #include "numerics/contract_json.h"
+#include "numerics/quantize.h"
 #include "solve/chip_decode.h"
 #include "solve/chip_solve.h"
 #include "support/atomic_file.h"
@@ -92,7 +93,9 @@ int run_chip_solve(const SolveCommandOptions& options, GlobalOptions& global) {
   const numerics::Contract contract = numerics::read_contract_file(options.contract);
   const precision::Envelope envelope = precision::read_envelope(options.run.envelope);
   const PreparedRun prepared = prepare_envelope_run(options.run, envelope, global);
-  const exec::native::Realization realization = exec::native::load_realization(options.realize, prepared.program);
+  // Every native run is of a chip's program: its products of codes by integer weights summed as the chip does.
+  const exec::native::Realization realization =
+      numerics::chip_realization(exec::native::load_realization(options.realize, prepared.program), contract);
   const std::vector<numerics::QuantizedProduct> products = numerics::bind_contract(contract, prepared.program, &realization);
   const bool decode = prepared.entry->name == generate::kDecodeEntry;
   const solve::Offer offer = solve::chip_offer(prepared.program, contract, products, envelope, decode);

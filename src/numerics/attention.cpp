@@ -2,6 +2,8 @@
 // and the chip's integer form.
 #include "numerics/attention.h"
 
+#include <cmath>
+
 #include "numerics/scheme/kernels.h"
 #include "numerics/scheme/rational.h"
 #include "support/diagnostics.h"
@@ -64,6 +66,62 @@ std::vector<double> attend_values_native(const std::vector<float>& weights, cons
     }
   }
   return out;
+}
+
+namespace {
+
+// The values a row of n stands for when taken as `taken` says, exactly.
+std::vector<mpq_class> taken_row(const double* x, size_t n, const Taken& taken) {
+  std::vector<mpq_class> out(n);
+  if (taken.float_format) {
+    for (size_t i = 0; i < n; ++i) out[i] = mpq_class(round_rational(mpq_class(x[i]), *taken.float_format));
+    return out;
+  }
+  const size_t block = tile_of(*taken.scheme, n);
+  for (size_t start = 0; start < n; start += block) {
+    std::vector<mpq_class> part(block);
+    for (size_t i = 0; i < block; ++i) part[i] = mpq_class(x[start + i]);
+    const QuantizedBlock q = quantize_rationals(std::move(part), *taken.scheme);
+    for (size_t i = 0; i < block; ++i) out[start + i] = mpq_class(q.values[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<double> attend_scores_exact(const std::vector<double>& query, const std::vector<std::vector<double>>& keys,
+                                        const Taken& queries, const Taken& keys_taken) {
+  const std::vector<mpq_class> q = taken_row(query.data(), query.size(), queries);
+  std::vector<double> scores;
+  for (const std::vector<double>& key : keys) {
+    internal_assert(key.size() == query.size());
+    const std::vector<mpq_class> k = taken_row(key.data(), key.size(), keys_taken);
+    mpq_class sum = 0;
+    for (size_t d = 0; d < q.size(); ++d) sum += q[d] * k[d];
+    scores.push_back(nearest_binary64(sum));
+  }
+  return scores;
+}
+
+std::vector<double> attend_scores_native(const std::vector<float>& query, const std::vector<std::vector<float>>& keys,
+                                         const Scheme& queries, const Scheme& keys_scheme) {
+  internal_assert(keys_scheme.words == Words::one && keys_scheme.scale.kind != Scale::Kind::unsigned_pow2);
+  const size_t n = query.size(), block = tile_of(queries, n);
+  internal_assert(tile_of(keys_scheme, n) == block);
+  std::vector<NativeBlock> q;
+  for (size_t start = 0; start < n; start += block) q.push_back(quantize_block_native(query.data() + start, block, queries));
+  std::vector<double> scores;
+  for (const std::vector<float>& key : keys) {
+    internal_assert(key.size() == n);
+    double score = 0;
+    for (size_t b = 0; b < q.size(); ++b) {
+      const NativeBlock k = quantize_block_native(key.data() + b * block, block, keys_scheme);
+      const WordsDot dot = dot_words(q[b], queries, reinterpret_cast<const int8_t*>(k.words[0].data()), block, true);
+      score += std::ldexp(static_cast<double>(dot.sum), -dot.shift) * (q[b].scale * k.scale);
+    }
+    scores.push_back(score);
+  }
+  return scores;
 }
 
 }  // namespace presk::numerics

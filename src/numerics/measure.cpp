@@ -89,19 +89,27 @@ std::vector<CacheGap> kept_caches(const ir::Program& program, const Contract& co
   return caches;
 }
 
-// Whether the spec is "<P><C>,<C><Q>-><P><Q>" with the activation first: rows of A by W[C, Q].
-bool is_row_product(const std::string& spec, int activation) {
+// A product's matrix as it is laid out: W[C, Q] (rows of A by W), or W[Q, C] (`transposed`: by Wᵀ,
+// as a Hugging Face [out, in] weight), C the k contracted values and Q the n outputs.
+struct MatrixLayout {
+  int64_t k = 0, n = 0;
+  bool transposed = false;
+  size_t at(int64_t t, int64_t j) const { return static_cast<size_t>(transposed ? j * k + t : t * n + j); }
+};
+
+// Whether the spec is "<P><C>,<C><Q>-><P><Q>" or "<P><C>,<Q><C>-><P><Q>" with the activation first:
+// rows of A by W[C, Q] (false) or by W[Q, C] (true); none otherwise.
+std::optional<bool> row_product(const std::string& spec, int activation) {
   const size_t comma = spec.find(','), arrow = spec.find("->");
-  if (activation != 0 || comma == std::string::npos || arrow == std::string::npos) return false;
+  if (activation != 0 || comma == std::string::npos || arrow == std::string::npos) return std::nullopt;
   const std::string a = spec.substr(0, comma), w = spec.substr(comma + 1, arrow - comma - 1), r = spec.substr(arrow + 2);
   for (size_t c = 1; c <= std::min(a.size(), w.size()); ++c) {
-    const std::string contracted = w.substr(0, c);
-    if (a.size() >= c && a.compare(a.size() - c, c, contracted) == 0 &&
-        r == a.substr(0, a.size() - c) + w.substr(c) && r.find_first_of(contracted) == std::string::npos) {
-      return true;
-    }
+    const std::string contracted = a.substr(a.size() - c), rows = a.substr(0, a.size() - c);
+    if (r.find_first_of(contracted) != std::string::npos) continue;
+    if (w.compare(0, c, contracted) == 0 && r == rows + w.substr(c)) return false;
+    if (w.compare(w.size() - c, c, contracted) == 0 && r == rows + w.substr(0, w.size() - c)) return true;
   }
-  return false;
+  return std::nullopt;
 }
 
 // gap ← the larger of gap and |difference| (rounded up); a NaN difference (a value not finite on
@@ -112,12 +120,6 @@ void widen(double& gap, mpfr_srcptr difference) {
     return;
   }
   gap = std::max(gap, std::fabs(mpfr_get_d(difference, MPFR_RNDU)));
-}
-
-// The step of word w of a scheme, as a fraction of its scale.
-double word_step(Words words, int w) {
-  if (w == 0) return 1;
-  return words == Words::two_code16 ? 1.0 / 256 : std::ldexp(1.0, -7 * w);
 }
 
 class GapObserver : public reference::Observer {
@@ -182,7 +184,7 @@ class GapObserver : public reference::Observer {
   }
 
   // The weights' integer form under the realization, when it is one the chip's sums can use.
-  std::optional<exec::native::QuantizedWeights> integer_weights(size_t p, int64_t k, int64_t n) {
+  std::optional<exec::native::QuantizedWeights> integer_weights(size_t p, const MatrixLayout& layout) {
     const exec::native::QuantSpec* spec = realization_.param_quant(paths_[p]);
     const ir::Param* param = program_.find_param(paths_[p]);
     if (!spec || !param) {
@@ -191,11 +193,12 @@ class GapObserver : public reference::Observer {
     }
     const int64_t rank = param->type.rank();
     const int64_t over = (spec->over < 0 ? spec->over + rank : spec->over) - param->stack_depth;
-    if (over != 0) {
+    if (over != (layout.transposed ? 1 : 0)) {
       gaps_[p].why_not = "a matrix whose integer scales do not run along the contracted axis (" + paths_[p] + ")";
       return std::nullopt;
     }
-    return exec::native::quantize(matrices_[p], {k, n}, spec->bits, 0, spec->scheme == exec::native::QuantScheme::pow2,
+    const std::vector<int64_t> shape = layout.transposed ? std::vector<int64_t>{layout.n, layout.k} : std::vector<int64_t>{layout.k, layout.n};
+    return exec::native::quantize(matrices_[p], shape, spec->bits, over, spec->scheme == exec::native::QuantScheme::pow2,
                                   spec->group);
   }
 
@@ -203,13 +206,15 @@ class GapObserver : public reference::Observer {
     const QuantizedProduct& q = products_[p];
     ProductGap& gap = gaps_[p];
     const ir::Let& let = program_.functions[q.product.function].lets[q.product.let];
-    if (!is_row_product(let.attrs.spec, q.product.activation)) {
+    const std::optional<bool> transposed = row_product(let.attrs.spec, q.product.activation);
+    if (!transposed) {
       gap.why_not = "its spec `" + let.attrs.spec + "` is not rows of the activation by the matrix";
       return;
     }
     const int64_t k = q.product.row, outer = y.count == 0 ? 0 : static_cast<int64_t>(activations_[p].size()) * q.block / k;
     const int64_t n = outer == 0 ? 0 : y.count / outer;
-    std::optional<exec::native::QuantizedWeights> weights = integer_weights(p, k, n);
+    const MatrixLayout layout{k, n, *transposed};
+    std::optional<exec::native::QuantizedWeights> weights = integer_weights(p, layout);
     const int64_t group = weights && weights->group > 0 ? weights->group : k;
     const int64_t run = std::min(q.block, group);
     if (weights && (q.block % run != 0 || group % run != 0)) {
@@ -226,54 +231,79 @@ class GapObserver : public reference::Observer {
     if (weights) ++gap.integer_evaluations;
     gap.integer = gap.integer_evaluations > 0;
     ++gap.evaluations;
+    const ChipOperands chip = weights ? chip_operands(p, layout, *weights) : ChipOperands{};
     for (int64_t o = 0; o < outer; ++o) {
       for (int64_t j = 0; j < n; ++j) {
         const __mpfr_struct* exact = &y.mpfr[o * n + j];
         gap.magnitude = std::max(gap.magnitude, std::fabs(mpfr_get_d(exact, MPFR_RNDU)));
-        represented(p, o, j, k, n, w_q);  // sum_ ← exact on the quantized operands
+        represented(p, o, j, layout, w_q);  // sum_ ← exact on the quantized operands
         mpfr_sub(term_, sum_, exact, MPFR_RNDN);
         widen(gap.representation, term_);
         if (!weights) continue;
-        const double chip = chip_output(p, o, j, k, n, run, *weights);
-        mpfr_sub_d(term_, sum_, chip, MPFR_RNDN);
+        mpfr_sub_d(term_, sum_, chip_output(p, o, j, k, chip), MPFR_RNDN);
         widen(gap.arithmetic, term_);
       }
     }
   }
 
   // sum_ ← Σ_k A_q[o, k]·W_q[k, j], at the reference's precision.
-  void represented(size_t p, int64_t o, int64_t j, int64_t k, int64_t n, const std::vector<double>& w_q) {
+  void represented(size_t p, int64_t o, int64_t j, const MatrixLayout& layout, const std::vector<double>& w_q) {
+    const int64_t k = layout.k;
     const int64_t block = products_[p].block;
     mpfr_set_zero(sum_, 1);
     for (int64_t i = 0; i < k; ++i) {
       const QuantizedBlock& b = activations_[p][static_cast<size_t>((o * k + i) / block)];
       mpfr_set_d(term_, b.values[static_cast<size_t>((o * k + i) % block)], MPFR_RNDN);
-      mpfr_set_d(other_, w_q[static_cast<size_t>(i * n + j)], MPFR_RNDN);
+      mpfr_set_d(other_, w_q[layout.at(i, j)], MPFR_RNDN);
       mpfr_fma(sum_, term_, other_, sum_, MPFR_RNDN);
     }
   }
 
-  // The chip's output: per run and word, the codes' sum in the contract's accumulator, times the
-  // word's step and the two scales, added in binary64.
-  double chip_output(size_t p, int64_t o, int64_t j, int64_t k, int64_t n, int64_t run,
-                     const exec::native::QuantizedWeights& weights) {
+  // The operands as the chip holds them (kernels.h, chip_dot): the activation's words as bytes
+  // and its blocks' scales; the weights' codes by column [n][k] and their scales per group.
+  struct ChipOperands {
+    std::vector<std::vector<uint8_t>> words;
+    std::vector<double> scales;
+    std::vector<int8_t> columns;
+    std::vector<float> column_scales;
+    size_t group = 0;
+  };
+
+  ChipOperands chip_operands(size_t p, const MatrixLayout& layout, const exec::native::QuantizedWeights& weights) const {
+    const int64_t k = layout.k, n = layout.n;
     const QuantizedProduct& q = products_[p];
-    std::vector<int32_t> a(static_cast<size_t>(run)), w(static_cast<size_t>(run));
-    double y = 0;
-    bool overflowed = false;
-    for (int64_t start = 0; start < k; start += run) {
-      const QuantizedBlock& b = activations_[p][static_cast<size_t>((o * k + start) / q.block)];
-      const size_t weight_index = static_cast<size_t>(start * n + j);
-      for (int word = 0; word < word_count(q.scheme.words); ++word) {
-        for (int64_t i = 0; i < run; ++i) {
-          a[static_cast<size_t>(i)] = b.words[static_cast<size_t>(word)][static_cast<size_t>((o * k + start + i) % q.block)];
-          w[static_cast<size_t>(i)] = static_cast<int32_t>(weights.q_at(static_cast<size_t>((start + i) * n + j)));
-        }
-        const int64_t sum = dot_accumulated(a.data(), w.data(), a.size(), contract_.accumulator_bits, contract_.overflow);
-        overflowed |= sum != dot_accumulated(a.data(), w.data(), a.size(), 64, Overflow::wrap);
-        y += static_cast<double>(sum) * word_step(q.scheme.words, word) * b.scale * weights.scales[weights.scale_index(weight_index)];
+    const std::vector<QuantizedBlock>& blocks = activations_[p];
+    ChipOperands c;
+    c.words.assign(static_cast<size_t>(word_count(q.scheme.words)), std::vector<uint8_t>(blocks.size() * static_cast<size_t>(q.block)));
+    for (size_t b = 0; b < blocks.size(); ++b) {
+      c.scales.push_back(blocks[b].scale);
+      for (size_t w = 0; w < c.words.size(); ++w) {
+        for (size_t i = 0; i < blocks[b].words[w].size(); ++i) c.words[w][b * static_cast<size_t>(q.block) + i] = static_cast<uint8_t>(blocks[b].words[w][i]);
       }
     }
+    c.group = static_cast<size_t>(weights.group > 0 ? weights.group : k);
+    for (int64_t j = 0; j < n; ++j) {
+      for (int64_t t = 0; t < k; ++t) {
+        const size_t index = layout.at(t, j);
+        c.columns.push_back(static_cast<int8_t>(weights.q_at(index)));
+        if (static_cast<size_t>(t) % c.group == 0) c.column_scales.push_back(weights.scales[weights.scale_index(index)]);
+      }
+    }
+    return c;
+  }
+
+  // The chip's output (kernels.h, chip_dot): per run and word, the codes' sum in the contract's
+  // accumulator, times the word's step and the two scales, added in binary64.
+  double chip_output(size_t p, int64_t o, int64_t j, int64_t k, const ChipOperands& c) {
+    const size_t row = static_cast<size_t>(o * k), groups = static_cast<size_t>(k) / c.group;
+    CodesRow a;
+    for (size_t w = 0; w < c.words.size(); ++w) a.words[w] = c.words[w].data() + row;
+    a.scales = c.scales.data() + row / static_cast<size_t>(products_[p].block);
+    a.block = static_cast<size_t>(products_[p].block);
+    const CodesColumn w{c.columns.data() + static_cast<size_t>(j * k), c.column_scales.data() + static_cast<size_t>(j) * groups, c.group};
+    bool overflowed = false;
+    const double y = chip_dot(a, w, static_cast<size_t>(k), products_[p].scheme, contract_.accumulator_bits, contract_.overflow,
+                              true, &overflowed);
     ++gaps_[p].outputs;
     if (overflowed) ++gaps_[p].overflowed;
     return y;

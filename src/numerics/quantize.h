@@ -57,6 +57,12 @@ std::vector<QuantizeSite> quantize(const ir::Program& program, const Contract& c
 ir::Program chip_program(const ir::Program& program, const Contract& contract, const std::vector<QuantizeSite>& sites,
                          const std::vector<QuantizedProduct>& products);
 
+// `realization` with the contract's integer sums (exec::native::IntegerSums: its accumulator's
+// bits, wrapping or saturating): the chip's program runs under it natively, each product of a
+// quantize's codes by integer weights computed as the chip computes it (docs/chip.md, "The
+// chip's products").
+exec::native::Realization chip_realization(const exec::native::Realization& realization, const Contract& contract);
+
 // A table for `presk dump --stage chip`, and its JSON form.
 std::string quantize_text(const ir::Program& program, const std::vector<QuantizeSite>& sites);
 nlohmann::json quantize_json(const std::vector<QuantizeSite>& sites);

@@ -167,4 +167,10 @@ ir::Program chip_program(const ir::Program& program, const Contract& contract, c
   return out;
 }
 
+exec::native::Realization chip_realization(const exec::native::Realization& realization, const Contract& contract) {
+  exec::native::Realization chip = realization;
+  chip.integer_sums = {contract.accumulator_bits, contract.overflow == Overflow::saturate};
+  return chip;
+}
+
 }  // namespace presk::numerics

@@ -131,6 +131,12 @@ TEST_F(ChipMeasure, SixteenBitsOverflowWhereThirtyTwoHold) {
   EXPECT_EQ(up_narrow["accumulator"]["bits_needed"], 18);
   EXPECT_GT(up_narrow["accumulator"]["overflowed"].get<int>(), 0);
   EXPECT_GT(up_narrow["arithmetic"]["relative"].get<double>(), 1e-3);
+  // The entry's native run sums each product of codes by int8 weights as its chip does (docs/chip.md,
+  // "The chip's products"): the 16-bit chip's saturated sums move the logits far past the 32-bit one's.
+  const double wide_entry = wide["entry_gap"]["arithmetic"]["relative"];
+  const double narrow_entry = narrow["entry_gap"]["arithmetic"]["relative"];
+  EXPECT_GT(narrow_entry, 1e-3) << narrow["entry_gap"];
+  EXPECT_GT(narrow_entry, 100 * wide_entry) << wide["entry_gap"];
   // A matrix the realization keeps as floats: representation only, and why.
   const nlohmann::json linear = product(wide, "Linear.apply/%1");
   EXPECT_TRUE(linear["arithmetic"].is_null());

@@ -5,12 +5,14 @@
 // place when its layout is [batch, M, K] or [batch, K, M] (reverse mode's Xᵀ · dY), B (a
 // parameter at rest, integer weights dequantized in the kernel's load) when it is [batch, K,
 // N], or [batch, N, K] stored in the site's own type (reverse mode's dY · Wᵀ, q · kᵀ); otherwise
-// each is first loaded and permuted.
+// each is first loaded and permuted. Where the realization has integer sums and A holds a
+// quantize's codes, a product by integer weights is computed as the chip does (ops_chip.h).
 #include <algorithm>
 
 #include "exec/native/contract_driver.h"
 #include "exec/native/convert.h"
 #include "exec/native/ops.h"
+#include "exec/native/ops_chip.h"
 #include "support/diagnostics.h"
 
 namespace presk::exec::native {
@@ -175,13 +177,13 @@ Value bf16_with_bias(Buffer<float>& c, const ContractionShape& epilogue, size_t 
   return Value{Value::Kind::real, RealType::bf16, std::move(shape), std::move(storage), 0};
 }
 
+// C[batch, M, N] by the kernels: A and B read in place where their layouts allow (file comment),
+// else loaded and permuted; `bias`, where not null, added by the kernels (ContractionShape).
 template <typename C>
-Value contract(const ir::Let& let, const Value& av, const Value& bv, const OpContext& ctx) {
-  const Spec s = parse_spec(let.attrs.spec);
+void contract_by_kernels(const Spec& s, const Value& av, const Value& bv, bool lower_only, const C* bias,
+                         Buffer<C>& c, const OpContext& ctx) {
   const size_t batches = product(s.batch, s.a, av.shape), m = product(s.m, s.a, av.shape);
   const size_t n = product(s.n, s.b, bv.shape), k = product(s.k, s.a, av.shape);
-  // A in [batch, M, K] or [batch, K, M] and B in [batch, K, N]: read in place when they
-  // already are.
   const Loaded<C> a_loaded = view_as<C>(av, ctx.site);
   const std::string a_order = s.batch + s.m + s.k, b_order = s.batch + s.k + s.n;
   const bool a_transposed = s.a != a_order && s.a == s.batch + s.k + s.m;
@@ -199,19 +201,48 @@ Value contract(const ir::Let& let, const Value& av, const Value& bv, const OpCon
     source.data = s.b == b_order ? b_loaded.data : b_permuted.data();
     source.first = 0;
   }
+  for (size_t batch = 0; batch < batches; ++batch) {
+    BSource b = source;
+    b.first += batch * k * n;
+    contract_ordered<C>(m, n, k, a + batch * m * k, a_transposed, b, c.data() + batch * m * n, lower_only, bias, ctx);
+  }
+}
+
+// The chip's product (ops_chip.h) where A is [M, K] holding a quantize's codes and B integer
+// weights: its outputs rounded once into the compute type; false where it does not apply.
+template <typename C>
+bool contract_by_chip(const Spec& s, const Value& av, const Value& bv, Buffer<C>& c, const OpContext& ctx) {
+  if (ctx.realization.integer_sums.bits <= 0 || s.a != s.batch + s.m + s.k) return false;
+  const std::optional<std::vector<double>> chip = chip_product(s.a, s.b, s.k, s.batch, av, bv, ctx);
+  if (!chip) return false;
+  internal_assert(chip->size() == c.size());
+  for (size_t i = 0; i < c.size(); ++i) {
+    if constexpr (std::is_same_v<C, double>) {
+      c[i] = (*chip)[i];
+    } else {
+      c[i] = chip_output_in((*chip)[i], ctx.site);
+    }
+  }
+  return true;
+}
+
+template <typename C>
+Value contract(const ir::Let& let, const Value& av, const Value& bv, const OpContext& ctx) {
+  const Spec s = parse_spec(let.attrs.spec);
+  const size_t batches = product(s.batch, s.a, av.shape), m = product(s.m, s.a, av.shape);
+  const size_t n = product(s.n, s.b, bv.shape);
   Buffer<C> c(batches * m * n);
   // C's last two axes are M and N: a causal mask after it makes j > i unwanted.
   const bool in_order = s.out == s.batch + s.m + s.n;
   const bool lower_only = ctx.masked_above_diagonal && in_order && s.m.size() == 1 && s.n.size() == 1;
   // The epilogue's bias, added by the kernels where C's columns are its index, else below.
   const Loaded<C> bias = ctx.bias ? view_as<C>(*ctx.bias, ctx.site) : Loaded<C>{};
-  const bool bias_in_kernel = ctx.bias && in_order && s.n.size() == 1 && interleaved_partials(ctx) <= 1 && !lower_only &&
-                              ctx.site != RealType::bf16;
-  for (size_t batch = 0; batch < batches; ++batch) {
-    BSource b = source;
-    b.first += batch * k * n;
-    contract_ordered<C>(m, n, k, a + batch * m * k, a_transposed, b, c.data() + batch * m * n, lower_only,
-                        bias_in_kernel ? bias.data : nullptr, ctx);
+  bool bias_in_kernel = ctx.bias && in_order && s.n.size() == 1 && interleaved_partials(ctx) <= 1 && !lower_only &&
+                        ctx.site != RealType::bf16;
+  if (contract_by_chip<C>(s, av, bv, c, ctx)) {
+    bias_in_kernel = false;
+  } else {
+    contract_by_kernels<C>(s, av, bv, lower_only, bias_in_kernel ? bias.data : nullptr, c, ctx);
   }
   if (!in_order) {
     std::vector<int64_t> bmn_shape;

@@ -37,6 +37,16 @@ struct QuantSpec {
   bool operator==(const QuantSpec&) const = default;
 };
 
+// A chip's integer sums (docs/chip.md, "The chip's products"; set from a contract by
+// numerics::chip_realization, never read from a file): with `bits` > 0, a contraction of an
+// activation whose codes a `quantize` let gave (a chip's program) by integer weights scaled along
+// the contracted axis sums the codes in an accumulator of `bits` bits, wrapping or saturating;
+// 0: every contraction computes on the values, in its site's type.
+struct IntegerSums {
+  int bits = 0;
+  bool saturate = false;
+};
+
 struct Realization {
   std::string origin;  // "f32" for a named one, the file path for a file (for messages)
   RealType default_type = RealType::f32;
@@ -44,6 +54,7 @@ struct Realization {
   std::map<std::string, RealType> sites;   // by site name "<fn>/%<n>"
   std::map<std::string, RealType> params;  // by full parameter path
   std::map<std::string, QuantSpec> quant;  // by full parameter path
+  IntegerSums integer_sums;
 
   RealType site_type(const std::string& site_name) const;
   RealType param_type(const std::string& path) const;

@@ -46,6 +46,9 @@ using Bf16Patterns = std::vector<uint16_t, UninitializedAllocator<uint16_t>>;
 template <typename T>
 using Buffer = std::vector<T, UninitializedAllocator<T>>;
 
+// A `quantize` let's codes, where a realization's integer sums read them (ops_chip.h).
+struct ActivationCodes;
+
 struct Storage {
   Buffer<double> f64;
   Buffer<float> f32;
@@ -53,6 +56,7 @@ struct Storage {
   std::vector<int64_t> ints;
   std::vector<uint8_t> bools;
   std::shared_ptr<const QuantizedWeights> quant;
+  std::shared_ptr<const ActivationCodes> codes;  // per element, as f64/f32/bf16 index it
 };
 
 struct Value {

@@ -63,6 +63,36 @@ int64_t dot_i8_accumulated(const int8_t* a, const int8_t* b, size_t n, int bits,
 // The same for codes held as 32-bit integers (unsigned bytes, int4 weights, 16-bit codes).
 int64_t dot_accumulated(const int32_t* a, const int32_t* b, size_t n, int bits, Overflow overflow);
 
+// Σ a_i·b_i of codes (a: int8, or unsigned bytes where `a_unsigned`) as a chip whose accumulator
+// has `bits` bits sums them, i ascending: wrapped, the exact sum taken modulo 2^bits (each partial
+// sum wrapped gives the same), by dot_i8/dot_u8i8 (`simd`: the Highway kernel) on runs short
+// enough that 32 bits hold them exactly; saturated, the same where no partial sum can reach the
+// accumulator's ends (n·max|a|·128 within it), else the chain, each partial sum saturated.
+// `overflowed` (may be null) is set when the result is not the exact sum.
+int64_t dot_codes(const uint8_t* a, bool a_unsigned, const int8_t* b, size_t n, int bits, Overflow overflow, bool simd,
+                  bool* overflowed);
+
+// One output of a product of integer codes as a chip computes it (docs/chip.md, "The chip's
+// products"): the activation's row of k values in `words` int8 words (word w's codes at
+// words[w], the first unsigned where the scheme's scale is), one scale per block of `block`
+// values; the weights' column of k int8 codes (int4 codes are int8 too), one f32 scale per group
+// of `group` codes. Over runs of min(block, group) terms (one divides the other, both divide k),
+// and per word: the run's codes dotted in the accumulator (dot_codes), times the word's step
+// (2^−7 or 2^−8 a word), the block's scale and the group's scale, added in binary64 in that
+// order: y += ((sum·step)·s_a)·s_w.
+struct CodesRow {
+  const uint8_t* words[3] = {nullptr, nullptr, nullptr};
+  const double* scales = nullptr;
+  size_t block = 0;
+};
+struct CodesColumn {
+  const int8_t* codes = nullptr;
+  const float* scales = nullptr;
+  size_t group = 0;
+};
+double chip_dot(const CodesRow& a, const CodesColumn& w, size_t k, const Scheme& scheme, int bits, Overflow overflow,
+                bool simd, bool* overflowed);
+
 // A block's words dotted with int8 weights b (n values): Σ_i value_i·b_i = s·sum/2^shift, with
 // the words' integer dot products combined exactly (sum = Σ_w dot_w·2^(shift − shift_w)).
 struct WordsDot {

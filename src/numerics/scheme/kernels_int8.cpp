@@ -49,6 +49,8 @@ HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 #include <algorithm>
+#include <cmath>
+#include <vector>
 
 #include "support/diagnostics.h"
 
@@ -111,6 +113,59 @@ int64_t dot_i8_accumulated(const int8_t* a, const int8_t* b, size_t n, int bits,
 
 int64_t dot_accumulated(const int32_t* a, const int32_t* b, size_t n, int bits, Overflow overflow) {
   return accumulated(a, b, n, bits, overflow);
+}
+
+int64_t dot_codes(const uint8_t* a, bool a_unsigned, const int8_t* b, size_t n, int bits, Overflow overflow, bool simd,
+                  bool* overflowed) {
+  internal_assert(bits >= 1 && bits <= 64);
+  // 65536 products of at most 255·128 sum to less than 2^31: each such run's 32-bit sum is exact.
+  constexpr size_t kExactRun = 65536;
+  int64_t exact = 0;
+  for (size_t start = 0; start < n; start += kExactRun) {
+    const size_t len = std::min(kExactRun, n - start);
+    exact += a_unsigned ? dot_u8i8(a + start, b + start, len, simd)
+                        : dot_i8(reinterpret_cast<const int8_t*>(a) + start, b + start, len, simd);
+  }
+  int64_t result = exact;
+  const Int128 modulus = static_cast<Int128>(1) << bits, high = modulus / 2 - 1;
+  if (overflow == Overflow::wrap) {
+    result = static_cast<int64_t>(((static_cast<Int128>(exact) + modulus / 2) % modulus + modulus) % modulus - modulus / 2);
+  } else if (static_cast<Int128>(n) * (a_unsigned ? 255 : 128) * 128 > high) {
+    if (a_unsigned) {
+      std::vector<int32_t> wide_a(a, a + n), wide_b(b, b + n);
+      result = accumulated(wide_a.data(), wide_b.data(), n, bits, overflow);
+    } else {
+      result = accumulated(reinterpret_cast<const int8_t*>(a), b, n, bits, overflow);
+    }
+  }
+  if (overflowed && result != exact) *overflowed = true;
+  return result;
+}
+
+namespace {
+
+// The step of word w as a power of two: word w's codes count s·2^−(shift·w).
+int word_shift(Words words) { return words == Words::two_code16 ? 8 : 7; }
+
+}  // namespace
+
+double chip_dot(const CodesRow& a, const CodesColumn& w, size_t k, const Scheme& scheme, int bits, Overflow overflow,
+                bool simd, bool* overflowed) {
+  const size_t run = std::min(a.block, w.group);
+  internal_assert(run > 0 && a.block % run == 0 && w.group % run == 0 && k % run == 0);
+  const bool is_unsigned = scheme.scale.kind == Scale::Kind::unsigned_pow2;
+  const int words = word_count(scheme.words);
+  double y = 0;
+  for (size_t start = 0; start < k; start += run) {
+    const double s_a = a.scales[start / a.block];
+    const double s_w = static_cast<double>(w.scales[start / w.group]);
+    for (int word = 0; word < words; ++word) {
+      const int64_t sum = dot_codes(a.words[word] + start, word == 0 && is_unsigned, w.codes + start, run, bits, overflow,
+                                    simd, overflowed);
+      y += std::ldexp(static_cast<double>(sum), -word_shift(scheme.words) * word) * s_a * s_w;
+    }
+  }
+  return y;
 }
 
 WordsDot dot_words(const NativeBlock& block, const Scheme& scheme, const int8_t* b, size_t n, bool simd) {
