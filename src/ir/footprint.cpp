@@ -210,6 +210,9 @@ Footprint footprint(const Program& program, const Function* entry, bool gets_sha
   for (const Param& param : program.params) add(result.param_elements, param.type.element_count());
   if (entry != nullptr) {
     Peaks peaks{program, gets_share, params_in_place, {}};
+    // Callees before callers: each function's peak from its callees' memoised ones, so a chain
+    // of calls thousands deep recurses one level, not its depth.
+    for (const Function& function : program.functions) peak_of(peaks, function, {});
     const std::vector<uint8_t> finals = streams_cotangents ? parameter_results(program, *entry) : std::vector<uint8_t>{};
     result.peak_let_elements = peak_of(peaks, *entry, finals);
     for (ValueRef value : entry->results) add(result.result_elements, entry->type_of(value).element_count());
