@@ -122,6 +122,12 @@ void sin(RuleContext& c) { chain(c, c.build.unary(Op::cos, c.operands[0])); }
 // d/dx cos x = −sin x
 void cos(RuleContext& c) { chain(c, c.build.unary(Op::neg, c.build.unary(Op::sin, c.operands[0]))); }
 
+// d/dx atan x = 1 / (1 + x²)
+void atan(RuleContext& c) {
+  const ValueRef x = c.operands[0];
+  if (c.wants(0)) c.contribute(0, div(c, c.cotangent, c.build.binary(Op::add, c.build.literal("1"), mul(c, x, x))));
+}
+
 // d/dx relu(x) = [x > 0] (0 at 0)
 void relu(RuleContext& c) {
   ValueRef positive = c.build.binary(Op::gt, c.operands[0], zero(c));

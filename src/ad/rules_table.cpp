@@ -23,7 +23,7 @@ constexpr Entry kTable[] = {
     {Op::log, rules::log},         {Op::sqrt, rules::sqrt},
     {Op::rsqrt, rules::rsqrt},     {Op::tanh, rules::tanh},
     {Op::gelu_tanh, rules::gelu_tanh}, {Op::gelu_erf, rules::gelu_erf}, {Op::erf, rules::erf},
-    {Op::sin, rules::sin},         {Op::cos, rules::cos},
+    {Op::sin, rules::sin},         {Op::cos, rules::cos},         {Op::atan, rules::atan},
     // The roundings: derivative 0 almost everywhere.
     {Op::round, rules::none},      {Op::floor, rules::none},
     {Op::ceil, rules::none},       {Op::round_f16, rules::none},

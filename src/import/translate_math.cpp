@@ -1,5 +1,5 @@
 // Translators of the elementwise functions that presk writes as compositions of its primitives:
-// Tan, Sinh, Cosh, Asinh, Acosh, Atanh, Shrink, IsNaN, IsInf, and float Mod (fmod=1). Each is
+// Tan, Sinh, Cosh, Asinh, Acosh, Atanh, Atan, Asin, Acos, Shrink, IsNaN, IsInf, and float Mod (fmod=1). Each is
 // the function's exact meaning over the (extended) reals (docs/import.md, "Operators").
 #include "import/builder.h"
 #include "ir/ir.h"
@@ -76,6 +76,11 @@ void add_math_translators(std::map<std::string, Translator>& table) {
   // acosh x = ln(x + √(x² − 1)): NaN below 1, as ONNX (√ of a negative, or ln of one).
   table["Acosh"] = [](Builder& b) { b.accept_attributes({}); function_of(b, "log(X + sqrt(X * X - 1))"); };
   table["Atanh"] = [](Builder& b) { b.accept_attributes({}); function_of(b, "log((1 + X) / (1 - X)) / 2"); };
+  table["Atan"] = [](Builder& b) { b.accept_attributes({}); function_of(b, "atan(X)"); };
+  // asin x = atan(x / √((1 − x)(1 + x))): ±π/2 at ±1 (x / 0 = ±∞), NaN beyond (√ of a negative).
+  table["Asin"] = [](Builder& b) { b.accept_attributes({}); function_of(b, "atan(X / sqrt((1 - X) * (1 + X)))"); };
+  // acos x = 2 atan(√((1 − x) / (1 + x))): π at −1 (√∞), 0 at 1, NaN beyond.
+  table["Acos"] = [](Builder& b) { b.accept_attributes({}); function_of(b, "2 * atan(sqrt((1 - X) / (1 + X)))"); };
   table["Shrink"] = translate_shrink;
   table["IsNaN"] = [](Builder& b) { b.accept_attributes({}); function_of(b, "X != X", Kind::B); };
   table["IsInf"] = translate_is_inf;

@@ -105,7 +105,8 @@ double transcendental_ulps(ir::Op op, RealType compute) {
       return f64 ? 8 : 1;
     case ir::Op::sin:
     case ir::Op::cos:
-      return 1;  // glibc's binary64 sin/cos (f32: of the widened input, rounded once)
+    case ir::Op::atan:
+      return 1;  // glibc's binary64 sin/cos/atan (f32: of the widened input, rounded once)
     case ir::Op::rsqrt:
       return 1.5;
     case ir::Op::sqrt:
@@ -190,6 +191,7 @@ Ceiling elementwise_rule(const RuleContext& context, const std::vector<Ceiling>&
     case ir::Op::erf:
     case ir::Op::sin:
     case ir::Op::cos:
+    case ir::Op::atan:
       return transcendental_rule(context, operands[0]);
     default:
       break;
@@ -202,7 +204,7 @@ Ceiling elementwise_rule(const RuleContext& context, const std::vector<Ceiling>&
 
 // y = f(x): |δy| ≤ sup|f′|·δx + (the function's ulps)·2u·|y|, since one ulp of y is at most
 // 2u·|y|. exp′ = exp ≤ max|y|; log, sqrt and rsqrt in relative terms at the maximum
-// (δ log x = δx/x, δ√x/√x = ½ δx/x); tanh′, sin′, cos′ ≤ 1; erf′ ≤ 2/√π; gelu′ bounded over [−max|x|, max|x|].
+// (δ log x = δx/x, δ√x/√x = ½ δx/x); tanh′, sin′, cos′, atan′ ≤ 1; erf′ ≤ 2/√π; gelu′ bounded over [−max|x|, max|x|].
 // A bf16 site computes in f32 and rounds the f32 result once more.
 Ceiling transcendental_rule(const RuleContext& context, const Ceiling& x) {
   const ir::Op op = context.let.op;
@@ -222,6 +224,7 @@ Ceiling transcendental_rule(const RuleContext& context, const Ceiling& x) {
     case ir::Op::tanh:
     case ir::Op::sin:
     case ir::Op::cos:
+    case ir::Op::atan:  // atan′(x) = 1/(1 + x²) ≤ 1
       slope = 1;
       break;
     case ir::Op::erf:  // erf′(x) = 2/√π·e^(−x²) ≤ 2/√π

@@ -428,7 +428,7 @@ double arithmetic_weight(const ir::Function& function, const ir::Let& let) {
     case ir::Op::gelu_erf: return T + 4;        // x/√2, 1 + erf, x/2, ·
     case ir::Op::gelu_tanh_grad: return T + 15;  // the forward's 8 and the chain rule's 7
     case ir::Op::gelu_erf_grad: return 2 * T + 6;  // Φ(x) (erf) + x·φ(x) (exp)
-    case ir::Op::erf: case ir::Op::sin: case ir::Op::cos: return T;
+    case ir::Op::erf: case ir::Op::sin: case ir::Op::cos: case ir::Op::atan: return T;
     case ir::Op::round: case ir::Op::floor: case ir::Op::ceil: case ir::Op::round_f16:
     case ir::Op::round_bf16: return 1;
     case ir::Op::erf_grad: return T + 3;          // x², e^(−x²), ·2/√π

@@ -47,7 +47,7 @@ std::vector<PrimitiveCase> primitive_cases() {
   std::vector<PrimitiveCase> cases = {
       binary("add"), binary("sub"), binary("mul"), binary("div"), binary("max"), binary("min"),
       unary("neg"), unary("abs"), unary("exp"), unary("tanh"), unary("gelu_tanh"), unary("gelu_erf"), unary("erf"),
-      unary("sin"), unary("cos"), unary("round"), unary("floor"), unary("ceil"), unary("round_f16"), unary("round_bf16"),
+      unary("sin"), unary("cos"), unary("atan"), unary("round"), unary("floor"), unary("ceil"), unary("round_f16"), unary("round_bf16"),
       unary("relu"), positive("log"), positive("sqrt"), positive("rsqrt"),
       reduce("sum"), reduce("mean"), reduce("reduce_max"),
       {"dropout", entry_text(x, "R[2, 3]", "  %0 = dropout($0) rate=0.25 : R[2, 3]\n  return %0\n")},

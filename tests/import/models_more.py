@@ -18,6 +18,11 @@ def math_cases():
     above = (RNG.random((3, 4)) * 3 + 1.05).astype(np.float32)    # acosh's
     cases = [single(op, op, [data], opset=9, tolerance=8)
              for op, data in [("Tan", x), ("Sinh", x), ("Cosh", x), ("Asinh", x * 3), ("Acosh", above), ("Atanh", inside)]]
+    unit = (RNG.random((3, 4)) * 2 - 1).astype(np.float32)  # asin's and acos's domain, with its ends
+    unit[0, :3] = [1, -1, 0]
+    wide = x * 3
+    wide[0, :2] = [1e6, -1e-6]
+    cases += [single(op, op, [data], opset=7, tolerance=8) for op, data in [("Atan", wide), ("Asin", unit), ("Acos", unit)]]
     cases.append(single("Shrink", "Shrink", [x], {"bias": 0.25, "lambd": 0.6}, opset=9, tolerance=2))
     dividend, divisor = normal(3, 4) * 5, normal(4) + np.float32(0.5)
     cases.append(single("Mod_fmod", "Mod", [dividend, divisor], {"fmod": 1}, tolerance=8))

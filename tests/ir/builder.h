@@ -159,7 +159,7 @@ inline Function all_ops_function() {
   ValueRef s = f.let(Op::div, {x, y}, real({2, 3}));
   for (Op op : {Op::max, Op::min}) s = f.let(op, {s, y}, real({2, 3}));
   for (Op op : {Op::neg, Op::abs, Op::exp, Op::log, Op::sqrt, Op::tanh, Op::gelu_erf, Op::relu,
-                Op::gelu_tanh_grad, Op::gelu_erf_grad, Op::erf, Op::erf_grad, Op::sin, Op::cos,
+                Op::gelu_tanh_grad, Op::gelu_erf_grad, Op::erf, Op::erf_grad, Op::sin, Op::cos, Op::atan,
                 Op::round, Op::floor, Op::ceil, Op::round_f16, Op::round_bf16}) {
     s = f.let(op, {s}, real({2, 3}));
   }

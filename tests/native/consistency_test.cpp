@@ -120,7 +120,7 @@ TEST(Consistency, UnaryPrimitives) {
   const UnaryCase cases[] = {{ir::Op::neg, 0},   {ir::Op::abs, 0},      {ir::Op::relu, 0},  {ir::Op::sqrt, 0.5},
                              {ir::Op::exp, 1},   {ir::Op::log, 1},      {ir::Op::tanh, 3},  {ir::Op::rsqrt, 1.5},
                              {ir::Op::gelu_erf, 64}, {ir::Op::gelu_tanh, 400},
-                             {ir::Op::erf, 8},   {ir::Op::sin, 1},      {ir::Op::cos, 1},
+                             {ir::Op::erf, 8},   {ir::Op::sin, 1},      {ir::Op::cos, 1},      {ir::Op::atan, 1},
                              {ir::Op::round, 0}, {ir::Op::floor, 0},    {ir::Op::ceil, 0},
                              {ir::Op::round_f16, 0}, {ir::Op::round_bf16, 0}};
   for (RealType type : kTypes) {

@@ -40,6 +40,7 @@ TEST(ReferenceElementwise, TranscendentalsAreCorrectlyRounded) {
   check_unary(Op::erf, xs, [](mpfr_ptr r, mpfr_srcptr x) { mpfr_erf(r, x, MPFR_RNDN); });
   check_unary(Op::sin, xs, [](mpfr_ptr r, mpfr_srcptr x) { mpfr_sin(r, x, MPFR_RNDN); });
   check_unary(Op::cos, xs, [](mpfr_ptr r, mpfr_srcptr x) { mpfr_cos(r, x, MPFR_RNDN); });
+  check_unary(Op::atan, xs, [](mpfr_ptr r, mpfr_srcptr x) { mpfr_atan(r, x, MPFR_RNDN); });
 }
 
 // The roundings against values derived by hand: ties to even, the formats' largest numbers,

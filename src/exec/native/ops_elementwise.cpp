@@ -352,6 +352,7 @@ C unary(ir::Op op, C x) {
   switch (op) {
     case ir::Op::sin: return static_cast<C>(std::sin(static_cast<double>(x)));
     case ir::Op::cos: return static_cast<C>(std::cos(static_cast<double>(x)));
+    case ir::Op::atan: return static_cast<C>(std::atan(static_cast<double>(x)));
     case ir::Op::round: return nearest_integer(x);
     case ir::Op::floor: return std::floor(x);
     case ir::Op::ceil: return std::ceil(x);

@@ -86,6 +86,7 @@ class BallArith {
   void erf(Number* r, const Number* x) const { unary(r, x, mpfr_erf, arb_hypgeom_erf); }
   void sin(Number* r, const Number* x) const { unary(r, x, mpfr_sin, arb_sin); }
   void cos(Number* r, const Number* x) const { unary(r, x, mpfr_cos, arb_cos); }
+  void atan(Number* r, const Number* x) const { unary(r, x, mpfr_atan, arb_atan); }
   // The rounding of each endpoint (the roundings are monotone): exact where they agree, else
   // the ball spanning both (±∞ in the span: the whole line).
   void round(Number* r, const Number* x, Rounding kind) const;

@@ -79,6 +79,7 @@ class MpfrArith {
   void erf(Number* r, const Number* x) const { mpfr_erf(r, x, MPFR_RNDN); }
   void sin(Number* r, const Number* x) const { mpfr_sin(r, x, MPFR_RNDN); }
   void cos(Number* r, const Number* x) const { mpfr_cos(r, x, MPFR_RNDN); }
+  void atan(Number* r, const Number* x) const { mpfr_atan(r, x, MPFR_RNDN); }
   void round(Number* r, const Number* x, Rounding kind) const { round_mpfr(r, x, kind); }
   void pi(Number* r) const { mpfr_const_pi(r, MPFR_RNDN); }
   void scale_2exp(Number* r, const Number* x, long k) const { mpfr_mul_2si(r, x, k, MPFR_RNDN); }

@@ -128,6 +128,7 @@ void real_unary(const A& a, const ActivationConstants<A>& c, Op op, N* r, const 
     case Op::erf: a.erf(r, x); return;
     case Op::sin: a.sin(r, x); return;
     case Op::cos: a.cos(r, x); return;
+    case Op::atan: a.atan(r, x); return;
     case Op::round: a.round(r, x, Rounding::nearest_integer); return;
     case Op::floor: a.round(r, x, Rounding::floor); return;
     case Op::ceil: a.round(r, x, Rounding::ceil); return;
