@@ -26,12 +26,12 @@ uint64_t largest_param(const ir::Program& program) {
 
 std::string samples_text(int64_t count) { return fmt::format("{} sample{}", count, count == 1 ? "" : "s"); }
 
-// The native samples of calibrate --sweep f64: one at a time, the lets held at once in binary64.
+// The native samples of calibrate --sweep f64: one at a time, the lets held at once in binary64,
+// the parameters at rest in their stored types.
 PhaseEstimate native_samples_phase(const PreparedRun& prepared) {
   const ir::Footprint size = ir::footprint(prepared.program, prepared.entry, true);
   return {"the native binary64 runs of `" + prepared.entry->name + "`, one sample at a time",
-          saturating_sum(saturating_product(size.peak_let_elements, kNativeBytesPerElement),
-                         saturating_product(size.param_elements, kNativeBytesPerElement))};
+          saturating_sum(saturating_product(size.peak_let_elements, kNativeBytesPerElement), parameter_bytes_as_read(prepared))};
 }
 
 }  // namespace
@@ -47,10 +47,10 @@ PhaseEstimate sweep_phase(const PreparedRun& prepared, precision::Sweep sweep, l
   // The lets the vjp and its callees hold at once (the parameters' cotangents it returns among
   // them, all of them at its end, and one parameter's cotangent copied as its 1-norm is taken;
   // streamed, each only while it is made, its 1-norm taken in place), and natively the
-  // parameters prepared in binary64.
+  // parameters prepared for binary64 (in their stored types).
   uint64_t bytes = saturating_product(size.peak_let_elements, per_element);
   if (!streams) bytes = saturating_sum(bytes, saturating_product(largest_param(differentiated), kNativeBytesPerElement));
-  if (!exact) bytes = saturating_sum(bytes, saturating_product(size.param_elements, kNativeBytesPerElement));
+  if (!exact) bytes = saturating_sum(bytes, parameter_bytes_as_read(prepared));
   return {fmt::format("the reverse sweep of `{}` {} (at most {} elements held at once)", prepared.entry->name,
                       exact ? fmt::format("on the reference at {} bits", bits) : std::string("natively in binary64"),
                       size.peak_let_elements),

@@ -15,7 +15,7 @@
 namespace presk::cli {
 
 // The reverse sweep of `prepared.entry` (its vjp seeded with ones, one sample): on the reference
-// at `bits` (Sweep::exact), or natively in binary64 with the parameters prepared in binary64;
+// at `bits` (Sweep::exact), or natively in binary64, the parameters at rest in their own types;
 // `streams`: natively, each parameter's cotangent folded into its 1-norm as it is made
 // (calibrate's sweep, precision::binary64_sensitivity), not returned with the others.
 PhaseEstimate sweep_phase(const PreparedRun& prepared, precision::Sweep sweep, long bits, bool streams = true);

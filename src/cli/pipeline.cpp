@@ -103,6 +103,11 @@ std::vector<reference::HostTensor> PreparedRun::inputs(int64_t k, uint64_t seed)
   return reference::synthesize_inputs(*entry, seed, token_range, first + k);
 }
 
+uint64_t parameter_bytes_as_read(const PreparedRun& prepared) {
+  if (prepared.parameter_bytes > 0) return prepared.parameter_bytes;
+  return saturating_product(ir::footprint(prepared.program, nullptr).param_elements, 8);
+}
+
 uint64_t reference_bytes_per_element(long bits, bool ball) {
   const uint64_t limbs = static_cast<uint64_t>(std::max(bits, 1L) + 63) / 64;
   return (ball ? 64 : 48) + 8 * limbs;  // the struct, its limbs, the allocator's header
@@ -118,11 +123,12 @@ void check_run_memory(const PreparedRun& prepared, const MemoryPlan& plan, const
   const auto at_once = static_cast<uint64_t>(std::min<int64_t>(cores, prepared.count));
   const uint64_t per_value = saturating_product(plan.reference_bytes, at_once) + plan.native_bytes;
   uint64_t needed = saturating_product(saturating_product(size.peak_let_elements, per_value), uint64_t(plan.program_copies));
-  // The parameters as read (at most 8 bytes each) and their native copies. The reference holds no
-  // parameter at --bits beyond what an operation reads (support/param_view.h): unobserved, a tile
-  // or the rows an embed gathers (ir::read_in_place); observed, the parameter's let, counted in
-  // the peak above at the reference's bytes.
-  needed = saturating_sum(needed, saturating_product(size.param_elements, 8 + plan.native_bytes));
+  // The parameters as read (in their stored types) and their native copies. The reference holds
+  // no parameter at --bits beyond what an operation reads (support/param_view.h): unobserved, a
+  // tile or the rows an embed gathers (ir::read_in_place); observed, the parameter's let, counted
+  // in the peak above at the reference's bytes.
+  const uint64_t parameters = parameter_bytes_as_read(prepared);
+  needed = saturating_sum(needed, saturating_sum(parameters, saturating_product(size.param_elements, plan.native_bytes)));
   if (plan.keeps_outputs) {
     const uint64_t per_sample = saturating_sum(
         saturating_product(size.result_elements, plan.reference_bytes + plan.native_bytes), 256);
@@ -134,8 +140,7 @@ void check_run_memory(const PreparedRun& prepared, const MemoryPlan& plan, const
   const std::string hint = "use smaller --dim or --const values, fewer --samples or --threads, or fewer --bits";
   if (!plan.phases) return check_memory(needed, run, hint);
   std::vector<PhaseEstimate> phases = plan.phases(prepared);
-  // The parameters as read (8 bytes each) stay through every phase.
-  const uint64_t parameters = saturating_product(size.param_elements, 8);
+  // The parameters as read stay through every phase.
   uint64_t largest = needed;
   std::string what = run + ": about " + byte_count_text(needed);
   for (PhaseEstimate& phase : phases) {
@@ -158,10 +163,19 @@ void prepare_in_place(PreparedRun& prepared, const RunInputOptions& options, con
                                    frontend_options(options.bindings, decode ? "" : options.entry));
   prepared.entry = &reference::find_entry(prepared.program, options.entry);
   prepared.count = options.samples > 0 ? options.samples : 1;
+  // A checkpoint is read (mapped: its headers, no tensor) before the estimate, which then knows
+  // its types; synthesized parameters are binary64, made after it.
+  if (!options.weights.empty()) {
+    prepared.parameters = reference::load_weights(prepared.program, options.weights);
+    for (const ir::Param& param : prepared.program.params) {
+      const ParamView view = prepared.parameters.view(param.path);
+      prepared.parameter_bytes = saturating_sum(prepared.parameter_bytes, view ? storage_bytes(view.type(), view.size()) : 0);
+    }
+  }
   check_run_memory(prepared, options.memory, global);
-  prepared.parameters = options.weights.empty()
-      ? reference::synthesize_parameters(prepared.program, global.seed, global.threads)
-      : reference::load_weights(prepared.program, options.weights);
+  if (options.weights.empty()) {
+    prepared.parameters = reference::synthesize_parameters(prepared.program, global.seed, global.threads);
+  }
   bool has_integer_input = false;
   for (const ir::Type& type : prepared.entry->argument_types) {
     has_integer_input |= type.kind == ir::ElemKind::Int;

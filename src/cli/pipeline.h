@@ -87,11 +87,18 @@ struct PreparedRun {
   int64_t token_range = 0;
   int64_t first = 0;  // --offset
   int64_t count = 1;  // samples run
+  // The parameters' bytes where they are (a checkpoint's tensors in their own type, mapped;
+  // binary64 values 8 bytes each), once read; 0 before (then estimated at 8 bytes each).
+  uint64_t parameter_bytes = 0;
 
   // The data arguments of sample k of the run (sample first + k of the data or the seed).
   std::vector<reference::HostTensor> inputs(int64_t k, uint64_t seed) const;
 };
 PreparedRun prepare_run(const RunInputOptions& options, const GlobalOptions& global);
+// The parameters' bytes as read (PreparedRun::parameter_bytes, or 8 a parameter element before
+// they are read). A binary64 realization on the native executor holds as much again: each
+// parameter at rest in its stored type (exec/native/executor.h, prepare_parameters).
+uint64_t parameter_bytes_as_read(const PreparedRun& prepared);
 
 // The files a run reads (the program, --weights, --data), for check_output_files.
 std::vector<CommandFile> run_input_files(const RunInputOptions& options);

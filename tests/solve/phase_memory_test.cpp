@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 
 #include <iostream>
+#include <map>
 #include <regex>
 
 #include "solve/solve_fixture.h"
@@ -54,6 +55,38 @@ TEST(PhaseMemory, EstimateBoundsTheMeasuredPeakOfASmallLlama) {
             << " MiB)\n";
   EXPECT_GE(estimate, growth) << run.output;
   EXPECT_LE(estimate, 6 * growth) << run.output;
+}
+
+// The bytes of the phase whose description starts `phase` in an E0017 message.
+double phase_in(const std::string& output, const std::string& phase) {
+  std::smatch match;
+  if (!std::regex_search(output, match, std::regex(phase + "[^;)]*: about ([0-9.e+]+) (bytes|KiB|MiB|GiB)"))) return -1;
+  const std::string unit = match[2];
+  const double scale = unit == "GiB" ? 1 << 30 : unit == "MiB" ? 1 << 20 : unit == "KiB" ? 1 << 10 : 1;
+  return std::stod(match[1]) * scale;
+}
+
+// A bf16 checkpoint's headers are read before the estimate: its P tensor elements count 2 bytes
+// as read and 2 at rest for the native binary64 runs (in their stored type), against 8 and 8 for
+// synthesized (binary64) parameters: 12·P bytes less, to the message's 3 digits.
+TEST(PhaseMemory, ACheckpointsParametersCountInTheirStoredType) {
+  testing_support::TempFolder folder;
+  const std::string weights = folder.file("ck");
+  const testing::CommandResult synth = testing::run_command(
+      testing::presk() + " checkpoint synth " + example("llama.psk") + " --dim T=8 --json --quiet --out " + weights, false);
+  ASSERT_EQ(synth.status, 0) << synth.output;
+  const double elements = nlohmann::json::parse(synth.output)["parameters"].get<double>();
+  std::map<std::string, double> native;
+  for (const std::string& with : {std::string(), " --weights " + weights}) {
+    const testing::CommandResult run = testing::run_command(
+        "PRESK_MEMORY_LIMIT=1K " + testing::presk() + " calibrate --precision " + example("llama.psk") +
+        " --entry logits --dim T=8 --samples 2 --bits 128 --sweep f64 --threads 2 --out " + folder.file("e.json") + with);
+    ASSERT_NE(run.output.find("E0017"), std::string::npos) << run.output;
+    native[with] = phase_in(run.output, "the native binary64 runs");
+    ASSERT_GT(native[with], 0) << run.output;
+  }
+  const double saved = native[""] - native[" --weights " + weights];
+  EXPECT_NEAR(saved, 12 * elements, 0.01 * native[""]);
 }
 
 }  // namespace
