@@ -27,10 +27,13 @@ endfunction()
 # the other. The batch files include their sources by a path relative to the project (found
 # with -I<source dir>), not an absolute one, so that clones in different folders share ccache.
 # PRESK_UNITY_BATCH=1 compiles every file alone (a developer editing one file of a folder).
-# Batched: the stage libraries, the CLI (the `presk` target), the Python module, the test
+# Batched: the stage libraries, the CLI (the `presk` target), the Python module and the test
 # executables (PRESK_UNITY_TEST_BATCH files a batch, fewer: editing one test recompiles its
-# batch) and the clang fuzz build (scripts/build-fuzzers).
+# batch). Not the clang fuzz build: its batches (ASan, -O1 -g) are not yet measured.
 set(PRESK_UNITY_BATCH 8 CACHE STRING "Source files per unity translation unit (1: no unity build)")
+if(PRESK_FUZZ)
+  set(PRESK_UNITY_BATCH 1)  # the clang fuzz build (scripts/build-fuzzers), file by file
+endif()
 set(PRESK_UNITY_TEST_BATCH 6 CACHE STRING "Test sources per unity translation unit (1: no unity build)")
 # Files that compile alone: Highway's dynamic dispatch re-includes its file once per SIMD target
 # (foreach_target.h), and the files with the git revision in their definitions change each commit.
