@@ -27,13 +27,14 @@ endfunction()
 # the other. The batch files include their sources by a path relative to the project (found
 # with -I<source dir>), not an absolute one, so that clones in different folders share ccache.
 # PRESK_UNITY_BATCH=1 compiles every file alone (a developer editing one file of a folder).
-# Batched today: the stage libraries and the CLI (the `presk` target). The test executables,
-# the Python module and the fuzz build compile file by file (their batches are not yet tried:
-# presk_unity(TARGET SOURCE…) on them is the next step).
+# Batched: the stage libraries, the CLI (the `presk` target), the Python module and the test
+# executables (PRESK_UNITY_TEST_BATCH files a batch, fewer: editing one test recompiles its
+# batch). Not the clang fuzz build: its batches (ASan, -O1 -g) are not yet measured.
 set(PRESK_UNITY_BATCH 8 CACHE STRING "Source files per unity translation unit (1: no unity build)")
 if(PRESK_FUZZ)
-  set(PRESK_UNITY_BATCH 1)  # the clang fuzz build (scripts/build-fuzzers): not yet tried in batches
+  set(PRESK_UNITY_BATCH 1)  # the clang fuzz build (scripts/build-fuzzers), file by file
 endif()
+set(PRESK_UNITY_TEST_BATCH 6 CACHE STRING "Test sources per unity translation unit (1: no unity build)")
 # Files that compile alone: Highway's dynamic dispatch re-includes its file once per SIMD target
 # (foreach_target.h), and the files with the git revision in their definitions change each commit.
 set(PRESK_UNITY_ALONE
@@ -45,14 +46,14 @@ set(PRESK_UNITY_ALONE
 # each command's `registration`, the commands' printers. None may appear in a header.
 set(PRESK_UNITY_RENAME registration print_table print_json report_json type_string type_json)
 
-# presk_unity_sources(OUT NAME SOURCE…): OUT is the SOURCEs with each batch replaced by its
-# generated file, <current binary dir>/unity/NAME_<i>.cpp.
-function(presk_unity_sources out name)
+# presk_unity_sources(OUT NAME SIZE SOURCE…): OUT is the SOURCEs with each batch (of at most
+# SIZE files) replaced by its generated file, <current binary dir>/unity/NAME_<i>.cpp.
+function(presk_unity_sources out name size)
   set(result)
   set(batched)
   foreach(source ${ARGN})
     file(RELATIVE_PATH relative ${PROJECT_SOURCE_DIR} ${source})
-    if(relative IN_LIST PRESK_UNITY_ALONE OR PRESK_UNITY_BATCH LESS 2)
+    if(relative IN_LIST PRESK_UNITY_ALONE OR size LESS 2)
       list(APPEND result ${source})
     else()
       list(APPEND batched ${relative})
@@ -62,7 +63,7 @@ function(presk_unity_sources out name)
     string(REPLACE ";" "," renamed "${PRESK_UNITY_RENAME}")
     execute_process(COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/cmake/unity_batches.py
                             ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/unity ${name}
-                            ${PRESK_UNITY_BATCH} "${renamed}" ${batched}
+                            ${size} "${renamed}" ${batched}
                     OUTPUT_VARIABLE generated OUTPUT_STRIP_TRAILING_WHITESPACE
                     COMMAND_ERROR_IS_FATAL ANY)
     string(REPLACE "\n" ";" generated "${generated}")
@@ -79,11 +80,16 @@ function(presk_unity_sources out name)
   set(${out} ${result} PARENT_SCOPE)
 endfunction()
 
-# presk_unity(TARGET SOURCE…): adds the SOURCEs to TARGET, batched (presk_unity_sources).
+# presk_unity(TARGET SOURCE… [BATCH SIZE]): adds the SOURCEs to TARGET, batched
+# (presk_unity_sources) SIZE files a batch (default PRESK_UNITY_BATCH).
 function(presk_unity target)
-  presk_unity_sources(sources ${target} ${ARGN})
+  cmake_parse_arguments(ARG "" "BATCH" "" ${ARGN})
+  if(NOT ARG_BATCH OR PRESK_UNITY_BATCH LESS 2)  # PRESK_UNITY_BATCH=1: every target file by file
+    set(ARG_BATCH ${PRESK_UNITY_BATCH})
+  endif()
+  presk_unity_sources(sources ${target} ${ARG_BATCH} ${ARG_UNPARSED_ARGUMENTS})
   target_sources(${target} PRIVATE ${sources})
-  if(PRESK_UNITY_BATCH GREATER 1)  # the batch files' #include "src/…"
+  if(ARG_BATCH GREATER 1)  # the batch files' #include "src/…"
     target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR})
   endif()
 endfunction()

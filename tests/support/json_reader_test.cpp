@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "common/error_code.h"
 
 namespace presk {
@@ -45,7 +47,11 @@ TEST(JsonReader, DuplicateNamesItsPlace) {
 
 TEST(JsonReader, ExcerptsStayShort) {
   nlohmann::json deep = nlohmann::json::array();
-  for (int i = 0; i < 10000; ++i) deep = nlohmann::json::array({deep});
+  for (int i = 0; i < 10000; ++i) {  // moved, not copied: array({deep}) copies all i levels
+    nlohmann::json outer = nlohmann::json::array();
+    outer.push_back(std::move(deep));
+    deep = std::move(outer);
+  }
   EXPECT_LE(json_excerpt(deep).size(), 70u);
   EXPECT_EQ(json_excerpt(nlohmann::json(std::string(100000, 'x')), 8), "\"xxxxxxxx\"…");
   EXPECT_EQ(json_excerpt(nlohmann::json::parse(R"({"a": [1, 2], "b": null})")), R"({"a": [1, 2], "b": null})");
