@@ -1,6 +1,7 @@
 // The primitives with a shape rule of their own: embed (gather rows), reshape, iota, transpose,
 // concat, causal_mask, dropout, cross_entropy, einsum and where.
 #include <algorithm>
+#include <optional>
 
 #include "lang/lower.h"
 
@@ -30,6 +31,20 @@ const ListExpr* require_list(FunctionLowerer& lowerer, const Expr& expr, const c
   return nullptr;
 }
 
+// The type of a list of extents ([T, H, D / H]) of element kind `kind`, its size checked; its
+// axes named where an extent is a bare name. Nothing where an extent does not evaluate.
+std::optional<ir::Type> list_type(FunctionLowerer& lowerer, const ListExpr& list, ir::ElemKind kind) {
+  ir::Type type{kind, {}, {}};
+  for (const ExprPtr& element : list.elements) {
+    auto extent = lowerer.scope().eval_extent(*element);
+    if (!extent) return std::nullopt;
+    type.shape.push_back(*extent);
+    type.axes.push_back(element->kind == ExprKind::Name ? element->as<NameExpr>().name : "");
+  }
+  if (!lowerer.scope().check_size(type, list.loc)) return std::nullopt;
+  return type;
+}
+
 }  // namespace
 
 // embed(table : R[N, …], index : Z[…]) → R[index…, …]: row index[i] of the table.
@@ -54,14 +69,9 @@ Value lower_reshape(FunctionLowerer& lowerer, const CallExpr& call, const std::v
   Value x = lowerer.lower_expr(*positional[0]);
   const ListExpr* list = require_list(lowerer, *positional[1], "E0318", "reshape(x, [T, D])");
   if (!x.ok || !list) return Value{};
-  ir::Type type{x.type.kind, {}, {}};
-  for (const ExprPtr& element : list->elements) {
-    auto extent = lowerer.scope().eval_extent(*element);
-    if (!extent) return Value{};
-    type.shape.push_back(*extent);
-    type.axes.push_back(element->kind == ExprKind::Name ? element->as<NameExpr>().name : "");
-  }
-  if (!lowerer.scope().check_size(type, list->loc)) return Value{};
+  const std::optional<ir::Type> shaped = list_type(lowerer, *list, x.type.kind);
+  if (!shaped) return Value{};
+  const ir::Type& type = *shaped;
   if (type.element_count() != x.type.element_count()) {
     lowerer.report("E0318", list->loc, "cannot reshape " + type_string(x.type) + " (" + std::to_string(x.type.element_count()) +
                                            " elements) to " + type_string(type) + " (" +
@@ -77,14 +87,9 @@ Value lower_iota(FunctionLowerer& lowerer, const CallExpr& call, const std::vect
                  const Expr* axis_expr) {
   const ListExpr* list = require_list(lowerer, *positional[0], "E0318", "iota([T], axis: 0)");
   if (!list) return Value{};
-  ir::Type type{ir::ElemKind::Int, {}, {}};
-  for (const ExprPtr& element : list->elements) {
-    auto extent = lowerer.scope().eval_extent(*element);
-    if (!extent) return Value{};
-    type.shape.push_back(*extent);
-    type.axes.push_back(element->kind == ExprKind::Name ? element->as<NameExpr>().name : "");
-  }
-  if (!lowerer.scope().check_size(type, list->loc)) return Value{};
+  const std::optional<ir::Type> shaped = list_type(lowerer, *list, ir::ElemKind::Int);
+  if (!shaped) return Value{};
+  const ir::Type& type = *shaped;
   int64_t axis = 0;
   if (axis_expr) {
     auto resolved = lowerer.scope().eval_integer(*axis_expr);
