@@ -29,7 +29,7 @@ endfunction()
 # PRESK_UNITY_BATCH=1 compiles every file alone (a developer editing one file of a folder).
 # Batched: the stage libraries, the CLI (the `presk` target), the Python module and the test
 # executables (PRESK_UNITY_TEST_BATCH files a batch, fewer: editing one test recompiles its
-# batch). Not the clang fuzz build: its batches (ASan, -O1 -g) are not yet measured.
+# batch). Not the clang fuzz build: its batches (ASan, -O1, line tables) are not yet measured.
 set(PRESK_UNITY_BATCH 8 CACHE STRING "Source files per unity translation unit (1: no unity build)")
 if(PRESK_FUZZ)
   set(PRESK_UNITY_BATCH 1)  # the clang fuzz build (scripts/build-fuzzers), file by file

@@ -1,9 +1,9 @@
 # Fuzzing inside the test command: a clang build of fuzz/ (set up once, as a fixture), then
-# each libFuzzer target for PRESK_FUZZ_SECONDS (default 30: the suite stays within its budget
+# each libFuzzer target for PRESK_FUZZ_SECONDS (default 20: the suite stays within its budget
 # on 2 cores; each run still executes tens of thousands of inputs mutated from the seeds) without
 # a crash, leak or internal_assert. The corpus of each run starts from tests/fuzz/corpus/<target>
 # if present. A longer hunt: cmake --preset release -DPRESK_FUZZ_SECONDS=600, then ctest -L fuzz.
-set(PRESK_FUZZ_SECONDS 30 CACHE STRING "Seconds each fuzz target runs inside the test suite")
+set(PRESK_FUZZ_SECONDS 20 CACHE STRING "Seconds each fuzz target runs inside the test suite")
 set(fuzz_build ${PROJECT_BINARY_DIR}/fuzz-build)
 add_test(NAME fuzz.build
   COMMAND ${CMAKE_COMMAND} -E env CXX=clang++
