@@ -112,7 +112,8 @@ void print_entry(const precision::QuantizeSplit& split) {
 int run_contract_check(const ContractCheckOptions& options, GlobalOptions& global) {
   const numerics::Contract contract = numerics::read_contract_file(options.contract);
   const precision::Envelope envelope = precision::read_envelope(options.envelope);
-  EnvelopeRunOptions run{options.envelope, options.program, "", options.bindings, options.weights, "", {}};
+  // Observed: each quantized product's gap is measured on the reference (numerics/measure.cpp).
+  EnvelopeRunOptions run{options.envelope, options.program, "", options.bindings, options.weights, "", {}, true};
   const PreparedRun prepared = prepare_envelope_run(run, envelope, global);
   const exec::native::Realization realization = exec::native::load_realization(options.realize, prepared.program);
   const std::vector<numerics::QuantizedProduct> products = numerics::bind_contract(contract, prepared.program, &realization);

@@ -115,7 +115,7 @@ Outcome finish(const PreparedRun& prepared,
 Outcome compute(const GappaOptions& options, GlobalOptions& global) {
   const precision::Envelope envelope = precision::read_envelope(options.envelope);
   EnvelopeRunOptions run{
-      options.envelope, options.program, options.entry, options.bindings, "", "", {}};
+      options.envelope, options.program, options.entry, options.bindings, "", "", {}, true};  // magnitudes observed
   const PreparedRun prepared = prepare_envelope_run(run, envelope, global);
   const exec::native::Realization realization =
       exec::native::load_realization(options.realize, prepared.program);

@@ -165,7 +165,7 @@ PreparedRun prepare_envelope_run(const EnvelopeRunOptions& options, const precis
   input.token_range = envelope.token_range;
   // check and solve measure on the reference at the envelope's bits and natively beside it.
   input.memory = {reference_bytes_per_element(envelope.bits, false), kNativeBytesPerElement, 1, true, options.phases,
-                  true};  // observed where a quantized product's gap is measured
+                  options.observed};
   global.seed = static_cast<uint64_t>(envelope.seed);
   PreparedRun prepared = prepare_entry(input, global, options.envelope);
   const std::string hash = ir::program_hash(prepared.program);

@@ -23,6 +23,9 @@ struct EnvelopeRunOptions {
   std::string data;      // empty: the envelope's
   // The command's phases after the run's preparation (MemoryPlan::phases; solve's): not an option.
   std::function<std::vector<PhaseEstimate>(const PreparedRun&)> phases;
+  // The command hands the reference an observer (MemoryPlan::observed): check --contract
+  // --measure, gappa's magnitudes. A solve or a check reads the parameters in place.
+  bool observed = false;
 };
 
 PreparedRun prepare_envelope_run(const EnvelopeRunOptions& options, const precision::Envelope& envelope,

@@ -83,8 +83,8 @@ std::vector<PhaseEstimate> calibrate_phases(const PreparedRun& prepared, precisi
 std::vector<PhaseEstimate> solve_phases(const PreparedRun& prepared, int64_t held_out, bool quant,
                                         precision::Sweep sweep, long bits, int threads) {
   const int64_t count = prepared.count + std::max<int64_t>(held_out, 0);
-  // Observed where a quantized product's gap is measured (numerics/measure.cpp): counted so.
-  std::vector<PhaseEstimate> phases{exact_outputs_phase(prepared, count, std::min(resolved(threads), count), bits, true)};
+  // Unobserved: the solve's exact runs read the parameters in place (ir::read_in_place).
+  std::vector<PhaseEstimate> phases{exact_outputs_phase(prepared, count, std::min(resolved(threads), count), bits, false)};
   if (quant) {
     PhaseEstimate pass = sweep_phase(prepared, sweep, bits, false);
     const ir::Footprint size = ir::footprint(prepared.program, prepared.entry);
