@@ -89,5 +89,39 @@ TEST(PhaseMemory, ACheckpointsParametersCountInTheirStoredType) {
   EXPECT_NEAR(saved, 12 * elements, 0.01 * native[""]);
 }
 
+// The elements the run line of an E0017 message counts held at once per sample.
+double run_elements(const std::string& output) {
+  std::smatch match;
+  if (!std::regex_search(output, match, std::regex("the program's ([0-9]+) elements held at once per sample"))) return -1;
+  return std::stod(match[1]);
+}
+
+// A solve's exact runs have no observer, so the reference reads the parameters in place: its
+// estimate must not count the head (V × D elements, here 2.05 M of the program's lets) as a let
+// at --bits, as a calibration with the exact sweep (observed: each parameter converted whole)
+// does. The 1.2B solve was refused at 81 GiB when the solve counted it so.
+TEST(PhaseMemory, ASolveCountsItsParametersReadInPlace) {
+  testing_support::TempFolder folder;
+  const std::string weights = folder.file("ck"), envelope = folder.file("e.json");
+  const std::string binds = " --const V=32000 --dim T=8 --weights " + weights;
+  const testing::CommandResult synth = testing::run_command(
+      testing::presk() + " checkpoint synth " + example("llama.psk") + " --const V=32000 --dim T=8 --quiet --out " + weights);
+  ASSERT_EQ(synth.status, 0) << synth.output;
+  const testing::CommandResult calibrate = testing::run_command(
+      testing::presk() + " calibrate --precision " + example("llama.psk") + " --entry logits" + binds +
+      " --samples 1 --bits 64 --sweep f64 --quiet --out " + envelope);
+  ASSERT_EQ(calibrate.status, 0) << calibrate.output;
+  const testing::CommandResult solve = testing::run_command(
+      "PRESK_MEMORY_LIMIT=1K " + testing::presk() + " solve " + example("llama.psk") + " --precision " + envelope +
+      " --budget 1e-3 --out " + folder.file("s.json"));
+  const testing::CommandResult observed = testing::run_command(
+      "PRESK_MEMORY_LIMIT=1K " + testing::presk() + " calibrate --precision " + example("llama.psk") + " --entry logits" +
+      binds + " --samples 1 --bits 64 --out " + folder.file("o.json"));
+  const double in_place = run_elements(solve.output), whole = run_elements(observed.output);
+  ASSERT_GT(in_place, 0) << solve.output;
+  ASSERT_GT(whole, 0) << observed.output;
+  EXPECT_LE(in_place + 32000.0 * 64 / 2, whole) << solve.output << observed.output;
+}
+
 }  // namespace
 }  // namespace presk::solve_testing
