@@ -115,4 +115,8 @@ def einsum_cases():
             case("Einsum_ellipsis_sum", "i...->...", (4, 2, 3)),
             case("Einsum_three_batched", "bij,bjk,bkl->bil", (2, 3, 4), (2, 4, 5), (2, 5, 3), tolerance=8),
             case("Einsum_three_implicit", "ij,jk,kl", (3, 4), (4, 5), (5, 2), tolerance=8),
-            case("Einsum_three_scaled", "ij,j,jk->ik", (3, 6), (6,), (6, 4), tolerance=8)]
+            case("Einsum_three_scaled", "ij,j,jk->ik", (3, 6), (6,), (6, 4), tolerance=8),
+            # diagonals (a label twice in one operand): exact, one value and zeros summed
+            case("Einsum_batched_diagonal", "...ii->...i", (2, 3, 3), tolerance=0),
+            case("Einsum_trace", "ii", (4, 4), tolerance=2),
+            case("Einsum_diagonal_times", "bii,bj->bij", (2, 3, 3), (2, 4), tolerance=2)]
