@@ -118,5 +118,7 @@ def einsum_cases():
             case("Einsum_three_scaled", "ij,j,jk->ik", (3, 6), (6,), (6, 4), tolerance=8),
             # diagonals (a label twice in one operand): exact, one value and zeros summed
             case("Einsum_batched_diagonal", "...ii->...i", (2, 3, 3), tolerance=0),
-            case("Einsum_trace", "ii", (4, 4), tolerance=2),
+            # a sum of 4 terms of either sign, normwise against its (smaller) result: f32's
+            # rounding of the sum, not the diagonal, is what differs
+            case("Einsum_trace", "ii", (4, 4), tolerance=16),
             case("Einsum_diagonal_times", "bii,bj->bij", (2, 3, 3), (2, 4), tolerance=2)]
