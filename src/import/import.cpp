@@ -30,6 +30,7 @@ const std::map<std::string, Translator>& translators() {
     add_integer_translators(made);
     add_cast_translators(made);
     add_einsum_translators(made);
+    add_group_norm_translators(made);
     return made;
   }();
   return table;
