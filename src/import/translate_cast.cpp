@@ -162,7 +162,10 @@ const std::set<std::string>& integer_real_readers() {
       "Identity", "Reshape",  "Flatten",   "Squeeze",      "Unsqueeze",    "Transpose",   "Slice",   "Split",
       "Gather",   "Expand",   "Tile",      "Concat",       "Min",          "Max",         "Clip",    "Where",
       "ReduceMax", "ReduceMin", "Cast",    "Equal",        "Less",         "Greater",     "LessOrEqual", "GreaterOrEqual",
-      "DequantizeLinear", "QuantizeLinear", "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv"};
+      "DequantizeLinear", "QuantizeLinear", "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv",
+      // selections and moves, exact on integers (a QOperator model's MaxPool between QLinearConvs)
+      "MaxPool", "GlobalMaxPool", "DepthToSpace", "SpaceToDepth", "Pad", "GatherElements", "GatherND", "Dropout",
+      "Trilu"};
   return readers;
 }
 
@@ -180,8 +183,8 @@ void check_integer_reals(Builder& builder, const onnx::NodeProto& node) {
           << "operand " << i << " (`" << printable(node.input(i)) << "`) holds " << data_type_name(it->second)
           << " integers as reals (a Cast of floats, or the codes of a quantizing operator: presk has no conversion "
           << "from reals to its integers); " << node.op_type() << " of it is not supported (supported: the layout "
-          << "operators, Min, Max, Clip, Where, ReduceMax, ReduceMin, the comparisons, Cast, QuantizeLinear, "
-          << "DequantizeLinear, MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv)";
+          << "operators, Min, Max, Clip, Where, ReduceMax, ReduceMin, MaxPool, GlobalMaxPool, the comparisons, Cast, "
+          << "QuantizeLinear, DequantizeLinear, MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv)";
     }
   }
 }

@@ -70,9 +70,9 @@ Value take_diagonals(Builder& builder, Value x, std::string& labels) {
           << "Einsum's label '" << labels[j] << "' names axes " << j << " and " << k << " of extents "
           << extent_text(x.shape[j]) << " and " << extent_text(x.shape[k]) << (labels.find(labels[j], k + 1) == std::string::npos ? "" : " and more");
     }
-    Shape ones(x.shape.size(), Extent{});
-    ones[j] = ones[k] = x.shape[j];
-    const std::string extents = shape_list(ones);
+    Shape laid(x.shape.size(), Extent{});  // n on axes j and k, 1 elsewhere
+    laid[j] = laid[k] = x.shape[j];
+    const std::string extents = shape_list(laid);
     const std::string agree = "iota(" + extents + ", axis: " + std::to_string(j) + ") == iota(" + extents + ", axis: " +
                               std::to_string(k) + ")";
     const std::string suffix = "_diagonal" + std::to_string(j);

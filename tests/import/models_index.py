@@ -102,6 +102,15 @@ def qlinear_cases():
                             pads=[1, 1, 1, 1])
     cases.append(("QLinearConv", model([node], [tensor_info("x", inputs["x"])], outputs(("y", TensorProto.UINT8)), conv, 10),
                   inputs, 0))
+    # QOperator style: QuantizeLinear's UINT8 codes through MaxPool (a selection, exact on the
+    # codes it reads as integers held as reals), then DequantizeLinear
+    qdq = [init("s", np.float32(0.05)), init("z", np.uint8(128))]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], name="q"),
+             helper.make_node("MaxPool", ["q"], ["m"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("DequantizeLinear", ["m", "s", "z"], ["y"], name="dq")]
+    inputs = {"x": normal(1, 2, 4, 4) * np.float32(3)}
+    cases.append(("QuantizeLinear_MaxPool_codes", model(nodes, [tensor_info("x", inputs["x"])], outputs(("y", TensorProto.FLOAT)),
+                                                         qdq, 13), inputs, 1))  # the exact (q - z) * s
     return cases
 
 
