@@ -207,6 +207,7 @@ void add_scatter_translators(std::map<std::string, Translator>& table);
 void add_integer_translators(std::map<std::string, Translator>& table);
 void add_cast_translators(std::map<std::string, Translator>& table);
 void add_einsum_translators(std::map<std::string, Translator>& table);
+void add_group_norm_translators(std::map<std::string, Translator>& table);
 
 // Integer types (translate_cast.cpp). The range [lo, hi] of INT8 … INT64, UINT8 … UINT32 (else
 // nullopt); the bits m with −2^m ≤ v < 2^m for its every value v (63 for another type).

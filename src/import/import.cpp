@@ -2,6 +2,7 @@
 // translator, then the outputs handed to the writer.
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include "import/builder.h"
 #include "import/onnx_import.h"
@@ -29,6 +30,7 @@ const std::map<std::string, Translator>& translators() {
     add_integer_translators(made);
     add_cast_translators(made);
     add_einsum_translators(made);
+    add_group_norm_translators(made);
     return made;
   }();
   return table;
@@ -354,6 +356,7 @@ Value constant_output(Builder& builder, const std::string& name, const Value& va
 
 ImportedModel import_onnx(std::span<const uint8_t> bytes, const ImportOptions& options) {
   onnx::ModelProto model = parse_model(bytes, options.source_name);
+  load_external_data(model, options.folder);
   fix_inputs(*model.mutable_graph(), options);
   OpsetRead opset = canonicalize_opset(model, options.source_name);
   Builder builder(opset.read, options);
@@ -382,7 +385,10 @@ ImportedModel import_onnx(std::span<const uint8_t> bytes, const ImportOptions& o
 
 ImportedModel import_onnx_file(const std::string& path, const ImportOptions& options) {
   std::string bytes = read_model_file(path);
-  return import_onnx({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, options);
+  ImportOptions with_folder = options;
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  with_folder.folder = parent.empty() ? std::string(".") : parent.string();
+  return import_onnx({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, with_folder);
 }
 
 }  // namespace presk::onnx_import

@@ -21,6 +21,9 @@ struct ImportOptions {
   // --fix-input NAME=FILE: a graph input folded at import to the tensor in FILE (a serialized
   // TensorProto or a .npy array), as if it were an initializer.
   std::map<std::string, std::string> fixed_inputs;
+  // The folder external data is read from (the model's: import_onnx_file sets it); a location
+  // outside it, or any external data when it is empty, is E1357.
+  std::string folder;
 };
 
 struct ImportedModel {
@@ -33,7 +36,8 @@ struct ImportedModel {
 // its operator and what is supported.
 ImportedModel import_onnx(std::span<const uint8_t> bytes, const ImportOptions& options);
 
-// Reads `path` (E1300 when it cannot be read) and imports it.
+// Reads `path` (E1300 when it cannot be read) and imports it, its external data read from the
+// folder that holds it.
 ImportedModel import_onnx_file(const std::string& path, const ImportOptions& options);
 
 }  // namespace presk::onnx_import

@@ -30,25 +30,6 @@ double bfloat_to_double(uint16_t bits) {
   return value;
 }
 
-size_t element_bytes(int data_type) {
-  switch (data_type) {
-    case onnx::TensorProto::DOUBLE:
-    case onnx::TensorProto::INT64:
-    case onnx::TensorProto::UINT64: return 8;
-    case onnx::TensorProto::FLOAT:
-    case onnx::TensorProto::INT32:
-    case onnx::TensorProto::UINT32: return 4;
-    case onnx::TensorProto::FLOAT16:
-    case onnx::TensorProto::BFLOAT16:
-    case onnx::TensorProto::INT16:
-    case onnx::TensorProto::UINT16: return 2;
-    case onnx::TensorProto::BOOL:
-    case onnx::TensorProto::INT8:
-    case onnx::TensorProto::UINT8: return 1;
-    default: return 0;
-  }
-}
-
 double raw_element(int data_type, const char* bytes) {
   switch (data_type) {
     case onnx::TensorProto::DOUBLE: { double v; std::memcpy(&v, bytes, 8); return v; }
@@ -93,6 +74,25 @@ std::vector<double> typed_values(const onnx::TensorProto& tensor) {
 
 }  // namespace
 
+size_t element_bytes(int data_type) {
+  switch (data_type) {
+    case onnx::TensorProto::DOUBLE:
+    case onnx::TensorProto::INT64:
+    case onnx::TensorProto::UINT64: return 8;
+    case onnx::TensorProto::FLOAT:
+    case onnx::TensorProto::INT32:
+    case onnx::TensorProto::UINT32: return 4;
+    case onnx::TensorProto::FLOAT16:
+    case onnx::TensorProto::BFLOAT16:
+    case onnx::TensorProto::INT16:
+    case onnx::TensorProto::UINT16: return 2;
+    case onnx::TensorProto::BOOL:
+    case onnx::TensorProto::INT8:
+    case onnx::TensorProto::UINT8: return 1;
+    default: return 0;
+  }
+}
+
 const char* data_type_name(int data_type) {
   if (!onnx::TensorProto::DataType_IsValid(data_type)) return "unknown";
   static std::string names[32];
@@ -110,9 +110,10 @@ std::shared_ptr<Constant> decode_tensor(const onnx::TensorProto& tensor, const s
         << context << ": tensor `" << tensor.name() << "` has the unsupported data type "
         << data_type_name(tensor.data_type());
   }
-  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {  // inside a subgraph: load_external_data reads the rest
     user_error("E1309").hint("save the model with its data inside (onnx.save(model, path, save_as_external_data=False))")
-        << context << ": tensor `" << tensor.name() << "` keeps its data in an external file";
+        << context << ": tensor `" << tensor.name() << "` keeps its data in an external file, which presk reads for "
+        << "initializers and Constant nodes only";
   }
   int64_t count = 1;
   for (int64_t extent : tensor.dims()) {

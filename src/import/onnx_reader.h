@@ -23,6 +23,12 @@ std::string read_model_file(const std::string& path);
 onnx::TensorProto read_tensor_file(const std::string& path);
 // The same from the file's bytes (`path` names it in messages).
 onnx::TensorProto parse_tensor(const std::string& bytes, const std::string& path);
+// The bytes of one element of a TensorProto data type (0 for a type presk does not read).
+size_t element_bytes(int data_type);
+// The data of every initializer and Constant node kept in an external file (`location` relative
+// to `folder`, the model's; external_data.cpp) read into the tensor: E1357 when the location
+// leaves the folder (or `folder` is empty), E1358 when the file is missing or too short.
+void load_external_data(onnx::ModelProto& model, const std::string& folder);
 // "FLOAT", "INT64", … for messages.
 const char* data_type_name(int data_type);
 

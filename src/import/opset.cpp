@@ -105,8 +105,6 @@ void node_to_opset17(onnx::NodeProto& node, int opset, const std::map<std::strin
     if (mode != nullptr && mode->s() == "half_pixel_symmetric") no_opset17_form(node, opset, "half_pixel_symmetric");
     remove_attribute(node, "antialias");
     remove_attribute(node, "keep_aspect_ratio_policy");
-  } else if (op == "GroupNormalization" && opset >= 21) {
-    no_opset17_form(node, opset, "GroupNormalization's per-channel scale and bias (opset 21)");
   } else if ((op == "ScatterElements" || op == "ScatterND")) {
     const onnx::AttributeProto* reduction = attribute(node, "reduction");
     if (reduction != nullptr && (reduction->s() == "max" || reduction->s() == "min")) {

@@ -15,6 +15,8 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "import/builder.h"
 #include "import/onnx_reader.h"
@@ -160,30 +162,72 @@ const std::set<std::string>& integer_real_readers() {
       "Identity", "Reshape",  "Flatten",   "Squeeze",      "Unsqueeze",    "Transpose",   "Slice",   "Split",
       "Gather",   "Expand",   "Tile",      "Concat",       "Min",          "Max",         "Clip",    "Where",
       "ReduceMax", "ReduceMin", "Cast",    "Equal",        "Less",         "Greater",     "LessOrEqual", "GreaterOrEqual",
-      "DequantizeLinear", "QuantizeLinear"};
+      "DequantizeLinear", "QuantizeLinear", "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv",
+      // selections and moves, exact on integers (a QOperator model's MaxPool between QLinearConvs)
+      "MaxPool", "GlobalMaxPool", "DepthToSpace", "SpaceToDepth", "Pad", "GatherElements", "GatherND", "Dropout",
+      "Trilu"};
   return readers;
 }
 
 void check_integer_reals(Builder& builder, const onnx::NodeProto& node) {
   static const std::set<std::string> any_operand = {"QuantizeLinear", "DequantizeLinear", "Concat", "Min", "Max", "Clip", "Where", "Equal", "Less", "Greater",
-                                                    "LessOrEqual", "GreaterOrEqual"};
+                                                    "LessOrEqual", "GreaterOrEqual", "MatMulInteger", "ConvInteger",
+                                                    "QLinearMatMul", "QLinearConv"};
   for (int i = 0; i < node.input_size(); ++i) {
     auto it = builder.integer_reals.find(node.input(i));
     if (it == builder.integer_reals.end()) continue;
     const bool reads = integer_real_readers().count(node.op_type()) > 0 && (i == 0 || any_operand.count(node.op_type()) > 0);
     if (!reads) {
-      builder.fail("E1356").hint("compute on the floats before the Cast, or cast them to a float type first")
+      builder.fail("E1356").hint("compute on the floats before the Cast (or dequantize the codes first), or cast them to a "
+                                 "float type first")
           << "operand " << i << " (`" << printable(node.input(i)) << "`) holds " << data_type_name(it->second)
-          << " integers as reals (a Cast of floats: presk has no conversion from reals to its integers); "
-          << node.op_type() << " of it is not supported (supported: the layout operators, Min, Max, Clip, Where, "
-          << "ReduceMax, ReduceMin, the comparisons, Cast, QuantizeLinear, DequantizeLinear)";
+          << " integers as reals (a Cast of floats, or the codes of a quantizing operator: presk has no conversion "
+          << "from reals to its integers); " << node.op_type() << " of it is not supported (supported: the layout "
+          << "operators, Min, Max, Clip, Where, ReduceMax, ReduceMin, MaxPool, GlobalMaxPool, the comparisons, Cast, "
+          << "QuantizeLinear, DequantizeLinear, MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv)";
     }
   }
 }
 
+namespace {
+
+// The integer type of operand `index` (a zero point): a constant's, the graph's, or that of the
+// integers it holds as reals; `fallback` when absent or unstated.
+int operand_type(const Builder& builder, const onnx::NodeProto& node, int index, int fallback) {
+  if (index >= node.input_size() || node.input(index).empty()) return fallback;
+  const Value* value = builder.find(node.input(index));
+  if (value != nullptr && value->constant && !value->constant->is_float()) return value->constant->data_type;
+  for (const auto* types : {&builder.integer_reals, &builder.element_types}) {
+    auto it = types->find(node.input(index));
+    if (it != types->end()) return it->second;
+  }
+  return fallback;
+}
+
+// The outputs of a quantizing operator that hold integer codes as reals, with their type:
+// QuantizeLinear's and QLinear*'s (their zero point's type), DynamicQuantizeLinear's codes and
+// zero point (UINT8), MatMulInteger's and ConvInteger's sums (INT32).
+std::vector<std::pair<int, int>> written_codes(const Builder& builder, const onnx::NodeProto& node) {
+  const std::string& op = node.op_type();
+  if (op == "QuantizeLinear" && builder.stripped_quantize.count(node.output(0)) == 0) {
+    return {{0, operand_type(builder, node, 2, onnx::TensorProto::UINT8)}};
+  }
+  if (op == "QLinearMatMul" || op == "QLinearConv") return {{0, operand_type(builder, node, 7, onnx::TensorProto::UINT8)}};
+  if (op == "DynamicQuantizeLinear") return {{0, onnx::TensorProto::UINT8}, {2, onnx::TensorProto::UINT8}};
+  if (op == "MatMulInteger" || op == "ConvInteger") return {{0, onnx::TensorProto::INT32}};
+  return {};
+}
+
+}  // namespace
+
 void mark_integer_reals(Builder& builder, const onnx::NodeProto& node) {
   static const std::set<std::string> ends = {"Cast", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
-                                             "DequantizeLinear", "QuantizeLinear"};
+                                             "DequantizeLinear", "QuantizeLinear", "QLinearMatMul", "QLinearConv",
+                                             "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger"};
+  for (const auto& [output, type] : written_codes(builder, node)) {
+    const Value* value = output < node.output_size() ? builder.find(node.output(output)) : nullptr;
+    if (value != nullptr && value->kind == Kind::R && !value->expr.empty()) builder.integer_reals[node.output(output)] = type;
+  }
   if (ends.count(node.op_type()) > 0) return;
   int type = 0;
   for (const std::string& input : node.input()) {

@@ -5,7 +5,9 @@
 // over the labels the output drops, then a transpose; two operands one `einsum`; n operands n − 1
 // pairwise contractions, left to right, each keeping the labels that the output or a later
 // operand reads (a sum of products in another association: exact in the reference, and each
-// contraction rounded once by a realization). A label twice in one operand (a diagonal) is E1326.
+// contraction rounded once by a realization). A label twice in one operand (a diagonal,
+// `"...ii->...i"`, a trace `"ii->"`) first takes that diagonal: the operand where the two indices
+// agree and 0 elsewhere, summed over the second axis (one value and zeros: exact).
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -53,6 +55,36 @@ Value einsum_one(Builder& builder, const Value& x, const std::string& in, const 
   bool identity = true;
   for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int64_t>(i);
   return identity ? value : builder.emit("transpose(" + value.expr + ", " + int_list(perm) + ")", shape);
+}
+
+// The operand x (labels `labels`) with each label that appears twice reduced to its diagonal:
+// `sum(where(iota(…, axis: j) == iota(…, axis: k), x, 0.0), axis: [k])` (the two iotas of extent
+// n on axes j and k, 1 elsewhere, compared: true where the indices agree), the axis k dropped.
+// A label three times, or two extents that differ, is E1326.
+Value take_diagonals(Builder& builder, Value x, std::string& labels) {
+  for (size_t j = 0; j < labels.size(); ++j) {
+    const size_t k = labels.find(labels[j], j + 1);
+    if (k == std::string::npos) continue;
+    if (!(x.shape[j] == x.shape[k]) || labels.find(labels[j], k + 1) != std::string::npos) {
+      builder.fail("E1326").hint("a label at most twice in one operand, on axes of one extent")
+          << "Einsum's label '" << labels[j] << "' names axes " << j << " and " << k << " of extents "
+          << extent_text(x.shape[j]) << " and " << extent_text(x.shape[k]) << (labels.find(labels[j], k + 1) == std::string::npos ? "" : " and more");
+    }
+    Shape laid(x.shape.size(), Extent{});  // n on axes j and k, 1 elsewhere
+    laid[j] = laid[k] = x.shape[j];
+    const std::string extents = shape_list(laid);
+    const std::string agree = "iota(" + extents + ", axis: " + std::to_string(j) + ") == iota(" + extents + ", axis: " +
+                              std::to_string(k) + ")";
+    const std::string suffix = "_diagonal" + std::to_string(j);
+    Value masked = builder.emit("where(" + agree + ", " + x.expr + ", 0.0)", x.shape, Kind::R, suffix + "_masked");
+    Shape reduced = x.shape;
+    reduced[k] = Extent{};
+    Value summed = builder.emit("sum(" + masked.expr + ", axis: [" + std::to_string(k) + "])", reduced, Kind::R, suffix);
+    reduced.erase(reduced.begin() + static_cast<std::ptrdiff_t>(k));
+    x = reshaped(builder, summed, reduced, suffix + "_axes");
+    labels.erase(k, 1);
+  }
+  return x;
 }
 
 struct Equation {
@@ -134,11 +166,12 @@ void translate_einsum(Builder& builder) {
   for (size_t i = 0; i < builder.input_count(); ++i) values.push_back(real_input(builder, static_cast<int>(i)));
   for (const Value& value : values) operands.push_back(&value);
   Equation eq = expand(equation, operands);
+  for (size_t i = 0; i < eq.inputs.size(); ++i) values[i] = take_diagonals(builder, values[i], eq.inputs[i]);
   std::map<char, char> renamed;
   std::map<char, Extent> extents;
   if (!valid(eq, operands, renamed, extents)) {
-    builder.fail("E1326").hint("each label once per operand (no diagonals), every output label in an operand, ranks and "
-                               "extents as the operands'")
+    builder.fail("E1326").hint("each label once in the output and at most twice per operand, every output label in an "
+                               "operand, ranks and extents as the operands'")
         << "Einsum \"" << printable(equation) << "\" is not a contraction presk imports";
   }
   auto spelled = [&](const std::string& labels) {

@@ -21,6 +21,7 @@ from onnx import numpy_helper
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import models  # noqa: E402
 import models_index  # noqa: E402
+import models_hostile  # noqa: E402
 import models_int  # noqa: E402
 import models_more  # noqa: E402
 
@@ -134,7 +135,7 @@ def error_cases():
                           models.helper.make_node("Where", ["c", "x0", "x0"], ["y"], name="where")],
                          [models.tensor_info("x0", x), models.tensor_info("x1", np.zeros((2, 3), np.int64))],
                          [models.out()])
-    diagonal = models.single("einsum", "Einsum", [models.normal(2, 3, 3)], {"equation": "...ii->...i"}, opset=12)[1]
+    diagonal = models.single("einsum", "Einsum", [models.normal(2, 3, 3, 3)], {"equation": "...iii->...i"}, opset=12)[1]
     good = models.single("relu", "Relu", [x])[1].SerializeToString()
     runtime_shape = models.model([models.helper.make_node("Reshape", ["x0", "s"], ["y"], name="reshape")],
                                  [models.tensor_info("x0", x), models.tensor_info("s", np.array([6], np.int64))],
@@ -165,7 +166,14 @@ def error_cases():
                          [tinfo("x0", models.normal(1))], [models.out()], [u8("a", 200), u8("b", 100)])
     held = models.model([node("Cast", ["x0"], "c", to=models.TensorProto.INT8), node("Add", ["c", "c"], "y")],
                         [tinfo("x0", x)], [models.helper.make_tensor_value_info("y", models.TensorProto.INT8, None)])
+    def on_codes(op, **attrs):  # QuantizeLinear's UINT8 codes read by `op` (ONNX: wraps around in UINT8)
+        operands = ["q", "q"] if op == "Add" else ["q"]
+        return models.model([node("QuantizeLinear", ["x0", "s", "z"], "q"), node(op, operands, "y", **attrs)],
+                            [tinfo("x0", x)], [models.helper.make_tensor_value_info("y", models.TensorProto.INT8, None)],
+                            [models.init("s", np.float32(0.01)), models.init("z", np.uint8(128))]).SerializeToString()
     return [
+        ("quantized_codes_added", on_codes("Add"), [], "E1356"),
+        ("quantized_codes_cast_narrower", on_codes("Cast", to=models.TensorProto.INT8), [], "E1356"),
         ("integers_held_as_reals", held.SerializeToString(), [], "E1356"),
         ("unsupported_operators", many.SerializeToString(), [], "E1302"),
         ("extent_not_product", minus_one.SerializeToString(), [], "E1313"),
@@ -176,7 +184,7 @@ def error_cases():
         ("pool_ceil_dilated", ceil.SerializeToString(), [], "E1323"),
         ("dropout_training", mask.SerializeToString(), [], "E1324"),
         ("compare_mixed_types", mixed.SerializeToString(), [], "E1325"),
-        ("einsum_diagonal", diagonal.SerializeToString(), [], "E1326"),
+        ("einsum_label_three_times", diagonal.SerializeToString(), [], "E1326"),
         ("quantize_int32", models.single("q32", "QuantizeLinear", [x], extra_inputs=["s", "z"],
                                          initializers=[models.init("s", np.float32(0.1)),
                                                        models.init("z", np.int32(0))])[1].SerializeToString(), [], "E1336"),
@@ -213,6 +221,8 @@ MESSAGES = {
     "range_extent_not_product": ["ceil((T) / 2)"],
     "uint8_wraps": ["300 is outside the range of UINT8"],
     "integers_held_as_reals": ["holds INT8 integers as reals", "Add of it is not supported"],
+    "quantized_codes_added": ["holds UINT8 integers as reals", "codes of a quantizing operator"],
+    "quantized_codes_cast_narrower": ["Cast from UINT8 to INT8 wraps around"],
     "fix_input_wrong_shape": ["INT64 [2]"],
 }
 
@@ -242,6 +252,17 @@ def check_errors(args):
         for fragment in MESSAGES.get(name, []):
             if fragment not in result.stderr:
                 failures.append(f"{name}: the message does not say {fragment!r}: {result.stderr}")
+    for failure in failures:
+        print("FAIL", failure, file=sys.stderr)
+    return 1 if failures else 0
+
+
+def check_hostile(args):
+    """models_hostile.py: hostile models refused with their codes; external data read in place."""
+    def exact_outputs(folder, name, inputs):
+        write_safetensors(f"{folder}/{name}.data.safetensors", inputs)
+        return list(presk_values(args, folder, name, "y", "exact", [])[0])
+    failures = models_hostile.check(args, run, exact_outputs)
     for failure in failures:
         print("FAIL", failure, file=sys.stderr)
     return 1 if failures else 0
@@ -287,10 +308,17 @@ def main():
     parser.add_argument("--ort", required=True, help="the folder onnxruntime-node was installed into")
     parser.add_argument("--work", required=True)
     parser.add_argument("--markdown", help="also append the measured table to this file (scripts/import-table)")
-    parser.add_argument("--group", required=True, choices=sorted(GROUPS) + ["errors"] + sorted(SOLVE_GROUPS))
+    parser.add_argument("--group", required=True, choices=sorted(GROUPS) + ["errors", "hostile", "integer_exact"] + sorted(SOLVE_GROUPS))
     args = parser.parse_args()
-    if args.group == "errors" or args.group in SOLVE_GROUPS:
+    if args.group in ("errors", "hostile", "integer_exact") or args.group in SOLVE_GROUPS:
         os.makedirs(args.work, exist_ok=True)
+        if args.group == "hostile":
+            return check_hostile(args)
+        if args.group == "integer_exact":
+            failures = models_int.check_exact(args, run, import_case, write_safetensors)
+            for failure in failures:
+                print("FAIL", failure, file=sys.stderr)
+            return 1 if failures else 0
         return check_errors(args) if args.group == "errors" else check_solve(args)
     modules = os.path.join(args.ort, "node_modules")
     if not os.path.isdir(os.path.join(modules, "onnxruntime-node")):

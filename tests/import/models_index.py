@@ -102,6 +102,15 @@ def qlinear_cases():
                             pads=[1, 1, 1, 1])
     cases.append(("QLinearConv", model([node], [tensor_info("x", inputs["x"])], outputs(("y", TensorProto.UINT8)), conv, 10),
                   inputs, 0))
+    # QOperator style: QuantizeLinear's UINT8 codes through MaxPool (a selection, exact on the
+    # codes it reads as integers held as reals), then DequantizeLinear
+    qdq = [init("s", np.float32(0.05)), init("z", np.uint8(128))]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], name="q"),
+             helper.make_node("MaxPool", ["q"], ["m"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("DequantizeLinear", ["m", "s", "z"], ["y"], name="dq")]
+    inputs = {"x": normal(1, 2, 4, 4) * np.float32(3)}
+    cases.append(("QuantizeLinear_MaxPool_codes", model(nodes, [tensor_info("x", inputs["x"])], outputs(("y", TensorProto.FLOAT)),
+                                                         qdq, 13), inputs, 1))  # the exact (q - z) * s
     return cases
 
 
@@ -115,4 +124,10 @@ def einsum_cases():
             case("Einsum_ellipsis_sum", "i...->...", (4, 2, 3)),
             case("Einsum_three_batched", "bij,bjk,bkl->bil", (2, 3, 4), (2, 4, 5), (2, 5, 3), tolerance=8),
             case("Einsum_three_implicit", "ij,jk,kl", (3, 4), (4, 5), (5, 2), tolerance=8),
-            case("Einsum_three_scaled", "ij,j,jk->ik", (3, 6), (6,), (6, 4), tolerance=8)]
+            case("Einsum_three_scaled", "ij,j,jk->ik", (3, 6), (6,), (6, 4), tolerance=8),
+            # diagonals (a label twice in one operand): exact, one value and zeros summed
+            case("Einsum_batched_diagonal", "...ii->...i", (2, 3, 3), tolerance=0),
+            # a sum of 4 terms of either sign, normwise against its (smaller) result: f32's
+            # rounding of the sum, not the diagonal, is what differs
+            case("Einsum_trace", "ii", (4, 4), tolerance=16),
+            case("Einsum_diagonal_times", "bii,bj->bij", (2, 3, 3), (2, 4), tolerance=2)]

@@ -3,6 +3,8 @@
 ONNX's wrap-around. Each compared with ONNX Runtime exactly (tolerance 0), but where ONNX leaves
 the answer undefined (a float beyond an integer type's range): there options["expected"] holds
 presk's documented answer, derived here with numpy."""
+import json
+
 import numpy as np
 from onnx import TensorProto, helper
 
@@ -76,3 +78,108 @@ def arithmetic_cases():
 
 def integer_ops_cases():
     return cast_cases() + arithmetic_cases()
+
+
+# Group `integer_exact` (no ONNX Runtime: it traps on a zero divisor and on INT64's −2^63 / −1):
+# INT64 Div, UINT32 Mul and Div, each compared as integers (not through a double) with Python's
+# exact arithmetic in the type, natively and exactly; a zero divisor stops the run with a coded
+# error in both executors; a constant zero divisor is refused at import.
+I64_MIN, I64_MAX = -(2**63), 2**63 - 1
+
+
+def truncated_quotient(a, b, bits, signed):
+    """C's a / b in the type (toward zero), wrapped into it (−2^63 / −1 is −2^63)."""
+    q = abs(a) // abs(b)
+    q = -q if (a < 0) != (b < 0) else q
+    q %= 2**bits
+    return q - 2**bits if signed and q >= 2**(bits - 1) else q
+
+
+def exact_cases():
+    """(name, model, inputs as int64 arrays, expected flat Python ints)."""
+    a = np.array([[I64_MIN, I64_MIN, I64_MIN, I64_MIN, I64_MAX, I64_MAX],
+                  [-7, 7, -7, 7, 3074457345618258602, -(2**62) - 1]], np.int64)
+    b = np.array([-1, 1, 2, I64_MIN, 3, I64_MAX], np.int64)
+    rows = RNG.integers(I64_MIN, I64_MAX, (2, 6), dtype=np.int64, endpoint=True)
+    a64 = np.concatenate([a, rows])
+    b64 = np.stack([b] * 2 + [RNG.integers(-(2**40), 2**40, 6, dtype=np.int64) | 1] * 2)
+    u = np.array([[2**32 - 1, 2**32 - 1, 65536, 123456789], [4000000000, 2**31, 1, 0]], np.int64)
+    v = np.array([[2**32 - 1, 2, 65536, 987654321], [4000000000, 2, 2**32 - 1, 5]], np.int64)
+    cases = [int64_division(a64, b64)]
+    for op, t, x, y, bits, signed in [("Mul", T.UINT32, u, v, 32, False), ("Div", T.UINT32, u, np.maximum(v, 1), 32, False)]:
+        infos = [helper.make_tensor_value_info(n, t, list(x.shape)) for n in ("x0", "x1")]
+        made = model([helper.make_node(op, ["x0", "x1"], ["y"], name=f"/{op}")], infos,
+                     [helper.make_tensor_value_info("y", t, None)], [], 14)
+        pairs = zip(x.ravel().tolist(), y.ravel().tolist())
+        if op == "Mul":
+            expected = [(p * q) % 2**32 for p, q in pairs]
+        else:
+            expected = [truncated_quotient(p, q, bits, signed) for p, q in pairs]
+        cases.append((f"{op}_{T.DataType.Name(t)}", made, {"x0": x, "x1": y}, expected))
+    return cases
+
+
+def int64_division(a, b):
+    """Div of INT64 operands made in the graph as high · 2^32 + low from inputs below 2^32 (presk
+    reads a data file's integers through a double, exact only below 2^53): the 64-bit extremes."""
+    def halves(x):
+        return (x >> 32).astype(np.int64), (x & 0xFFFFFFFF).astype(np.int64)
+    (ahi, alo), (bhi, blo) = halves(a), halves(b)
+    feeds = {"ahi": ahi, "alo": alo, "bhi": bhi, "blo": blo, "w": np.full(a.shape, 2**32, np.int64)}
+    infos = [helper.make_tensor_value_info(n, T.INT64, list(a.shape)) for n in feeds]
+    node = lambda op, ins, out: helper.make_node(op, ins, [out], name=f"/{out}")
+    nodes = [node("Mul", ["ahi", "w"], "ah"), node("Add", ["ah", "alo"], "a"), node("Mul", ["bhi", "w"], "bh"),
+             node("Add", ["bh", "blo"], "b"), node("Div", ["a", "b"], "y")]
+    made = model(nodes, infos, [helper.make_tensor_value_info("y", T.INT64, None)], [], 14)
+    expected = [truncated_quotient(p, q, 64, True) for p, q in zip(a.ravel().tolist(), b.ravel().tolist())]
+    return ("Div_INT64", made, feeds, expected)
+
+
+def zero_divisor_model(t, constant=False):
+    infos = [helper.make_tensor_value_info("x0", t, [2, 3])] + ([] if constant else [helper.make_tensor_value_info("x1", t, [3])])
+    initializers = [helper.make_tensor("x1", t, [], [0])] if constant else []
+    return model([helper.make_node("Div", ["x0", "x1"], ["y"], name="/Div")], infos,
+                 [helper.make_tensor_value_info("y", t, None)], initializers, 14)
+
+
+def check_exact(args, run, import_case, write_safetensors):
+    """The cases of exact_cases() in both executors, and the zero divisors. Returns failures."""
+    failures = []
+
+    def values(report, mode):
+        outputs = report["outputs"] if mode == "exact" else report["samples"][0]["outputs"]
+        return [int(v) for v in outputs[0]["values"]]
+
+    def presk_run(name, mode, expect_ok=True):
+        command = [args.presk, "run", f"{args.work}/{name}.psk", "--entry", "y", "--weights",
+                   f"{args.work}/{name}.safetensors", "--data", f"{args.work}/{name}.data.safetensors", "--json"]
+        return run(command + (["--exact", "--bits", "64"] if mode == "exact" else ["--realize", "f64"]), expect_ok)
+
+    for name, made, inputs, expected in exact_cases():
+        import_case(args, args.work, name, made)
+        write_safetensors(f"{args.work}/{name}.data.safetensors", inputs)
+        for mode in ("exact", "native"):
+            got = values(json.loads(presk_run(name, mode).stdout), mode)
+            wrong = [(i, g, e) for i, (g, e) in enumerate(zip(got, expected)) if g != e]
+            print(f"{name:<12} {mode:<6} {len(got)} values, {len(wrong)} wrong")
+            if wrong or len(got) != len(expected):
+                failures.append(f"{name} ({mode}): (index, got, expected) {wrong[:4]}, {len(got)} values")
+    for t in (T.INT32, T.INT64, T.UINT8):
+        name = f"Div_zero_{T.DataType.Name(t)}"
+        import_case(args, args.work, name, zero_divisor_model(t))
+        write_safetensors(f"{args.work}/{name}.data.safetensors",
+                          {"x0": np.arange(6, dtype=np.int64).reshape(2, 3), "x1": np.array([3, 0, 1], np.int64)})
+        for mode, code in (("exact", "E0550"), ("native", "E0670")):
+            result = presk_run(name, mode, expect_ok=False)
+            print(f"{name:<16} {mode:<6} exit {result.returncode}: {result.stderr.strip().splitlines()[:1]}")
+            if result.returncode != 1 or f"error[{code}]" not in result.stderr or "divisor_is_zero" not in result.stderr:
+                failures.append(f"{name} ({mode}): expected {code} at the let …_divisor_is_zero, got exit "
+                                f"{result.returncode}: {result.stderr}")
+    with open(f"{args.work}/zero.onnx", "wb") as f:
+        f.write(zero_divisor_model(T.INT32, constant=True).SerializeToString())
+    result = run([args.presk, "import", f"{args.work}/zero.onnx", "--out", f"{args.work}/zero.psk", "--weights-out",
+                  f"{args.work}/zero.safetensors"], expect_ok=False)
+    print(f"constant zero divisor: exit {result.returncode}: {result.stderr.strip().splitlines()[-1:]}")
+    if result.returncode != 1 or "error[E1359]" not in result.stderr:
+        failures.append(f"a constant zero divisor: expected E1359, got exit {result.returncode}: {result.stderr}")
+    return failures

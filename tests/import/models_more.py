@@ -51,6 +51,20 @@ def math_cases():
     like = np.zeros((2, 2), np.float32)
     ints = RNG.integers(-5, 5, (3, 4)).astype(np.int64)
     cases.append(single("CastLike_int64_to_float", "CastLike", [ints, like], opset=15, tolerance=0))
+    return cases + group_norm_cases()
+
+
+def group_norm_cases():
+    """GroupNormalization: opset 18's scale and bias per group, opset 21's per channel, a symbolic batch."""
+    x = normal(2, 6, 3, 4)
+    cases = []
+    for name, opset, count in [("GroupNormalization_18", 18, 3), ("GroupNormalization_21", 21, 6)]:
+        scale = init("scale", (normal(count) + np.float32(1)).astype(np.float32))
+        bias = init("bias", normal(count))
+        node = helper.make_node("GroupNormalization", ["x0", "scale", "bias"], ["y"], name="/GroupNormalization",
+                                num_groups=3, epsilon=1e-3)
+        made = model([node], [tensor_info("x0", x, {0: "batch"})], [out()], [scale, bias], opset)
+        cases.append((name, made, {"x0": x}, 8))
     return cases
 
 

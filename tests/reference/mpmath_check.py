@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """An independent check of presk's reference interpreter: a plain Python evaluator of the
-conformance examples (mse, layernorm, rmsnorm, softmax, mlp, gpt_tiny) in mpmath at 100 digits,
+conformance examples (mse, layernorm, rmsnorm, softmax, mlp, gpt_tiny) and of the primitives added
+for ONNX import (tests/reference/primitives.psk: sin, cos, atan, erf, gelu_erf, round, floor,
+ceil, round_f16, round_bf16, iota; ties and subnormals among the inputs) in mpmath at 100 digits,
 fed the same safetensors inputs as `presk run --exact --bits 400`, must agree with it to at least
 60 significant digits on every output element.
 
@@ -146,12 +148,51 @@ def gpt_logits(P, tokens, T):
     return linear(final, P["head"], None, D, V)
 
 
+def round_half_even(v):
+    f = mpmath.floor(v)
+    d = v - f
+    return f + 1 if d > 0.5 or (d == 0.5 and f % 2 == 1) else f
+
+
+def round_to_format(v, precision, emin):
+    """The nearest number of a binary format with `precision` significand bits and least normal
+    exponent `emin` (ties to even, subnormals kept; the inputs stay below its largest)."""
+    if v == 0:
+        return v
+    e = int(mpmath.floor(mpmath.log(abs(v), 2)))
+    while mpmath.ldexp(1, e) > abs(v):
+        e -= 1
+    while mpmath.ldexp(1, e + 1) <= abs(v):
+        e += 1
+    quantum = mpmath.ldexp(1, max(e, emin) - (precision - 1))
+    return round_half_even(v / quantum) * quantum
+
+
+def primitive_cases(rng):
+    """tests/reference/primitives.psk: each primitive added for ONNX import, one entry each."""
+    xs = normals(rng, 12, 2.0) + [0.625, -0.375, 0.5, -2.5 / 4, 1 + 2.0 ** -11, 1 + 3 * 2.0 ** -11,
+                                  1 + 2.0 ** -8 / 1000, 3 * 2.0 ** -25, 1e-9, -7.25]
+    n = len(xs)
+    x = lambda: [mpf(v) for v in xs]
+    program = "../tests/reference/primitives.psk"
+    functions = {
+        "sine": mpmath.sin, "cosine": mpmath.cos, "arctangent": mpmath.atan, "error_function": mpmath.erf,
+        "gelu_exact": lambda v: v / 2 * (1 + mpmath.erf(v / mpmath.sqrt(2))),
+        "nearest": lambda v: round_half_even(v * 4), "below": lambda v: mpmath.floor(v * 3),
+        "above": lambda v: mpmath.ceil(v * 3), "half": lambda v: round_to_format(v, 11, -14),
+        "brain": lambda v: round_to_format(v * 1000, 8, -126)}
+    for entry, function in functions.items():
+        yield (program, entry, {"N": n}, {}, {"x": xs}, lambda function=function: [function(v) for v in x()])
+    yield (program, "positions", {"N": n}, {}, {"x": xs}, lambda: [v * i for i, v in enumerate(x())])
+
+
 def normals(rng, count, sigma=1.0):
     return [rng.gauss(0.0, sigma) for _ in range(count)]
 
 
 def cases(rng):
     """(example, entry, dims, params, data, expected flat outputs as a function of mpf inputs)."""
+    yield from primitive_cases(rng)
     T, D, V, B = 3, 32, 16, 3
     p, t = normals(rng, 6), normals(rng, 6)
     yield ("mse.psk", "mse", {"N": 6}, {}, {"prediction": p, "target": t},
