@@ -44,6 +44,18 @@ TEST(ChipCli, DumpPlacesTheQuantizes) {
   EXPECT_NE(blocks.output.find("E1711"), std::string::npos) << blocks.output;
 }
 
+// A contract's attention forms: each attention listed with its forms, and the chip's program
+// taking its weights times the value rows' scales and the values' codes.
+TEST(ChipCli, DumpShowsTheAttentionsForms) {
+  const auto text = run_command(presk() + " dump --stage chip " + source("examples/gpt_tiny.psk") +
+                                " --dim T=8 --contract " + source("examples/contracts/kv_int8_rotated.json"));
+  ASSERT_EQ(text.status, 0) << text.output;
+  EXPECT_NE(text.output.find("attention SelfAttention.apply/%7 · SelfAttention.apply/%15  queries f32, keys row/absmax/one"),
+            std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("spec=\"weights|unsigned/one|absmax/one|axy,ayz\""), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("spec=\"codes/absmax/one\""), std::string::npos) << text.output;
+}
+
 TEST(ChipCli, UsageErrors) {
   auto r = run_command(presk() + " dump --stage chip " + source("examples/gpt_tiny.psk") + " --dim T=8");
   EXPECT_EQ(r.status, 2);
