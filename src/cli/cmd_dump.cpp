@@ -29,6 +29,7 @@
 #include "ir/sites.h"
 #include "ir/verifier.h"
 #include "lang/frontend.h"
+#include "numerics/attention_forms.h"
 #include "numerics/contract_json.h"
 #include "numerics/quantize.h"
 #include "support/diagnostics.h"
@@ -273,6 +274,7 @@ int run_dump(const DumpOptions& options, const GlobalOptions& global) {
     const std::vector<numerics::QuantizeSite> sites = numerics::quantize(program, contract, products);
     std::cout << (global.json ? numerics::quantize_json(sites).dump(2) + "\n"
                               : "# chip `" + contract.chip + "`\n" + numerics::quantize_text(program, sites) +
+                                    (contract.attention ? numerics::attention_text(program, *contract.attention) : "") +
                                     "\n# the program as the chip runs it\n" +
                                     ir::print_program(numerics::chip_program(program, contract, sites, products)));
     return 0;

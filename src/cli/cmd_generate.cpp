@@ -57,13 +57,29 @@ Side make_side(const std::string& what, const ir::Program& program, const refere
   return side;
 }
 
+// A token's character (a code point 0–255, held as one byte) as UTF-8, as JSON writes text: a
+// vocabulary past ASCII (the Llama's 256 code points) would otherwise make invalid UTF-8.
+std::string utf8(const std::string& characters) {
+  std::string out;
+  for (const char c : characters) {
+    const auto code = static_cast<unsigned char>(c);
+    if (code < 0x80) {
+      out += c;
+    } else {
+      out += static_cast<char>(0xC0 | (code >> 6));
+      out += static_cast<char>(0x80 | (code & 0x3F));
+    }
+  }
+  return out;
+}
+
 void print_comparison(const generate::Comparison& result, const generate::Vocabulary& vocabulary, const Side& first,
                       const Side& second, bool json) {
   if (json) {
     nlohmann::json steps = nlohmann::json::array();
     for (const generate::CompareStep& s : result.steps) {
-      steps.push_back({{"position", s.position}, {"gap", s.gap}, {"first", vocabulary.decode(s.first)},
-                       {"second", vocabulary.decode(s.second)}, {"flip", s.first != s.second}});
+      steps.push_back({{"position", s.position}, {"gap", s.gap}, {"first", utf8(vocabulary.decode(s.first))},
+                       {"second", utf8(vocabulary.decode(s.second))}, {"flip", s.first != s.second}});
     }
     nlohmann::json out = {{"first", first.name}, {"second", second.name}, {"flips", result.flips},
                           {"largest_gap", result.largest_gap}, {"steps", steps}};
@@ -76,7 +92,8 @@ void print_comparison(const generate::Comparison& result, const generate::Vocabu
   for (size_t s = 0; s < result.steps.size(); ++s) {
     const generate::CompareStep& step = result.steps[s];
     std::cout << fmt::format("{:>4}  {:>8}  {:>12.4g}  {:>6}  {:>6}{}\n", s, step.position, step.gap,
-                             nlohmann::json(vocabulary.decode(step.first)).dump(), nlohmann::json(vocabulary.decode(step.second)).dump(),
+                             nlohmann::json(utf8(vocabulary.decode(step.first))).dump(),
+                             nlohmann::json(utf8(vocabulary.decode(step.second))).dump(),
                              step.first != step.second ? "  flip" : "");
   }
   std::cout << fmt::format("flips: {} of {} steps; largest logit gap {:.4g}; first divergence: {}\n", result.flips,
@@ -118,7 +135,7 @@ int run_generate(const GenerateOptions& options, const GlobalOptions& global) {
   std::string text;
   for (int64_t token : generated) text += vocabulary.decode(token);
   if (global.json) {
-    std::cout << nlohmann::json{{"prompt", options.prompt}, {"text", text}, {"tokens", generated}, {"realize", first.name}}.dump()
+    std::cout << nlohmann::json{{"prompt", options.prompt}, {"text", utf8(text)}, {"tokens", generated}, {"realize", first.name}}.dump()
               << '\n';
   } else {
     std::cout << '\n';

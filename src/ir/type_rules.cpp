@@ -186,6 +186,24 @@ InferredType normalization_rule(Op op, const Type& operand, const Attrs& attrs) 
   return give(ElemKind::Real, operand.shape);
 }
 
+// quantize(p : R[..., keys], v : R[...]) spec="weights|…" → R[..., keys]: an attention's weights
+// each taken times its value row's scale (ops.def), in tiles of starts[0] keys.
+InferredType attention_weights_rule(const std::vector<Type>& operands, const Attrs& attrs) {
+  if (operands.size() != 2) return fail("quantize takes one operand, or two (weights and values)");
+  if (operands[0].kind != ElemKind::Real || operands[1].kind != ElemKind::Real || operands[0].shape.empty() ||
+      operands[1].shape.empty()) {
+    return fail("quantize(weights, values) needs two R operands with axes");
+  }
+  if (auto problem = detail::check_axis(attrs, operands[0].rank(), "quantize")) return fail(*problem);
+  const int64_t keys = operands[0].shape.back();
+  if (attrs.axes[0] != operands[0].rank() - 1) return fail("quantize takes its operand's last axis");
+  if (attrs.starts.size() != 1 || attrs.starts[0] < 1 || keys % attrs.starts[0] != 0) {
+    return fail("quantize needs starts=[b], a tile b ≥ 1 that divides the weights' last axis's " + std::to_string(keys));
+  }
+  if (!attrs.spec.starts_with("weights|")) return fail("quantize of weights and values needs spec=\"weights|…\"");
+  return give(ElemKind::Real, operands[0].shape);
+}
+
 // embed(table : R[N, rest...], index : Z[idx...]) → R[idx..., rest...]
 InferredType embed_rule(const Type& table, const Type& index) {
   if (table.kind != ElemKind::Real || table.rank() < 1) {
@@ -418,6 +436,7 @@ InferredType infer_result_type(Op op, const std::vector<Type>& operands, const A
     case OpFamily::Contraction:
       return detail::contract_rule(operands[0], operands[1], attrs);
     case OpFamily::Normalization:
+      if (op == Op::quantize && operands.size() > 1) return attention_weights_rule(operands, attrs);
       return normalization_rule(op, operands[0], attrs);
     case OpFamily::Gather:
       return embed_rule(operands[0], operands[1]);

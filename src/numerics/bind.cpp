@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "numerics/attention_forms.h"
 #include "support/diagnostics.h"
 #include "support/json_reader.h"
 
@@ -129,6 +130,7 @@ std::vector<QuantizedProduct> bind_contract(const Contract& contract, const ir::
     }
   }
   check_caches(contract, program);
+  check_attention(contract, program);
   std::vector<QuantizedProduct> quantized;
   for (const ProductSite& p : products) {
     const std::optional<Scheme> scheme = contract.scheme_of(p.site);

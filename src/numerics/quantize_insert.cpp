@@ -5,6 +5,8 @@
 #include <set>
 
 #include "ir/verifier.h"
+#include "numerics/attention_forms.h"
+#include "numerics/ir_edit.h"
 #include "numerics/quantize.h"
 #include "support/diagnostics.h"
 
@@ -12,51 +14,6 @@ namespace presk::numerics {
 namespace {
 
 using ir::ValueRef;
-
-// A function's lets with new ones inserted: new let k is referred to as index base + k until
-// `finish` renumbers every reference.
-struct Edit {
-  const ir::Function& f;
-  uint32_t base;
-  std::vector<ir::Let> added;
-  std::map<uint32_t, std::vector<uint32_t>> before;  // old let index → added lets, in order
-  std::map<uint32_t, ValueRef> operand_of;           // (let · 4 + operand) → its new operand
-
-  ValueRef add(uint32_t position, ir::Let let) {
-    added.push_back(std::move(let));
-    const uint32_t k = static_cast<uint32_t>(added.size() - 1);
-    before[position].push_back(k);
-    return ValueRef::let(base + k);
-  }
-
-  void finish(ir::Function& out) const {
-    std::vector<uint32_t> old_to_new(f.lets.size()), added_to_new(added.size());
-    std::vector<std::pair<bool, uint32_t>> order;  // (added?, index)
-    for (uint32_t i = 0; i < f.lets.size(); ++i) {
-      if (auto it = before.find(i); it != before.end()) {
-        for (uint32_t k : it->second) order.push_back({true, k});
-      }
-      order.push_back({false, i});
-    }
-    for (uint32_t n = 0; n < order.size(); ++n) (order[n].first ? added_to_new : old_to_new)[order[n].second] = n;
-    auto renumber = [&](ValueRef v) {
-      if (v.kind != ValueRef::Kind::Let) return v;
-      return ValueRef::let(v.index >= base ? added_to_new[v.index - base] : old_to_new[v.index]);
-    };
-    out.lets.clear();
-    for (const auto& [is_added, i] : order) {
-      ir::Let let = is_added ? added[i] : f.lets[i];
-      if (!is_added) {
-        for (size_t o = 0; o < let.operands.size(); ++o) {
-          if (auto it = operand_of.find(i * 4 + static_cast<uint32_t>(o)); it != operand_of.end()) let.operands[o] = it->second;
-        }
-      }
-      for (ValueRef& v : let.operands) v = renumber(v);
-      out.lets.push_back(std::move(let));
-    }
-    for (ValueRef& r : out.results) r = renumber(r);
-  }
-};
 
 ir::Let quantize_let(const ir::Function& f, ValueRef value, const QuantizeSite& site) {
   ir::Let let;
@@ -154,6 +111,7 @@ void insert_keeps(Edit& edit, const Contract& contract) {
 ir::Program chip_program(const ir::Program& program, const Contract& contract, const std::vector<QuantizeSite>& sites,
                          const std::vector<QuantizedProduct>& products) {
   ir::Program out = program;
+  const std::vector<AttentionSite> attention = contract.attention ? attention_sites(program) : std::vector<AttentionSite>{};
   for (uint32_t fi = 0; fi < program.functions.size(); ++fi) {
     const ir::Function& f = program.functions[fi];
     Edit edit{f, static_cast<uint32_t>(f.lets.size() + 1), {}, {}, {}};
@@ -161,6 +119,7 @@ ir::Program chip_program(const ir::Program& program, const Contract& contract, c
       if (site.function == fi) insert_site(edit, site, products);
     }
     insert_keeps(edit, contract);
+    if (contract.attention) insert_attention(edit, *contract.attention, attention, fi);
     if (!edit.added.empty()) edit.finish(out.functions[fi]);
   }
   ir::verify_program(out);

@@ -44,6 +44,18 @@ TEST(ChipCli, DumpPlacesTheQuantizes) {
   EXPECT_NE(blocks.output.find("E1711"), std::string::npos) << blocks.output;
 }
 
+// A contract's attention forms: each attention listed with its forms, and the chip's program
+// taking its weights times the value rows' scales and the values' codes.
+TEST(ChipCli, DumpShowsTheAttentionsForms) {
+  const auto text = run_command(presk() + " dump --stage chip " + source("examples/gpt_tiny.psk") +
+                                " --dim T=8 --contract " + source("examples/contracts/kv_int8_rotated.json"));
+  ASSERT_EQ(text.status, 0) << text.output;
+  EXPECT_NE(text.output.find("attention SelfAttention.apply/%7 · SelfAttention.apply/%15  queries f32, keys row/absmax/one"),
+            std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("spec=\"weights|unsigned/one|absmax/one|axy,ayz\""), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("spec=\"codes/absmax/one\""), std::string::npos) << text.output;
+}
+
 TEST(ChipCli, UsageErrors) {
   auto r = run_command(presk() + " dump --stage chip " + source("examples/gpt_tiny.psk") + " --dim T=8");
   EXPECT_EQ(r.status, 2);
@@ -254,6 +266,11 @@ TEST_F(ChipMeasure, CachesSolvedOnDecodeRunsInsideTheBudgetAtAnyThreadCount) {
   std::ofstream(dir_ + "/both.json") << R"({"format": 1, "chip": "W8A8 and int8 KV rows, rotated",
     "activation": {"block": "row", "scale": "absmax", "words": "one"}, "cache": "int8_rows_rotated",
     "accumulator": {"bits": 32, "overflow": "wrap"}})";
+  // The caches alone: kv_int8.json's attention takes its keys and values as int8 whatever the
+  // caches' keep (its forms are the contract's, not the solve's), which no widening undoes.
+  const std::string kv_int8 = dir_ + "/kv_int8.json";
+  std::ofstream(kv_int8) << R"({"format": 1, "chip": "int8 KV rows, attended as kept", "activation": null,
+    "cache": "int8_rows", "accumulator": {"bits": 32, "overflow": "wrap"}})";
   auto solve = [&](const std::string& contract, const std::string& budget, const std::string& out, int threads) {
     return run_command(presk() + " solve " + source("examples/gpt.psk") + " --precision " + dir_ +
                        "/gpt-decode.json --contract " + contract + " --realize f32 --budget " + budget +
@@ -263,7 +280,7 @@ TEST_F(ChipMeasure, CachesSolvedOnDecodeRunsInsideTheBudgetAtAnyThreadCount) {
     std::ifstream in(path);
     return std::string(std::istreambuf_iterator<char>(in), {});
   };
-  for (const auto& [contract, budget] : {std::pair<std::string, std::string>{source("examples/contracts/kv_int8.json"), "2e-5"},
+  for (const auto& [contract, budget] : {std::pair<std::string, std::string>{kv_int8, "2e-5"},
                                          {dir_ + "/both.json", "1e-3"}}) {
     const auto one = solve(contract, budget, "decode1.json", 1);
     ASSERT_EQ(one.status, 0) << one.output;
@@ -295,10 +312,61 @@ TEST_F(ChipMeasure, CachesSolvedOnDecodeRunsInsideTheBudgetAtAnyThreadCount) {
     EXPECT_NE(explained.output.find("SelfAttention.decode/%2 (cache_write)"), std::string::npos) << explained.output;
   }
   // A budget too tight for any int8 row: the int8 keeps are refused, and the gap is still inside.
-  const auto tight = solve(source("examples/contracts/kv_int8.json"), "1e-6", "tight.json", 2);
+  const auto tight = solve(kv_int8, "1e-6", "tight.json", 2);
   ASSERT_NE(tight.status, 2) << tight.output;
   const nlohmann::json caches = nlohmann::json::parse(read(dir_ + "/tight.json"))["caches"];
   for (const auto& [site, keep] : caches.items()) EXPECT_NE(keep, "int8_rows") << site;
+}
+
+// A contract whose attention takes its operands in their forms (int8 queries, keys and values by
+// rows, the weights times the value rows' scales in unsigned bytes), on the corpus GPT's logits:
+// `check --measure` sees the forms (the chip's program differs from the same contract without
+// them), the same bytes at any thread count; and `solve --contract` decides the products around
+// them, its solved contract keeping them and inside its budget in and out of sample.
+TEST_F(ChipMeasure, AttentionFormsMeasuredAndSolvedOnTheCorpusGpt) {
+  write_weights("examples/gpt.psk", "T=8", dir_ + "/gpt-logits");
+  Tensor tokens(ElementType::i32, {4, 9});  // windows of T + 1 tokens: two calibrated, two held out
+  for (uint64_t i = 0; i < 36; ++i) tokens.set_integer(i, static_cast<int64_t>((i * 5 + i / 9) % 63));
+  write_safetensors(dir_ + "/gpt-data.safetensors", {{"tokens", tokens}});
+  const auto calibrate = run_command(presk() + " calibrate --precision " + source("examples/gpt.psk") +
+                                     " --entry logits --dim T=8 --data " + dir_ + "/gpt-data.safetensors --samples 2 "
+                                     "--bits 128 --quiet --weights " + dir_ + "/gpt-logits --out " + dir_ + "/gpt-env.json");
+  ASSERT_EQ(calibrate.status, 0) << calibrate.output;
+  const std::string forms = R"("attention": {"queries": {"scheme": {"block": "row", "scale": "absmax", "words": "one"}},
+      "keys": {"scheme": {"block": "row", "scale": "absmax", "words": "one"}},
+      "values": {"scheme": {"block": "row", "scale": "absmax", "words": "one"}},
+      "weights": {"scheme": {"block": "row", "scale": "unsigned", "words": "one"}}},)";
+  std::ofstream(dir_ + "/attention.json") << R"({"format": 1, "chip": "W8A8, int8 attention",
+    "activation": {"block": "row", "scale": "absmax", "words": "one"}, )" << forms << R"(
+    "accumulator": {"bits": 32, "overflow": "wrap"}})";
+  std::ofstream(dir_ + "/no-attention.json") << R"({"format": 1, "chip": "W8A8",
+    "activation": {"block": "row", "scale": "absmax", "words": "one"}, "accumulator": {"bits": 32, "overflow": "wrap"}})";
+  auto check = [&](const std::string& contract, int threads) {
+    const auto r = run_command(presk() + " check --json --precision " + dir_ + "/gpt-env.json " + source("examples/gpt.psk") +
+                                   " --realize f32 --measure --threads " + std::to_string(threads) + " --contract " + contract,
+                               false);
+    EXPECT_EQ(r.status, 0) << r.output;
+    return r.output;
+  };
+  const std::string one = check(dir_ + "/attention.json", 1);
+  EXPECT_EQ(one, check(dir_ + "/attention.json", 2));
+  const nlohmann::json with = nlohmann::json::parse(one)["entry_gap"];
+  const nlohmann::json without = nlohmann::json::parse(check(dir_ + "/no-attention.json", 1))["entry_gap"];
+  EXPECT_NE(with["representation"]["absolute"], without["representation"]["absolute"]) << with << without;
+  EXPECT_LT(with["arithmetic"]["relative"].get<double>(), with["representation"]["relative"].get<double>() / 10) << with;
+  const auto solved = run_command(presk() + " solve " + source("examples/gpt.psk") + " --precision " + dir_ +
+                                  "/gpt-env.json --contract " + dir_ + "/attention.json --realize f32 --budget 3e-2 "
+                                  "--heldout 2 --quiet --out " + dir_ + "/attention-solved.json");
+  ASSERT_EQ(solved.status, 0) << solved.output;
+  std::ifstream in(dir_ + "/attention-solved.json");
+  const nlohmann::json contract = nlohmann::json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
+  EXPECT_EQ(contract["attention"]["weights"]["scheme"]["scale"], "unsigned") << contract;
+  const nlohmann::json& gap = contract["solve"]["gap"];
+  EXPECT_TRUE(gap["in_sample"]["inside"].get<bool>()) << gap;
+  EXPECT_TRUE(gap["held_out"]["inside"].get<bool>()) << gap;
+  // The solve measured the chip's program with the forms: check --measure on its contract agrees.
+  const nlohmann::json checked = nlohmann::json::parse(check(dir_ + "/attention-solved.json", 2))["entry_gap"];
+  EXPECT_EQ(checked["total"]["absolute"], gap["in_sample"]["absolute"]) << checked << gap;
 }
 
 // `presk generate --contract C --compare exact`: the chip's program generates, its caches kept as

@@ -619,7 +619,8 @@ class Runner {
       case ir::OpFamily::Reduction: return run_reduction(let, *operands.at(0), ctx);
       case ir::OpFamily::Contraction: return run_contract(let, *operands.at(0), *operands.at(1), ctx);
       case ir::OpFamily::Normalization:
-        return let.op == ir::Op::quantize ? run_quantize(let, *operands.at(0), ctx) : run_normalization(let, *operands.at(0), ctx);
+        if (let.op == ir::Op::quantize) return run_quantize(let, *operands.at(0), operands.size() > 1 ? operands[1] : nullptr, ctx);
+        return run_normalization(let, *operands.at(0), ctx);
       case ir::OpFamily::Gather: return run_embed(let, *operands.at(0), *operands.at(1), ctx);
       case ir::OpFamily::Layout: return run_layout(let, operands, ctx);
       case ir::OpFamily::Loss: return run_cross_entropy(let, *operands.at(0), *operands.at(1), ctx);

@@ -47,7 +47,8 @@ Value run_iota(const ir::Let& let);
 Value run_elementwise(const ir::Let& let, const std::vector<const Value*>& operands, const OpContext& ctx);
 Value run_reduction(const ir::Let& let, const Value& operand, const OpContext& ctx);
 Value run_normalization(const ir::Let& let, const Value& operand, const OpContext& ctx);
-Value run_quantize(const ir::Let& let, const Value& operand, const OpContext& ctx);  // ops_quantize.cpp
+// ops_quantize.cpp; `values`: quantize(p, v)'s v (spec "weights|…"), else null.
+Value run_quantize(const ir::Let& let, const Value& operand, const Value* values, const OpContext& ctx);
 Value run_cross_entropy(const ir::Let& let, const Value& logits, const Value& targets, const OpContext& ctx);
 Value run_contract(const ir::Let& let, const Value& a, const Value& b, const OpContext& ctx);
 Value run_layout(const ir::Let& let, const std::vector<const Value*>& operands, const OpContext& ctx);

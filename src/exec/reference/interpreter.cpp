@@ -181,7 +181,8 @@ Value<A> Evaluator<A>::compute(const ir::Let& let, const std::vector<const Value
     case ir::OpFamily::Reduction: return eval_reduction(arith_, let, *in[0], terms);
     case ir::OpFamily::Contraction: return eval_contract(arith_, let, *in[0], *in[1], terms);
     case ir::OpFamily::Normalization:
-      return let.op == ir::Op::quantize ? eval_quantize(arith_, let, *in[0]) : eval_normalization(arith_, let, *in[0]);
+      return let.op == ir::Op::quantize ? eval_quantize(arith_, let, *in[0], in.size() > 1 ? in[1] : nullptr)
+                                         : eval_normalization(arith_, let, *in[0]);
     case ir::OpFamily::Gather:
     case ir::OpFamily::Layout: return eval_layout(arith_, let, in);
     case ir::OpFamily::Loss: return eval_cross_entropy(arith_, let, *in[0], *in[1]);

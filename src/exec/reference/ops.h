@@ -37,7 +37,9 @@ Value<A> eval_reduction(const A& arith, const ir::Let& let, const Value<A>& x,
 // softmax, log_softmax, cross_entropy (ops_normalize.cpp).
 template <class A> Value<A> eval_normalization(const A& arith, const ir::Let& let, const Value<A>& x);
 // quantize (ops_quantize.cpp): each block by its scheme's exact meaning.
-template <class A> Value<A> eval_quantize(const A& arith, const ir::Let& let, const Value<A>& x);
+// `values`: quantize(p, v)'s v (spec "weights|…"), else null.
+template <class A>
+Value<A> eval_quantize(const A& arith, const ir::Let& let, const Value<A>& x, const Value<A>* values);
 template <class A>
 Value<A> eval_cross_entropy(const A& arith, const ir::Let& let, const Value<A>& logits,
                             const Value<A>& targets);
