@@ -243,6 +243,10 @@ float Builder::float_attribute(std::string_view name, float fallback) const {
   const onnx::AttributeProto* found = attribute(name);
   if (found == nullptr) return fallback;
   if (found->type() != onnx::AttributeProto::FLOAT) fail("E1303") << "attribute " << name << " is not a float";
+  if (!std::isfinite(found->f())) {  // a literal of a program over the reals is a number
+    fail("E1360").hint("give the attribute a finite value (a bound of ±FLT_MAX stands for none)")
+        << "attribute " << name << " is " << (std::isnan(found->f()) ? "NaN" : found->f() > 0 ? "+inf" : "-inf") << "; presk reads float attributes only as finite numbers";
+  }
   return found->f();
 }
 

@@ -137,6 +137,9 @@ void translate_resize(Builder& builder, bool upsample) {
   if (scales.size() != rank && sizes.size() != rank) {
     builder.fail("E1303") << "give one scale or one size per axis (" << rank << ")";
   }
+  for (double scale : scales) {
+    if (!(std::isfinite(scale) && scale > 0 && scale <= (1 << 20))) builder.fail("E1303") << "a scale of " << scale << " (give scales in (0, 2^20])";
+  }
   Value result = x;
   for (size_t axis = 0; axis < rank; ++axis) {
     if (sizes.empty() && scales[axis] == 1.0) continue;  // the batch and channel axes, often symbolic

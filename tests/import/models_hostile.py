@@ -113,6 +113,12 @@ def refused_cases(outside):
         ("external_beyond_offset", external_model("weights.bin", offset=8).SerializeToString(),
          {"weights.bin": weights}, "E1358", ["from offset 8"]),
         ("external_missing", external_model("missing.bin").SerializeToString(), {}, "E1358", ["missing"]),
+        ("shrink_nan_bias", small_model([helper.make_node("Shrink", ["x0"], ["y"], name="shrink", bias=float("nan"))],
+                                        [models.tensor_info("x0", x)]).SerializeToString(), {}, "E1360",
+         ["bias is NaN"]),
+        ("leaky_relu_infinite_alpha",
+         small_model([helper.make_node("LeakyRelu", ["x0"], ["y"], name="leaky", alpha=float("inf"))],
+                     [models.tensor_info("x0", x)]).SerializeToString(), {}, "E1360", ["alpha is +inf"]),
         ("external_wrong_length", external_model("weights.bin", length=20).SerializeToString(),
          {"weights.bin": weights}, "E1309", ["20 bytes long"]),
     ]
