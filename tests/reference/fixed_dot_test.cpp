@@ -10,6 +10,7 @@
 #include <mpfr.h>
 
 #include <array>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -129,7 +130,7 @@ TEST(ReferenceFixedDot, BinadesEqualMpfrDotAndTheRows) {
   gmp_randstate_t state;
   gmp_randinit_default(state);
   gmp_randseed_ui(state, 19);
-  int64_t decided = 0, refused = 0, both = 0;
+  int64_t decided = 0, refused = 0, both = 0, from_binary64 = 0;
   for (long p : {53L, 64L, 128L, 129L, 192L, 256L}) {
     for (int m : {53, 24, 8}) {
       if (m > p) continue;
@@ -153,6 +154,15 @@ TEST(ReferenceFixedDot, BinadesEqualMpfrDotAndTheRows) {
         FixedRows fx(p, x.data(), bases, offsets), fw(p, w.data(), bases, offsets);
         FixedRows bw(p, w.data(), bases, offsets, true);
         ASSERT_TRUE(bw.binades()) << p << " " << m;
+        std::vector<double> stored(static_cast<size_t>(rows * n));  // w as binary64, where exact
+        bool exact = true;
+        for (int64_t i = 0; i < rows * n; ++i) {
+          stored[static_cast<size_t>(i)] = mpfr_get_d(w.data() + i, MPFR_RNDN);
+          exact = exact && mpfr_cmp_d(w.data() + i, stored[static_cast<size_t>(i)]) == 0;
+        }
+        if (exact) ++from_binary64;
+        std::optional<FixedRows> dw;
+        if (exact) dw.emplace(p, stored.data(), bases, offsets);
         for (int64_t a = 0; a < rows; ++a) {
           for (int64_t b = 0; b < rows; ++b) {
             by_mpfr_dot(want.data(), x, a, w, b, n);
@@ -160,6 +170,10 @@ TEST(ReferenceFixedDot, BinadesEqualMpfrDotAndTheRows) {
             bool in_binades = FixedRows::dot(fx, a, bw, b, got.data());
             MpfrBuffer swapped(1, p);
             ASSERT_EQ(FixedRows::dot(bw, b, fx, a, swapped.data()), in_binades);
+            if (dw) {  // packed from the stored values: the same decision and number
+              ASSERT_EQ(FixedRows::dot(fx, a, *dw, b, swapped.data()), in_binades) << p << " " << m << " " << trial;
+              ASSERT_TRUE(!in_binades || same_number(swapped.data(), got.data()));
+            }
             EXPECT_FALSE(FixedRows::dot(bw, b, bw, b, swapped.data()));  // never both in binades
             if (!in_binades) {
               ++refused;
@@ -179,6 +193,39 @@ TEST(ReferenceFixedDot, BinadesEqualMpfrDotAndTheRows) {
   EXPECT_GT(decided, 1500);
   EXPECT_GT(both, 1000);
   EXPECT_GT(refused, 10);  // rows spread beyond kMaxSpread and cancellations of cut rows
+  EXPECT_GT(from_binary64, 100);
+}
+
+// Weights packed from binary64 values (a parameter read where it is stored) are the rows of the
+// same values as MPFR numbers, subnormals and both ends of the exponent range included.
+TEST(ReferenceFixedDot, BinadesFromBinary64AreThoseOfTheSameNumbers) {
+  const std::vector<double> weights = {0x1p-1074, -0x1.8p-1070, 0x1.8p-1022, 0x1p-1000, -0x1.fffffffffffffp-1023,
+                                       0x1.234p+1000, -0x1.fffffffffffffp+1023, 0x1p+990, 0.0, -0.0, 1.0, 0x1p-60};
+  for (long p : {53L, 128L, 256L}) {
+    const int64_t n = 4, rows = static_cast<int64_t>(weights.size()) / n;
+    MpfrBuffer w(rows * n, p), x(rows * n, p), a(1, p), b(1, p);
+    for (int64_t i = 0; i < rows * n; ++i) {
+      mpfr_set_d(w.data() + i, weights[static_cast<size_t>(i)], MPFR_RNDN);
+      mpfr_set_si_2exp(x.data() + i, 3 + 2 * i, -static_cast<long>(i), MPFR_RNDN);
+    }
+    std::vector<int64_t> bases, offsets;
+    for (int64_t r = 0; r < rows; ++r) bases.push_back(r * n);
+    for (int64_t k = 0; k < n; ++k) offsets.push_back(k);
+    FixedRows fx(p, x.data(), bases, offsets), from_mpfr(p, w.data(), bases, offsets, true);
+    FixedRows from_binary64(p, weights.data(), bases, offsets);
+    ASSERT_TRUE(from_mpfr.binades() && from_binary64.binades());
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t q = 0; q < rows; ++q) {
+        const bool decided = FixedRows::dot(fx, q, from_mpfr, r, a.data());
+        ASSERT_EQ(FixedRows::dot(fx, q, from_binary64, r, b.data()), decided) << p << " row " << r;
+        if (!decided) continue;
+        by_mpfr_dot(b.data(), x, q, w, r, n);
+        EXPECT_TRUE(same_number(a.data(), b.data())) << p << " row " << r;
+        FixedRows::dot(fx, q, from_binary64, r, b.data());
+        EXPECT_TRUE(same_number(a.data(), b.data())) << p << " row " << r;
+      }
+    }
+  }
 }
 
 // Operands of 57 or more significant bits stay in rows: a binade would not hold them in a limb.

@@ -7,6 +7,9 @@
 // contraction splits into many (partial ones included), in MPFR and in Arb balls.
 #include <arb.h>
 
+#include <algorithm>
+#include <limits>
+
 #include "exec/reference/checkpoint.h"
 #include "exec/reference/exact_dot.h"
 #include "exec/reference/ops.h"
@@ -120,6 +123,30 @@ TEST(ReferenceInPlace, CorpusGptHasTheBitsOfParametersConvertedWhole) {
     }
     reference::set_contraction_sums(reference::ContractionSums::Exact);
   }
+}
+
+TEST(ReferenceInPlace, EntriesTheFixedRowsCannotDecideHaveTheBitsOfParametersConvertedWhole) {
+  // Each matrix's tiles are packed from the stored values; an element the fixed rows cannot
+  // decide is computed exactly from the tile converted. Rows that force it: a NaN, an infinity,
+  // entries spread over more than 384 bits (2^-1074 beside 1), a row of zeros, and a row whose
+  // terms cancel to 0 exactly.
+  const ir::Program program = compile("gpt.psk", {{"T", 6}}, "logits");
+  reference::ParameterStore params = reference::synthesize_parameters(program, 5, 1);
+  int edited = 0;
+  for (const ir::Param& param : program.params) {
+    if (param.type.shape.size() < 2) continue;
+    std::vector<double> values = *params.find(param.path);
+    const size_t row = static_cast<size_t>(param.type.shape.back());
+    switch (edited++ % 4) {
+      case 0: values[row + 1] = std::numeric_limits<double>::quiet_NaN(); break;
+      case 1: values[2 * row] = -std::numeric_limits<double>::infinity(); break;
+      case 2: values[0] = 0x1p-1074, values[row] = 1.0, values[3] = 0x1p-600; break;
+      default: std::fill(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(row), 0.0); break;
+    }
+    params.set(param.path, std::move(values));
+  }
+  EXPECT_GE(edited, 4);
+  expect_same_bits<MpfrArith>(program, "logits", params);
 }
 
 TEST(ReferenceInPlace, FootprintCountsNoWholeParameterWhenReadInPlace) {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <utility>
 
 #include "exec/reference/limbs.h"
@@ -226,16 +227,76 @@ bool round_decided(Limb* a, int size, int64_t lsb, int64_t eb, bool cut, long bi
   return true;
 }
 
+// An operand's entries as MPFR numbers of n limbs (the significand's top limb, top bit set).
+struct MpfrEntries {
+  const __mpfr_struct* data;
+  int n;
+  bool special(int64_t i) const { return mpfr_nan_p(data + i) || mpfr_inf_p(data + i); }
+  bool regular(int64_t i) const { return mpfr_regular_p(data + i); }
+  int64_t exponent(int64_t i) const { return data[i]._mpfr_exp; }
+  bool negative(int64_t i) const { return data[i]._mpfr_sign < 0; }
+  Limb top(int64_t i) const { return data[i]._mpfr_d[n - 1]; }
+};
+
+// An operand's entries as binary64 values, each as the MPFR number it converts to exactly:
+// |x| = (D/2^64)·2^e, D its significand shifted to bit 63 (frexp's e; subnormals normalized).
+struct Binary64Entries {
+  const double* data;
+  static uint64_t raw(double v) { return std::bit_cast<uint64_t>(v); }
+  static int64_t biased(double v) { return static_cast<int64_t>((raw(v) >> 52) & 0x7ff); }
+  static uint64_t fraction(double v) { return raw(v) & ((uint64_t{1} << 52) - 1); }
+  bool special(int64_t i) const { return biased(data[i]) == 0x7ff; }
+  bool regular(int64_t i) const { return biased(data[i]) != 0x7ff && (raw(data[i]) << 1) != 0; }
+  int64_t exponent(int64_t i) const {
+    const int64_t b = biased(data[i]);
+    return b != 0 ? b - 1022 : -1010 - __builtin_clzll(fraction(data[i]));  // subnormal: D = f·2^clz(f)
+  }
+  bool negative(int64_t i) const { return (raw(data[i]) >> 63) != 0; }
+  Limb top(int64_t i) const {
+    const uint64_t f = fraction(data[i]);
+    return biased(data[i]) != 0 ? (f | uint64_t{1} << 52) << 11 : f << __builtin_clzll(f);
+  }
+};
+
 }  // namespace
+
+FixedRows::FixedRows(long bits, size_t rows, int64_t count)
+    : bits_(bits), emin_(mpfr_get_emin()), emax_(mpfr_get_emax()), count_(count), rows_(rows) {
+  internal_assert(supports(bits));
+}
+
+FixedRows::FixedRows(long bits, const double* data, const std::vector<int64_t>& row_base,
+                     const std::vector<int64_t>& offsets)
+    : FixedRows(bits, row_base.size(), static_cast<int64_t>(offsets.size())) {
+  const Binary64Entries source{data};
+  std::vector<int> significant_bits(row_base.size(), 0);  // from the top to the lowest set bit
+  parallel_chunks(static_cast<int64_t>(row_base.size()), 16, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      for (int64_t offset : offsets) {
+        const int64_t i = row_base[r] + offset;
+        if (source.regular(i)) significant_bits[r] = std::max(significant_bits[r], kLimbBits - __builtin_ctzll(source.top(i)));
+      }
+    }
+  });
+  pack_all_binades(source, row_base, offsets,
+                   significant_bits.empty() ? 0 : *std::max_element(significant_bits.begin(), significant_bits.end()));
+}
+
+template <class Source>
+void FixedRows::pack_all_binades(const Source& data, const std::vector<int64_t>& row_base,
+                                 const std::vector<int64_t>& offsets, int m) {
+  internal_assert(m <= kLimbBits - 8);
+  binade_bits_ = std::min(kLimbBits - m, kLimbBits - 1);
+  entries_.resize(rows_.size() * static_cast<size_t>(count_));
+  buckets_.resize(rows_.size() * static_cast<size_t>(kMaxBuckets));
+  parallel_chunks(static_cast<int64_t>(row_base.size()), 16, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) pack_binades(data, row_base[r], offsets, r);
+  });
+}
 
 FixedRows::FixedRows(long bits, const __mpfr_struct* data, const std::vector<int64_t>& row_base,
                      const std::vector<int64_t>& offsets, bool binades)
-    : bits_(bits),
-      emin_(mpfr_get_emin()),
-      emax_(mpfr_get_emax()),
-      count_(static_cast<int64_t>(offsets.size())),
-      rows_(row_base.size()) {
-  internal_assert(supports(bits));
+    : FixedRows(bits, row_base.size(), static_cast<int64_t>(offsets.size())) {
   int n = limbs_of(bits);
   // the operand's significant limbs (a binary64 value read at 128 bits has one) and bits
   std::vector<int> significant(row_base.size(), 1), significant_bits(row_base.size(), 0);
@@ -254,12 +315,7 @@ FixedRows::FixedRows(long bits, const __mpfr_struct* data, const std::vector<int
   });
   int m = significant_bits.empty() ? 0 : *std::max_element(significant_bits.begin(), significant_bits.end());
   if (binades && m <= kLimbBits - 8) {
-    binade_bits_ = std::min(kLimbBits - m, kLimbBits - 1);
-    entries_.resize(rows_.size() * static_cast<size_t>(count_));
-    buckets_.resize(rows_.size() * static_cast<size_t>(kMaxBuckets));
-    parallel_chunks(static_cast<int64_t>(row_base.size()), 16, [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) pack_binades(data, row_base[r], offsets, r);
-    });
+    pack_all_binades(MpfrEntries{data, n}, row_base, offsets, m);
     return;
   }
   limbs_ = significant.empty() ? 2 : *std::max_element(significant.begin(), significant.end()) + 1;
@@ -269,31 +325,33 @@ FixedRows::FixedRows(long bits, const __mpfr_struct* data, const std::vector<int
   });
 }
 
-void FixedRows::scan_row(const __mpfr_struct* data, int64_t base, const std::vector<int64_t>& offsets,
-                         int64_t r) {
+template <class Source>
+void FixedRows::scan_row(const Source& data, int64_t base, const std::vector<int64_t>& offsets, int64_t r) {
   Row& row = rows_[r];
   bool any = false;
   for (int64_t k = 0; k < count_; ++k) {
-    const __mpfr_struct* v = data + base + offsets[k];
-    if (mpfr_nan_p(v) || mpfr_inf_p(v)) row.special = true;
-    if (!mpfr_regular_p(v)) continue;
-    row.top = any ? std::max<int64_t>(row.top, v->_mpfr_exp) : v->_mpfr_exp;
+    const int64_t i = base + offsets[k];
+    if (data.special(i)) row.special = true;
+    if (!data.regular(i)) continue;
+    row.top = any ? std::max<int64_t>(row.top, data.exponent(i)) : data.exponent(i);
     row.end = k + 1;
     any = true;
   }
 }
 
-void FixedRows::pack_binades(const __mpfr_struct* data, int64_t base, const std::vector<int64_t>& offsets,
-                             int64_t r) {
+// W = D·2^(e − h + b·s + 64 − 64N) (above), D's bits all in its top limb (m ≤ 56): that limb
+// shifted right by h − e − b·s ∈ [0, s), dropping only zeros.
+template <class Source>
+void FixedRows::pack_binades(const Source& data, int64_t base, const std::vector<int64_t>& offsets, int64_t r) {
   scan_row(data, base, offsets, r);
   Row& row = rows_[r];
   if (row.special) return;
-  const int n = limbs_of(bits_), s = binade_bits_;
+  const int s = binade_bits_;
   std::array<int32_t, kMaxBuckets> sizes{};
   for (int64_t k = 0; k < row.end; ++k) {
-    const __mpfr_struct* v = data + base + offsets[k];
-    if (!mpfr_regular_p(v)) continue;
-    int64_t below = row.top - v->_mpfr_exp;
+    const int64_t i = base + offsets[k];
+    if (!data.regular(i)) continue;
+    int64_t below = row.top - data.exponent(i);
     if (below > kMaxSpread) {
       row.wide = true;
       return;
@@ -310,19 +368,19 @@ void FixedRows::pack_binades(const __mpfr_struct* data, int64_t base, const std:
   }
   BinadeEntry* entries = entries_.data() + static_cast<size_t>(r) * static_cast<size_t>(count_);
   for (int64_t k = 0; k < row.end; ++k) {
-    const __mpfr_struct* v = data + base + offsets[k];
-    if (!mpfr_regular_p(v)) continue;
-    int64_t b = (row.top - v->_mpfr_exp) / s;
-    int64_t shift = v->_mpfr_exp - row.top + b * s + kLimbBits - int64_t{kLimbBits} * n;  // W = D·2^shift
-    internal_assert(shift <= 0 && !limbs::any_below(v->_mpfr_d, -shift));
-    entries[next[static_cast<size_t>(b)]++] =
-        BinadeEntry{limbs::bits_at(v->_mpfr_d, n, -shift), v->_mpfr_sign < 0 ? ~Limb{0} : 0, k};
+    const int64_t i = base + offsets[k];
+    if (!data.regular(i)) continue;
+    const int64_t below = row.top - data.exponent(i), b = below / s;
+    const Limb top = data.top(i);
+    const int shift = static_cast<int>(below - b * s);
+    internal_assert(shift == 0 || (top & ((Limb{1} << shift) - 1)) == 0);
+    entries[next[static_cast<size_t>(b)]++] = BinadeEntry{top >> shift, data.negative(i) ? ~Limb{0} : 0, k};
   }
 }
 
 void FixedRows::pack_row(const __mpfr_struct* data, int64_t base, const std::vector<int64_t>& offsets,
                          int64_t r) {
-  scan_row(data, base, offsets, r);
+  scan_row(MpfrEntries{data, limbs_of(bits_)}, base, offsets, r);
   Row& row = rows_[r];
   int n = limbs_of(bits_);
   if (row.special) return;

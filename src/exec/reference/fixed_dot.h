@@ -43,6 +43,10 @@ class FixedRows {
   // With `binades`, an operand whose entries fit (above) is packed in binades.
   FixedRows(long bits, const __mpfr_struct* data, const std::vector<int64_t>& row_base,
             const std::vector<int64_t>& offsets, bool binades = false);
+  // The same rows of binary64 values (exact: a parameter read where it is stored, in its own
+  // type), in binades, the entries the rows of those values as MPFR numbers would have.
+  FixedRows(long bits, const double* data, const std::vector<int64_t>& row_base,
+            const std::vector<int64_t>& offsets);
 
   // Whether the fixed point applies at this precision (≤ 256 bits); above it, use ExactDot.
   static bool supports(long bits) { return bits <= 256; }
@@ -75,12 +79,18 @@ class FixedRows {
   static constexpr int kMaxSpread = 384;   // bits below h a row in binades may reach
   static constexpr int kMaxBuckets = 49;   // kMaxSpread / 8 + 1 (s ≥ 8)
 
-  void scan_row(const __mpfr_struct* data, int64_t base, const std::vector<int64_t>& offsets,
-                int64_t r);
+  FixedRows(long bits, size_t rows, int64_t count);
+  // Source: an operand's entries (fixed_dot.cpp: MPFR numbers or binary64 values).
+  template <class Source>
+  void scan_row(const Source& data, int64_t base, const std::vector<int64_t>& offsets, int64_t r);
   void pack_row(const __mpfr_struct* data, int64_t base, const std::vector<int64_t>& offsets,
                 int64_t r);
-  void pack_binades(const __mpfr_struct* data, int64_t base, const std::vector<int64_t>& offsets,
-                    int64_t r);
+  // Every row in binades, m the entries' most significant bits (≤ 56).
+  template <class Source>
+  void pack_all_binades(const Source& data, const std::vector<int64_t>& row_base,
+                        const std::vector<int64_t>& offsets, int m);
+  template <class Source>
+  void pack_binades(const Source& data, int64_t base, const std::vector<int64_t>& offsets, int64_t r);
   static bool dot_binades(const FixedRows& x, int64_t xr, const FixedRows& w, int64_t wr,
                           __mpfr_struct* r);
 

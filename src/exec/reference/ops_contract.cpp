@@ -13,6 +13,7 @@
 
 #include "exec/reference/arith_ball.h"
 #include "exec/reference/arith_mpfr.h"
+#include "exec/reference/contract_exact.h"
 #include "exec/reference/contraction_plan.h"
 #include "exec/reference/exact_dot.h"
 #include "exec/reference/fixed_dot.h"
@@ -98,38 +99,35 @@ TermStatistics term_statistics(const A& a, const ContractionPlan& plan, const Va
                          [&](int64_t i) { return a.to_double(w.real(i)); }, flat);
 }
 
-// An operand's rows, in fixed point (fixed_dot.h): row r (the index of the operand's own free
-// letters, row-major in output order) holds its K contracted entries in for_each_run's order;
-// row_strides[i] is free letter i's stride in rows (output order), or 0.
-struct PackedOperand {
-  FixedRows rows;
-  std::vector<int64_t> row_strides;
+// The rows of operand x (is_x) or w: the offsets of the K contracted entries (in for_each_run's
+// order), each row's base offset, and the free letters' strides in rows.
+struct RowLayout {
+  std::vector<int64_t> offsets, bases, row_strides;
 };
 
-PackedOperand pack(const MpfrArith& arith, const ContractionPlan& plan, const Value<MpfrArith>& v,
-                   bool is_x, bool binades) {
+RowLayout row_layout(const ContractionPlan& plan, bool is_x) {
   auto stride = [&](const Letter& l) { return is_x ? l.x_stride : l.w_stride; };
-  std::vector<int64_t> offsets;  // of the K contracted entries, in for_each_run's order
+  RowLayout layout;
   for_each_run(plan, 0, 0, [&](int64_t xo, int64_t wo, const Letter& inner) {
-    for (int64_t k = 0; k < inner.extent; ++k) offsets.push_back((is_x ? xo : wo) + k * stride(inner));
+    for (int64_t k = 0; k < inner.extent; ++k) layout.offsets.push_back((is_x ? xo : wo) + k * stride(inner));
   });
-  std::vector<int64_t> row_strides(plan.free.size(), 0);
+  layout.row_strides.assign(plan.free.size(), 0);
   int64_t rows = 1;
   for (size_t i = plan.free.size(); i-- > 0;) {
     if (stride(plan.free[i]) == 0) continue;
-    row_strides[i] = rows;
+    layout.row_strides[i] = rows;
     rows *= plan.free[i].extent;
   }
-  std::vector<int64_t> bases(static_cast<size_t>(rows), 0);
+  layout.bases.assign(static_cast<size_t>(rows), 0);
   for (int64_t r = 0; r < rows; ++r) {
     int64_t rest = r;
     for (size_t i = plan.free.size(); i-- > 0;) {
-      if (row_strides[i] == 0) continue;
-      bases[r] += rest % plan.free[i].extent * stride(plan.free[i]);
+      if (layout.row_strides[i] == 0) continue;
+      layout.bases[r] += rest % plan.free[i].extent * stride(plan.free[i]);
       rest /= plan.free[i].extent;
     }
   }
-  return PackedOperand{FixedRows(arith.bits(), v.real(0), bases, offsets, binades), std::move(row_strides)};
+  return layout;
 }
 
 // One output element exactly, rounded once (exact_dot.h), from the operands as they are.
@@ -156,28 +154,17 @@ void exact_element(ExactDot& dot, const ContractionPlan& plan, const Value<MpfrA
 // of binary64, f32 or bf16 values; w first, else x), never both.
 void contract_exact(const MpfrArith& arith, const ContractionPlan& plan,
                     const Value<MpfrArith>& x, const Value<MpfrArith>& w, Value<MpfrArith>& out) {
-  bool fixed = FixedRows::supports(arith.bits()) && x.size() > 0 && w.size() > 0;
-  std::optional<PackedOperand> px, pw;
-  if (fixed) {
-    pw.emplace(pack(arith, plan, w, false, true));
-    px.emplace(pack(arith, plan, x, true, !pw->rows.binades()));
+  const OutputAt at = [&](int64_t o) { return out.real(o); };
+  std::vector<int64_t> rest;
+  if (FixedRows::supports(arith.bits()) && x.size() > 0 && w.size() > 0) {
+    PackedOperand pw = pack_operand(arith, plan, w, false, true);
+    PackedOperand px = pack_operand(arith, plan, x, true, !pw.rows.binades());
+    rest = contract_fixed(plan, px, pw, out.size(), at);
+  } else {
+    rest.resize(static_cast<size_t>(out.size()));
+    for (int64_t o = 0; o < out.size(); ++o) rest[static_cast<size_t>(o)] = o;
   }
-  parallel_chunks(out.size(), 8, [&](int64_t begin, int64_t end) {
-    ExactDot dot(arith.bits());
-    for (int64_t o = begin; o < end; ++o) {
-      if (fixed) {
-        int64_t xr = 0, wr = 0, rest = o;
-        for (size_t i = plan.free.size(); i-- > 0;) {
-          int64_t index = rest % plan.free[i].extent;
-          rest /= plan.free[i].extent;
-          xr += index * px->row_strides[i];
-          wr += index * pw->row_strides[i];
-        }
-        if (FixedRows::dot(px->rows, xr, pw->rows, wr, out.real(o))) continue;
-      }
-      exact_element(dot, plan, x, w, o, out.real(o));
-    }
-  });
+  contract_exact_elements(arith, plan, x, w, rest, at);
 }
 
 // Each output element by mpfr_dot, the definition (a zero sum is +0).
@@ -225,6 +212,48 @@ void contract_chain(const A& arith, const ContractionPlan& plan, const Value<A>&
 }
 
 }  // namespace
+
+PackedOperand pack_operand(const MpfrArith& arith, const ContractionPlan& plan, const Value<MpfrArith>& v,
+                           bool is_x, bool binades) {
+  RowLayout layout = row_layout(plan, is_x);
+  return PackedOperand{FixedRows(arith.bits(), v.real(0), layout.bases, layout.offsets, binades),
+                       std::move(layout.row_strides)};
+}
+
+PackedOperand pack_operand(long bits, const ContractionPlan& plan, const double* values, bool is_x) {
+  RowLayout layout = row_layout(plan, is_x);
+  return PackedOperand{FixedRows(bits, values, layout.bases, layout.offsets), std::move(layout.row_strides)};
+}
+
+std::vector<int64_t> contract_fixed(const ContractionPlan& plan, const PackedOperand& x, const PackedOperand& w,
+                                    int64_t count, const OutputAt& out) {
+  std::vector<uint8_t> decided(static_cast<size_t>(count), 0);
+  parallel_chunks(count, 8, [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) {
+      int64_t xr = 0, wr = 0, rest = o;
+      for (size_t i = plan.free.size(); i-- > 0;) {
+        int64_t index = rest % plan.free[i].extent;
+        rest /= plan.free[i].extent;
+        xr += index * x.row_strides[i];
+        wr += index * w.row_strides[i];
+      }
+      decided[static_cast<size_t>(o)] = FixedRows::dot(x.rows, xr, w.rows, wr, out(o)) ? 1 : 0;
+    }
+  });
+  std::vector<int64_t> others;
+  for (int64_t o = 0; o < count; ++o) {
+    if (decided[static_cast<size_t>(o)] == 0) others.push_back(o);
+  }
+  return others;
+}
+
+void contract_exact_elements(const MpfrArith& arith, const ContractionPlan& plan, const Value<MpfrArith>& x,
+                             const Value<MpfrArith>& w, const std::vector<int64_t>& which, const OutputAt& out) {
+  parallel_chunks(static_cast<int64_t>(which.size()), 8, [&](int64_t begin, int64_t end) {
+    ExactDot dot(arith.bits());
+    for (int64_t i = begin; i < end; ++i) exact_element(dot, plan, x, w, which[static_cast<size_t>(i)], out(which[static_cast<size_t>(i)]));
+  });
+}
 
 template <class A>
 Value<A> eval_contract(const A& arith, const ir::Let& let, const Value<A>& x, const Value<A>& w,

@@ -5,14 +5,20 @@
 // element is computed from its own terms alone, in the same order, by the same code (the
 // fixed-point rows decide the correctly rounded sum or ExactDot computes the same number; the fma
 // chain, mpfr_dot and arb_dot are per element), so the bits are those of the operand converted
-// whole. An embed converts only the rows it gathers (ops_layout.cpp).
+// whole. The exact contraction at 256 bits or fewer (the default) skips the conversion: each tile
+// is packed in binades straight from its stored values (contract_tiles_exact below), the same
+// rows. An embed converts only the rows it gathers (ops_layout.cpp).
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "exec/reference/arith_ball.h"
 #include "exec/reference/arith_mpfr.h"
+#include "exec/reference/contract_exact.h"
+#include "exec/reference/exact_dot.h"
 #include "exec/reference/ops.h"
 #include "ir/footprint.h"
 #include "support/diagnostics.h"
@@ -38,22 +44,36 @@ void convert_in_place(const A& arith, const Value<A>& source, int64_t first, int
 
 namespace {
 
-// The operand's slice [first, first + count) along `axis`, converted (in parallel, by runs).
+// The operand's slice [first, first + count) along `axis`, as the binary64 values its stored
+// type converts to exactly (in parallel, by runs contiguous in the source).
+template <class A>
+std::vector<double> read_tile(const Value<A>& source, size_t axis, int64_t first, int64_t count) {
+  internal_assert(source.is_in_place());
+  int64_t inner = 1, outer = 1;
+  for (size_t i = axis + 1; i < source.shape.size(); ++i) inner *= source.shape[i];
+  for (size_t i = 0; i < axis; ++i) outer *= source.shape[i];
+  const int64_t extent = source.shape[axis], run = count * inner;  // contiguous in the source
+  std::vector<double> values(static_cast<size_t>(outer * run));
+  parallel_chunks(outer * run, 4096, [&](int64_t begin, int64_t end) {
+    for (int64_t f = begin; f < end;) {
+      const int64_t o = f / run, within = f % run, length = std::min(end - f, run - within);
+      source.in_place.read(source.in_place_offset + static_cast<uint64_t>((o * extent + first) * inner + within),
+                           static_cast<size_t>(length), values.data() + f);
+      f += length;
+    }
+  });
+  return values;
+}
+
+// The same slice as exact numbers.
 template <class A>
 Value<A> convert_tile(const A& arith, const Value<A>& source, size_t axis, int64_t first, int64_t count) {
   Shape shape = source.shape;
   shape[axis] = count;
   Value<A> tile = Value<A>::make_real(arith, shape);
-  const int64_t extent = source.shape[axis];
-  int64_t inner = 1;
-  for (size_t i = axis + 1; i < shape.size(); ++i) inner *= shape[i];
-  const int64_t run = count * inner;  // contiguous in the source
+  const std::vector<double> values = read_tile(source, axis, first, count);
   parallel_chunks(tile.size(), 4096, [&](int64_t begin, int64_t end) {
-    for (int64_t f = begin; f < end;) {
-      const int64_t outer = f / run, within = f % run, length = std::min(end - f, run - within);
-      convert_in_place(arith, source, (outer * extent + first) * inner + within, length, tile.real(f));
-      f += length;
-    }
+    for (int64_t f = begin; f < end; ++f) arith.set_double(tile.real(f), values[static_cast<size_t>(f)]);  // exact
   });
   return tile;
 }
@@ -68,6 +88,43 @@ SpecLetters letters_of(const std::string& spec) {
   const size_t comma = text.find(','), arrow = text.find("->");
   internal_assert(comma != std::string::npos && arrow != std::string::npos);
   return {text.substr(0, comma), text.substr(comma + 1, arrow - comma - 1), text.substr(arrow + 2)};
+}
+
+// Where contract_in_place tiles its in-place operand: along `axis` (out_axis in the output),
+// `step` indices a tile, the output's elements after out_axis `inner`.
+struct Tiling {
+  size_t axis, out_axis;
+  int64_t extent, step, inner;
+};
+
+// The exact contraction (contract_exact.h) with each tile packed in binades straight from its
+// stored values, the other operand packed once, the results written in place: the elements the
+// rows decide have the bits eval_contract gives them, and one they do not (a NaN or infinite
+// entry, a row spread over more than 384 bits, a rounding too close to call) is computed
+// exactly from the tile converted, as eval_contract computes it.
+Value<MpfrArith> contract_tiles_exact(const MpfrArith& arith, const ir::Let& let, const Value<MpfrArith>& other,
+                                      const Value<MpfrArith>& source, bool tile_w, const Tiling& t) {
+  Value<MpfrArith> out = Value<MpfrArith>::make_real(arith, let.type.shape);
+  std::optional<PackedOperand> packed_other;
+  for (int64_t first = 0; first < t.extent; first += t.step) {
+    const int64_t count = std::min(t.step, t.extent - first), run = count * t.inner;
+    Shape tile_shape = source.shape;
+    tile_shape[t.axis] = count;
+    const ContractionPlan plan =
+        plan_contraction(let.attrs.spec, tile_w ? other.shape : tile_shape, tile_w ? tile_shape : other.shape);
+    if (!packed_other) packed_other.emplace(pack_operand(arith, plan, other, tile_w, false));
+    const std::vector<double> values = read_tile(source, t.axis, first, count);
+    const PackedOperand tile = pack_operand(arith.bits(), plan, values.data(), !tile_w);
+    const OutputAt at = [&](int64_t p) { return out.real((p / run * t.extent + first) * t.inner + p % run); };
+    int64_t outputs = 1;
+    for (const Letter& letter : plan.free) outputs *= letter.extent;
+    const std::vector<int64_t> rest =
+        contract_fixed(plan, tile_w ? *packed_other : tile, tile_w ? tile : *packed_other, outputs, at);
+    if (rest.empty()) continue;
+    const Value<MpfrArith> exact = convert_tile(arith, source, t.axis, first, count);
+    contract_exact_elements(arith, plan, tile_w ? other : exact, tile_w ? exact : other, rest, at);
+  }
+  return out;
 }
 
 }  // namespace
@@ -90,6 +147,12 @@ Value<A> contract_in_place(const A& arith, const ir::Let& let, const Value<A>& x
   const int64_t step = std::max<int64_t>(1, in_place_tile_elements() / std::max<int64_t>(per_index, 1));
   int64_t inner = 1;  // the output's elements after its tile axis
   for (size_t i = out_axis + 1; i < let.type.shape.size(); ++i) inner *= let.type.shape[i];
+  if constexpr (std::is_same_v<A, MpfrArith>) {
+    if (terms == nullptr && contraction_sums() == ContractionSums::Exact && FixedRows::supports(arith.bits()) &&
+        x.size() > 0 && w.size() > 0) {
+      return contract_tiles_exact(arith, let, tile_w ? x : w, source, tile_w, Tiling{axis, out_axis, extent, step, inner});
+    }
+  }
   Value<A> out = Value<A>::make_real(arith, let.type.shape);
   if (terms != nullptr) terms->resize(static_cast<size_t>(out.size()));
   ir::Let part_let = let;
