@@ -6,6 +6,8 @@
 // ContractionSums::FmaChain, starting from an exact 0, each term added with one rounding,
 // r ← ∘(xᵢwᵢ + r). Arb: the same terms enclosed by arb_dot. Output elements are independent and computed in
 // parallel, each entirely by one thread, so the bits do not depend on --threads.
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -227,16 +229,26 @@ PackedOperand pack_operand(long bits, const ContractionPlan& plan, const double*
 
 std::vector<int64_t> contract_fixed(const ContractionPlan& plan, const PackedOperand& x, const PackedOperand& w,
                                     int64_t count, const OutputAt& out) {
+  // Each output's rows; the outputs taken a row of the operand in binades at a time (its
+  // entries, K × 24 bytes, stay in cache while every row of the other reads them).
+  std::vector<std::array<int64_t, 3>> order(static_cast<size_t>(count));
+  const bool w_first = !x.rows.binades();
+  for (int64_t o = 0; o < count; ++o) {
+    int64_t xr = 0, wr = 0, rest = o;
+    for (size_t i = plan.free.size(); i-- > 0;) {
+      int64_t index = rest % plan.free[i].extent;
+      rest /= plan.free[i].extent;
+      xr += index * x.row_strides[i];
+      wr += index * w.row_strides[i];
+    }
+    order[static_cast<size_t>(o)] = w_first ? std::array<int64_t, 3>{wr, xr, o} : std::array<int64_t, 3>{xr, wr, o};
+  }
+  std::sort(order.begin(), order.end());
   std::vector<uint8_t> decided(static_cast<size_t>(count), 0);
   parallel_chunks(count, 8, [&](int64_t begin, int64_t end) {
-    for (int64_t o = begin; o < end; ++o) {
-      int64_t xr = 0, wr = 0, rest = o;
-      for (size_t i = plan.free.size(); i-- > 0;) {
-        int64_t index = rest % plan.free[i].extent;
-        rest /= plan.free[i].extent;
-        xr += index * x.row_strides[i];
-        wr += index * w.row_strides[i];
-      }
+    for (int64_t i = begin; i < end; ++i) {
+      const auto [first, second, o] = order[static_cast<size_t>(i)];
+      const int64_t xr = w_first ? second : first, wr = w_first ? first : second;
       decided[static_cast<size_t>(o)] = FixedRows::dot(x.rows, xr, w.rows, wr, out(o)) ? 1 : 0;
     }
   });
