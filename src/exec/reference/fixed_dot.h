@@ -59,6 +59,7 @@ class FixedRows {
                   __mpfr_struct* r);
 
   int limbs() const { return limbs_; }
+  int64_t row_count() const { return static_cast<int64_t>(rows_.size()); }
   bool binades() const { return binade_bits_ > 0; }
   int64_t count() const { return count_; }
 

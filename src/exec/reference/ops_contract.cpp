@@ -6,12 +6,11 @@
 // ContractionSums::FmaChain, starting from an exact 0, each term added with one rounding,
 // r ← ∘(xᵢwᵢ + r). Arb: the same terms enclosed by arb_dot. Output elements are independent and computed in
 // parallel, each entirely by one thread, so the bits do not depend on --threads.
-#include <algorithm>
-#include <array>
 #include <cmath>
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "exec/reference/arith_ball.h"
 #include "exec/reference/arith_mpfr.h"
@@ -227,28 +226,50 @@ PackedOperand pack_operand(long bits, const ContractionPlan& plan, const double*
   return PackedOperand{FixedRows(bits, values, layout.bases, layout.offsets), std::move(layout.row_strides)};
 }
 
+namespace {
+
+// Output element o's rows of x and w.
+std::pair<int64_t, int64_t> rows_of(const ContractionPlan& plan, const PackedOperand& x, const PackedOperand& w,
+                                    int64_t o) {
+  int64_t xr = 0, wr = 0;
+  for (size_t i = plan.free.size(); i-- > 0;) {
+    const int64_t index = o % plan.free[i].extent;
+    o /= plan.free[i].extent;
+    xr += index * x.row_strides[i];
+    wr += index * w.row_strides[i];
+  }
+  return {xr, wr};
+}
+
+// The outputs a row of the operand in binades at a time (a stable counting sort), so that the
+// row's entries stay in cache while every row of the other operand reads them.
+std::vector<int64_t> binade_row_order(const ContractionPlan& plan, const PackedOperand& x, const PackedOperand& w,
+                                      int64_t count) {
+  const bool by_w = w.rows.binades();
+  std::vector<int64_t> key(static_cast<size_t>(count));
+  std::vector<int64_t> start(static_cast<size_t>((by_w ? w : x).rows.row_count()) + 1, 0);
+  for (int64_t o = 0; o < count; ++o) {
+    const auto [xr, wr] = rows_of(plan, x, w, o);
+    key[static_cast<size_t>(o)] = by_w ? wr : xr;
+    ++start[static_cast<size_t>(key[static_cast<size_t>(o)]) + 1];
+  }
+  for (size_t r = 1; r < start.size(); ++r) start[r] += start[r - 1];
+  std::vector<int64_t> order(static_cast<size_t>(count));
+  for (int64_t o = 0; o < count; ++o) order[static_cast<size_t>(start[static_cast<size_t>(key[static_cast<size_t>(o)])]++)] = o;
+  return order;
+}
+
+}  // namespace
+
 std::vector<int64_t> contract_fixed(const ContractionPlan& plan, const PackedOperand& x, const PackedOperand& w,
                                     int64_t count, const OutputAt& out) {
-  // Each output's rows; the outputs taken a row of the operand in binades at a time (its
-  // entries, K × 24 bytes, stay in cache while every row of the other reads them).
-  std::vector<std::array<int64_t, 3>> order(static_cast<size_t>(count));
-  const bool w_first = !x.rows.binades();
-  for (int64_t o = 0; o < count; ++o) {
-    int64_t xr = 0, wr = 0, rest = o;
-    for (size_t i = plan.free.size(); i-- > 0;) {
-      int64_t index = rest % plan.free[i].extent;
-      rest /= plan.free[i].extent;
-      xr += index * x.row_strides[i];
-      wr += index * w.row_strides[i];
-    }
-    order[static_cast<size_t>(o)] = w_first ? std::array<int64_t, 3>{wr, xr, o} : std::array<int64_t, 3>{xr, wr, o};
-  }
-  std::sort(order.begin(), order.end());
+  const bool binades = x.rows.binades() || w.rows.binades();
+  const std::vector<int64_t> order = binades ? binade_row_order(plan, x, w, count) : std::vector<int64_t>{};
   std::vector<uint8_t> decided(static_cast<size_t>(count), 0);
   parallel_chunks(count, 8, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
-      const auto [first, second, o] = order[static_cast<size_t>(i)];
-      const int64_t xr = w_first ? second : first, wr = w_first ? first : second;
+      const int64_t o = binades ? order[static_cast<size_t>(i)] : i;
+      const auto [xr, wr] = rows_of(plan, x, w, o);
       decided[static_cast<size_t>(o)] = FixedRows::dot(x.rows, xr, w.rows, wr, out(o)) ? 1 : 0;
     }
   });
