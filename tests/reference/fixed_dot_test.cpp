@@ -10,6 +10,7 @@
 #include <mpfr.h>
 
 #include <array>
+#include <cmath>
 #include <optional>
 #include <random>
 #include <vector>
@@ -194,6 +195,68 @@ TEST(ReferenceFixedDot, BinadesEqualMpfrDotAndTheRows) {
   EXPECT_GT(both, 1000);
   EXPECT_GT(refused, 10);  // rows spread beyond kMaxSpread and cancellations of cut rows
   EXPECT_GT(from_binary64, 100);
+}
+
+// Eight rows of activations at once against a weight row (FixedRows::dot_group, AVX-512 IFMA):
+// each element it decides is the scalar kernel's (FixedRows::dot on the same rows) and
+// mpfr_dot's number; groups cut short by the rows' count (13 rows: 8 + 5), rows cut by their
+// alignment, weights of 24 and 8 significant bits over several binades, signs mixed, a NaN, and
+// rows long enough (5000 entries) that the columns are flushed more than once.
+TEST(ReferenceFixedDot, GroupsOfEightRowsAreTheScalarKernels) {
+  if (!reference::has_ifma()) GTEST_SKIP() << "this CPU has no AVX-512 IFMA: dot_group is not used here";
+  std::mt19937_64 rng(29);
+  gmp_randstate_t state;
+  gmp_randinit_default(state);
+  gmp_randseed_ui(state, 31);
+  int64_t grouped = 0;
+  for (int m : {24, 8}) {
+    for (int trial = 0; trial < 6; ++trial) {
+      // trial 5: every digit and weight near its largest, 12 000 terms: the columns overflow
+      // unless flushed
+      const int64_t x_rows = trial % 2 == 0 ? 13 : 8, w_rows = 3, n = trial == 5 ? 12000 : 1 + static_cast<int64_t>(rng() % 300);
+      const long p = 128;
+      MpfrBuffer x(x_rows * n, p), w(w_rows * n, p), want(1, p);
+      std::vector<double> stored(static_cast<size_t>(w_rows * n));
+      for (int64_t i = 0; i < x_rows * n; ++i) {
+        draw(x.data() + i, trial == 5 ? 2 : 0, trial == 5 ? 0 : (trial % 3 == 0 ? 70 : 12), rng, state);
+        if (trial == 5) mpfr_abs(x.data() + i, x.data() + i, MPFR_RNDN);
+      }
+      for (int64_t i = 0; i < w_rows * n; ++i) {
+        draw_weight(w.data() + i, m, std::array<long, 3>{0, 40, 150}[trial % 3], rng, state);
+        if (trial == 5) mpfr_set_d(w.data() + i, 1.0 - std::ldexp(1.0, -m), MPFR_RNDN);
+        stored[static_cast<size_t>(i)] = mpfr_get_d(w.data() + i, MPFR_RNDN);  // exact: m ≤ 24, in range
+      }
+      if (trial == 4) mpfr_set_nan(x.data() + 3 * n + 1);  // row 3 special
+      std::vector<int64_t> x_bases, w_bases, offsets;
+      for (int64_t r = 0; r < x_rows; ++r) x_bases.push_back(r * n);
+      for (int64_t r = 0; r < w_rows; ++r) w_bases.push_back(r * n);
+      for (int64_t k = 0; k < n; ++k) offsets.push_back(k);
+      FixedRows fx(p, x.data(), x_bases, offsets), fw(p, stored.data(), w_bases, offsets);
+      fx.prepare_digits();
+      ASSERT_TRUE(FixedRows::group_ready(fx, fw)) << m << " " << trial;
+      for (int64_t wr = 0; wr < w_rows; ++wr) {
+        for (int64_t g = 0; g * FixedRows::kGroup < x_rows; ++g) {
+          MpfrBuffer got(FixedRows::kGroup, p), scalar(1, p);
+          std::array<__mpfr_struct*, FixedRows::kGroup> r{};
+          std::array<bool, FixedRows::kGroup> decided{};
+          for (int64_t j = 0; j < FixedRows::kGroup; ++j) r[static_cast<size_t>(j)] = got.data() + j;
+          FixedRows::dot_group(fx, g, fw, wr, r.data(), decided.data());
+          for (int64_t j = 0; j < FixedRows::kGroup && g * FixedRows::kGroup + j < x_rows; ++j) {
+            const int64_t xr = g * FixedRows::kGroup + j;
+            ASSERT_EQ(decided[static_cast<size_t>(j)], FixedRows::dot(fx, xr, fw, wr, scalar.data()))
+                << m << " " << trial << " " << xr << " " << wr;
+            if (!decided[static_cast<size_t>(j)]) continue;
+            ++grouped;
+            by_mpfr_dot(want.data(), x, xr, w, wr, n);
+            ASSERT_TRUE(same_number(got.data() + j, want.data())) << m << " " << trial << " " << xr << " " << wr;
+            ASSERT_TRUE(same_number(got.data() + j, scalar.data()));
+          }
+        }
+      }
+    }
+  }
+  gmp_randclear(state);
+  EXPECT_GT(grouped, 300);
 }
 
 // Weights packed from binary64 values (a parameter read where it is stored) are the rows of the

@@ -10,6 +10,7 @@
 #include <bit>
 #include <utility>
 
+#include "exec/reference/fixed_dot_ifma.h"
 #include "exec/reference/limbs.h"
 #include "exec/reference/ops.h"
 #include "support/diagnostics.h"
@@ -113,15 +114,15 @@ constexpr auto accumulate_table(std::integer_sequence<int, Is...>) {
 
 constexpr auto kAccumulate = accumulate_table(std::make_integer_sequence<int, kMaxLimbs * kMaxLimbs>());
 
-// a (LX + 2 limbs, two's complement) = Σ ±X_k·W_k over one binade's entries [e, end) whose
-// index is below x_end (the x row's entries from x_end on are zeros); returns how many.
+// a (LX + 2 limbs, two's complement) = Σ ±X_k·W_k over one binade's entries [e, end) (an x
+// row's entries past its last nonzero one are zeros); returns how many.
 template <int LX>
-int64_t accumulate_binade(const Limb* x, const BinadeEntry* e, const BinadeEntry* end, int64_t x_end, Limb* out) {
+int64_t accumulate_binade(const Limb* x, const BinadeEntry* e, const BinadeEntry* end, Limb* out) {
   constexpr int P = LX + 1;
   const BinadeEntry* begin = e;
   if constexpr (LX == 3) {
     Limb a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0;
-    for (; e != end && e->k < x_end; ++e) {
+    for (; e != end; ++e) {
       const Limb* xk = x + e->k * 4;
       Limb p0, p1, p2, high, low;
       // (a0 … a4) += ((X·W) ⊕ m) + (m & 1) + m·2^256, X = xk[1 … 3], W = e->w, m the sign mask
@@ -140,7 +141,7 @@ int64_t accumulate_binade(const Limb* x, const BinadeEntry* e, const BinadeEntry
     out[0] = a0, out[1] = a1, out[2] = a2, out[3] = a3, out[4] = a4;
   } else {
     Limb a[P + 1] = {};
-    for (; e != end && e->k < x_end; ++e) {
+    for (; e != end; ++e) {
       const Limb* xk = x + e->k * (LX + 1);
       Limb m = xk[0] ^ e->mask;
       Limb p[P];
@@ -153,7 +154,7 @@ int64_t accumulate_binade(const Limb* x, const BinadeEntry* e, const BinadeEntry
   return e - begin;
 }
 
-using AccumulateBinade = int64_t (*)(const Limb*, const BinadeEntry*, const BinadeEntry*, int64_t, Limb*);
+using AccumulateBinade = int64_t (*)(const Limb*, const BinadeEntry*, const BinadeEntry*, Limb*);
 constexpr std::array<AccumulateBinade, kMaxLimbs> kAccumulateBinade = {
     &accumulate_binade<1>, &accumulate_binade<2>, &accumulate_binade<3>, &accumulate_binade<4>,
     &accumulate_binade<5>};
@@ -278,15 +279,16 @@ FixedRows::FixedRows(long bits, const double* data, const std::vector<int64_t>& 
       }
     }
   });
-  pack_all_binades(source, row_base, offsets,
-                   significant_bits.empty() ? 0 : *std::max_element(significant_bits.begin(), significant_bits.end()));
+  const int m = significant_bits.empty() ? 0 : *std::max_element(significant_bits.begin(), significant_bits.end());
+  pack_all_binades(source, row_base, offsets, m, has_ifma() && m <= 44);
 }
 
 template <class Source>
 void FixedRows::pack_all_binades(const Source& data, const std::vector<int64_t>& row_base,
-                                 const std::vector<int64_t>& offsets, int m) {
-  internal_assert(m <= kLimbBits - 8);
-  binade_bits_ = std::min(kLimbBits - m, kLimbBits - 1);
+                                 const std::vector<int64_t>& offsets, int m, bool narrow) {
+  internal_assert(m <= (narrow ? 44 : kLimbBits - 8));
+  binade_top_ = narrow ? 52 : kLimbBits;
+  binade_bits_ = std::min(binade_top_ - m, kLimbBits - 1);
   entries_.resize(rows_.size() * static_cast<size_t>(count_));
   buckets_.resize(rows_.size() * static_cast<size_t>(kMaxBuckets));
   parallel_chunks(static_cast<int64_t>(row_base.size()), 16, [&](int64_t begin, int64_t end) {
@@ -315,7 +317,7 @@ FixedRows::FixedRows(long bits, const __mpfr_struct* data, const std::vector<int
   });
   int m = significant_bits.empty() ? 0 : *std::max_element(significant_bits.begin(), significant_bits.end());
   if (binades && m <= kLimbBits - 8) {
-    pack_all_binades(MpfrEntries{data, n}, row_base, offsets, m);
+    pack_all_binades(MpfrEntries{data, n}, row_base, offsets, m, false);
     return;
   }
   limbs_ = significant.empty() ? 2 : *std::max_element(significant.begin(), significant.end()) + 1;
@@ -339,15 +341,16 @@ void FixedRows::scan_row(const Source& data, int64_t base, const std::vector<int
   }
 }
 
-// W = D·2^(e − h + b·s + 64 − 64N) (above), D's bits all in its top limb (m ≤ 56): that limb
-// shifted right by h − e − b·s ∈ [0, s), dropping only zeros.
+// W = D·2^(e − h + b·s + T − 64N) (above, T = binade_top_), D's bits all in its top limb
+// (m ≤ T − 8): that limb shifted right by 64 − T + (h − e − b·s), h − e − b·s ∈ [0, s),
+// dropping only zeros. Each binade's positive entries first, then its negative ones.
 template <class Source>
 void FixedRows::pack_binades(const Source& data, int64_t base, const std::vector<int64_t>& offsets, int64_t r) {
   scan_row(data, base, offsets, r);
   Row& row = rows_[r];
   if (row.special) return;
   const int s = binade_bits_;
-  std::array<int32_t, kMaxBuckets> sizes{};
+  std::array<int32_t, 2 * kMaxBuckets> sizes{};  // per binade: positive, negative
   for (int64_t k = 0; k < row.end; ++k) {
     const int64_t i = base + offsets[k];
     if (!data.regular(i)) continue;
@@ -356,15 +359,16 @@ void FixedRows::pack_binades(const Source& data, int64_t base, const std::vector
       row.wide = true;
       return;
     }
-    ++sizes[static_cast<size_t>(below / s)];
+    ++sizes[static_cast<size_t>(2 * (below / s) + (data.negative(i) ? 1 : 0))];
   }
-  std::array<int32_t, kMaxBuckets> next{};
+  std::array<int32_t, 2 * kMaxBuckets> next{};
   Bucket* buckets = buckets_.data() + static_cast<size_t>(r) * kMaxBuckets;
   int32_t at = 0;
-  for (int b = 0; b < kMaxBuckets; ++b) {
-    next[static_cast<size_t>(b)] = at;
-    at += sizes[static_cast<size_t>(b)];
-    if (sizes[static_cast<size_t>(b)] > 0) buckets[row.buckets++] = Bucket{b, at};
+  for (size_t b = 0; b < kMaxBuckets; ++b) {
+    next[2 * b] = at;
+    next[2 * b + 1] = at + sizes[2 * b];
+    at += sizes[2 * b] + sizes[2 * b + 1];
+    if (sizes[2 * b] + sizes[2 * b + 1] > 0) buckets[row.buckets++] = Bucket{static_cast<int32_t>(b), next[2 * b + 1], at};
   }
   BinadeEntry* entries = entries_.data() + static_cast<size_t>(r) * static_cast<size_t>(count_);
   for (int64_t k = 0; k < row.end; ++k) {
@@ -372,9 +376,11 @@ void FixedRows::pack_binades(const Source& data, int64_t base, const std::vector
     if (!data.regular(i)) continue;
     const int64_t below = row.top - data.exponent(i), b = below / s;
     const Limb top = data.top(i);
-    const int shift = static_cast<int>(below - b * s);
+    const int shift = kLimbBits - binade_top_ + static_cast<int>(below - b * s);
     internal_assert(shift == 0 || (top & ((Limb{1} << shift) - 1)) == 0);
-    entries[next[static_cast<size_t>(b)]++] = BinadeEntry{top >> shift, data.negative(i) ? ~Limb{0} : 0, k};
+    const bool negative = data.negative(i);
+    entries[next[static_cast<size_t>(2 * b + (negative ? 1 : 0))]++] =
+        BinadeEntry{top >> shift, negative ? ~Limb{0} : 0, k};
   }
 }
 
@@ -430,9 +436,11 @@ bool FixedRows::dot(const FixedRows& x, int64_t xr, const FixedRows& w, int64_t 
 }
 
 // x in rows, w in binades: each binade's terms into its accumulator (LX + 2 limbs, in units of
-// 2^(h_x − 64·LX) · 2^(h_w − 64 − b·s)), shifted into one window whose bit 0 weighs
-// 2^(h_x + h_w − 64·LX − 64 − b_max·s).
-bool FixedRows::dot_binades(const FixedRows& x, int64_t xr, const FixedRows& w, int64_t wr, __mpfr_struct* r) {
+// 2^(h_x − 64·LX) · 2^(h_w − T − b·s), T = binade_top_), shifted into one window whose bit 0
+// weighs 2^(h_x + h_w − 64·LX − T − b_max·s).
+template <class BucketSum>
+bool FixedRows::finish_binades(const FixedRows& x, int64_t xr, const FixedRows& w, int64_t wr,
+                               const BucketSum& bucket_sum, __mpfr_struct* r) {
   const Row& rx = x.rows_[xr];
   const Row& rw = w.rows_[wr];
   if (rx.special || rw.special || rw.wide) return false;
@@ -443,21 +451,82 @@ bool FixedRows::dot_binades(const FixedRows& x, int64_t xr, const FixedRows& w, 
   const int size = lx + 3 + static_cast<int>((spread + kLimbBits - 1) / kLimbBits);
   Limb total[2 * kMaxLimbs + 1 + kMaxSpread / kLimbBits] = {};
   internal_assert(size <= static_cast<int>(sizeof total / sizeof total[0]));
-  const Limb* xs = x.words_.data() + static_cast<size_t>(xr) * static_cast<size_t>(x.count_) * (lx + 1);
-  const BinadeEntry* entries = w.entries_.data() + static_cast<size_t>(wr) * static_cast<size_t>(w.count_);
-  int64_t terms = 0;
-  int32_t start = 0;
+  const int64_t terms = rw.buckets == 0 ? 0 : buckets[rw.buckets - 1].end;
   for (int i = 0; i < rw.buckets; ++i) {
     Limb a[kMaxLimbs + 2];
-    terms += kAccumulateBinade[static_cast<size_t>(lx - 1)](xs, entries + start, entries + buckets[i].end,
-                                                            rx.end, a);
+    bucket_sum(i, a);
     add_shifted(total, size, a, lx + 2, spread - int64_t{buckets[i].b} * s);
-    start = buckets[i].end;
   }
   const bool cut = rx.cut && terms > 0;
-  const int64_t lsb = rx.top + rw.top - int64_t{kLimbBits} * (lx + 1) - spread;
-  const int64_t eb = cut ? ceil_log2(terms) + kLimbBits + spread + 2 : -1;
+  const int64_t lsb = rx.top + rw.top - int64_t{kLimbBits} * lx - w.binade_top_ - spread;
+  const int64_t eb = cut ? ceil_log2(terms) + w.binade_top_ + spread + 2 : -1;
   return round_decided(total, size, lsb, eb, cut, x.bits_, x.emin_, x.emax_, r);
+}
+
+bool FixedRows::dot_binades(const FixedRows& x, int64_t xr, const FixedRows& w, int64_t wr, __mpfr_struct* r) {
+  const int lx = x.limbs_;
+  const Limb* xs = x.words_.data() + static_cast<size_t>(xr) * static_cast<size_t>(x.count_) * (lx + 1);
+  const BinadeEntry* entries = w.entries_.data() + static_cast<size_t>(wr) * static_cast<size_t>(w.count_);
+  const Bucket* buckets = w.buckets_.data() + static_cast<size_t>(wr) * kMaxBuckets;
+  auto sum = [&](int i, Limb* a) {
+    const int32_t start = i == 0 ? 0 : buckets[i - 1].end;
+    kAccumulateBinade[static_cast<size_t>(lx - 1)](xs, entries + start, entries + buckets[i].end, a);
+  };
+  return finish_binades(x, xr, w, wr, sum, r);
+}
+
+bool FixedRows::group_ready(const FixedRows& x, const FixedRows& w) {
+  return w.binades() && w.binade_top_ == 52 && !x.binades() && x.limbs_ == 3 && !x.digits_.empty();
+}
+
+void FixedRows::prepare_digits() {
+  if (binades() || limbs_ != 3 || !has_ifma()) return;
+  const int64_t groups = (static_cast<int64_t>(rows_.size()) + kGroup - 1) / kGroup;
+  digits_.assign(static_cast<size_t>(groups * count_ * 4 * kGroup), 0);
+  parallel_chunks(groups * count_, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t gk = begin; gk < end; ++gk) {
+      const int64_t g = gk / count_, k = gk % count_;
+      for (int64_t j = 0; j < kGroup; ++j) {
+        Limb u[4] = {0, 0, 0, 1};  // U = ±X + 2^192 (a missing row: X = 0)
+        if (g * kGroup + j < static_cast<int64_t>(rows_.size())) {
+          const Limb* xk = words_.data() + (static_cast<size_t>(g * kGroup + j) * static_cast<size_t>(count_) + k) * 4;
+          if (xk[0] == 0) {
+            u[0] = xk[1], u[1] = xk[2], u[2] = xk[3];
+          } else {
+            const Limb neg[4] = {xk[1], xk[2], xk[3], 0};
+            limbs::subtract(u, neg, 4);
+          }
+        }
+        for (int c = 0; c < 4; ++c) digits_[static_cast<size_t>((gk * 4 + c) * kGroup + j)] = limbs::bits_at(u, 4, 52 * c) & ((Limb{1} << 52) - 1);
+      }
+    }
+  });
+}
+
+void FixedRows::dot_group(const FixedRows& x, int64_t group, const FixedRows& w, int64_t wr,
+                          __mpfr_struct* const* r, bool* decided) {
+  internal_assert(group_ready(x, w));
+  const Row& rw = w.rows_[wr];
+  const BinadeEntry* entries = w.entries_.data() + static_cast<size_t>(wr) * static_cast<size_t>(w.count_);
+  const Bucket* buckets = w.buckets_.data() + static_cast<size_t>(wr) * kMaxBuckets;
+  const uint64_t* digits = x.digits_.data() + static_cast<size_t>(group * x.count_ * 4 * kGroup);
+  std::array<std::array<Limb, 5>, kMaxBuckets * kGroup> sums;
+  if (!rw.special && !rw.wide) {
+    for (int i = 0; i < rw.buckets; ++i) {
+      const int32_t start = i == 0 ? 0 : buckets[i - 1].end;
+      ifma_bucket_sums(digits, entries + start, entries + buckets[i].split, entries + buckets[i].end,
+                       &sums[static_cast<size_t>(i * kGroup)]);
+    }
+  }
+  for (int64_t j = 0; j < kGroup; ++j) {
+    const int64_t xr = group * kGroup + j;
+    if (xr >= static_cast<int64_t>(x.rows_.size()) || r[j] == nullptr) continue;
+    auto sum = [&](int i, Limb* a) {
+      const std::array<Limb, 5>& lane = sums[static_cast<size_t>(i * kGroup + j)];
+      std::copy(lane.begin(), lane.end(), a);
+    };
+    decided[j] = finish_binades(x, xr, w, wr, sum, r[j]);
+  }
 }
 
 }  // namespace presk::reference

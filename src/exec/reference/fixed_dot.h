@@ -36,6 +36,9 @@ struct BinadeEntry {
   int64_t k;
 };
 
+// Whether this CPU runs the 52-bit multiply–adds of AVX-512 IFMA (fixed_dot_ifma.cpp).
+bool has_ifma();
+
 class FixedRows {
  public:
   // Rows r < `rows` of `count` numbers of precision `bits`, entry (r, k) at
@@ -58,6 +61,15 @@ class FixedRows {
   static bool dot(const FixedRows& x, int64_t xr, const FixedRows& w, int64_t wr,
                   __mpfr_struct* r);
 
+  // Eight rows at once (IFMA): x's rows 8·group + j (j < 8, those that exist) against w's row
+  // wr, r[j] and decided[j] as dot's. Applies where group_ready(x, w).
+  static constexpr int kGroup = 8;
+  static bool group_ready(const FixedRows& x, const FixedRows& w);
+  static void dot_group(const FixedRows& x, int64_t group, const FixedRows& w, int64_t wr,
+                        __mpfr_struct* const* r, bool* decided);
+  // x's rows as 52-bit digits, kGroup rows side by side (for dot_group; x in rows of 3 limbs).
+  void prepare_digits();
+
   int limbs() const { return limbs_; }
   int64_t row_count() const { return static_cast<int64_t>(rows_.size()); }
   bool binades() const { return binade_bits_ > 0; }
@@ -72,9 +84,11 @@ class FixedRows {
     bool wide = false;     // binades: an entry lies more than kMaxSpread bits below h
     int buckets = 0;       // binades: the row's nonempty binades
   };
-  // A row's nonempty binade: its index b and the end of its entries (sorted by k).
+  // A row's nonempty binade: its index b, the end of its positive entries and of all its
+  // entries (each part sorted by k).
   struct Bucket {
     int32_t b;
+    int32_t split;
     int32_t end;
   };
   static constexpr int kMaxSpread = 384;   // bits below h a row in binades may reach
@@ -86,14 +100,19 @@ class FixedRows {
   void scan_row(const Source& data, int64_t base, const std::vector<int64_t>& offsets, int64_t r);
   void pack_row(const __mpfr_struct* data, int64_t base, const std::vector<int64_t>& offsets,
                 int64_t r);
-  // Every row in binades, m the entries' most significant bits (≤ 56).
+  // Every row in binades, m the entries' most significant bits (≤ 56; narrow: ≤ 44, each W
+  // below 2^52 for IFMA).
   template <class Source>
   void pack_all_binades(const Source& data, const std::vector<int64_t>& row_base,
-                        const std::vector<int64_t>& offsets, int m);
+                        const std::vector<int64_t>& offsets, int m, bool narrow);
   template <class Source>
   void pack_binades(const Source& data, int64_t base, const std::vector<int64_t>& offsets, int64_t r);
   static bool dot_binades(const FixedRows& x, int64_t xr, const FixedRows& w, int64_t wr,
                           __mpfr_struct* r);
+  // The window of dot_binades: each bucket's sum a (LX + 2 limbs) added by add_bucket(i, a).
+  template <class BucketSum>
+  static bool finish_binades(const FixedRows& x, int64_t xr, const FixedRows& w, int64_t wr,
+                             const BucketSum& bucket_sum, __mpfr_struct* r);
 
   long bits_;
   int64_t emin_, emax_;  // MPFR's exponent range (the constructing thread's)
@@ -102,6 +121,8 @@ class FixedRows {
   std::vector<Row> rows_;
   std::vector<uint64_t> words_;  // per row, per entry: the sign mask (0 or ~0), then L limbs
   int binade_bits_ = 0;          // s, or 0 when the rows are not in binades
+  int binade_top_ = 64;          // the top binade's W < 2^binade_top_ (52: IFMA's operands)
+  std::vector<uint64_t> digits_; // prepare_digits: [group][k][digit 0…3][row j], U = ±X + 2^192
   std::vector<BinadeEntry> entries_;  // binades: per row, K slots, grouped by binade
   std::vector<Bucket> buckets_;       // binades: per row, kMaxBuckets slots
 };

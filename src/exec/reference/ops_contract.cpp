@@ -242,37 +242,75 @@ std::pair<int64_t, int64_t> rows_of(const ContractionPlan& plan, const PackedOpe
 }
 
 // The outputs a row of the operand in binades at a time (a stable counting sort), so that the
-// row's entries stay in cache while every row of the other operand reads them.
-std::vector<int64_t> binade_row_order(const ContractionPlan& plan, const PackedOperand& x, const PackedOperand& w,
-                                      int64_t count) {
+// row's entries stay in cache while every row of the other operand reads them: the outputs of
+// that operand's row r are order[start[r] … start[r + 1]).
+struct RowOrder {
+  std::vector<int64_t> order, start;
+};
+RowOrder binade_row_order(const ContractionPlan& plan, const PackedOperand& x, const PackedOperand& w,
+                          int64_t count) {
   const bool by_w = w.rows.binades();
   std::vector<int64_t> key(static_cast<size_t>(count));
-  std::vector<int64_t> start(static_cast<size_t>((by_w ? w : x).rows.row_count()) + 1, 0);
+  RowOrder out{std::vector<int64_t>(static_cast<size_t>(count)),
+               std::vector<int64_t>(static_cast<size_t>((by_w ? w : x).rows.row_count()) + 1, 0)};
   for (int64_t o = 0; o < count; ++o) {
     const auto [xr, wr] = rows_of(plan, x, w, o);
     key[static_cast<size_t>(o)] = by_w ? wr : xr;
-    ++start[static_cast<size_t>(key[static_cast<size_t>(o)]) + 1];
+    ++out.start[static_cast<size_t>(key[static_cast<size_t>(o)]) + 1];
   }
-  for (size_t r = 1; r < start.size(); ++r) start[r] += start[r - 1];
-  std::vector<int64_t> order(static_cast<size_t>(count));
-  for (int64_t o = 0; o < count; ++o) order[static_cast<size_t>(start[static_cast<size_t>(key[static_cast<size_t>(o)])]++)] = o;
-  return order;
+  for (size_t r = 1; r < out.start.size(); ++r) out.start[r] += out.start[r - 1];
+  std::vector<int64_t> next(out.start.begin(), out.start.end() - 1);
+  for (int64_t o = 0; o < count; ++o) out.order[static_cast<size_t>(next[static_cast<size_t>(key[static_cast<size_t>(o)])]++)] = o;
+  return out;
+}
+
+// The outputs of one binade row, outputs[0, n): where the group kernel applies, each run of a
+// whole group of x's rows (8·g, 8·g + 1, … in order) at once, the others one by one.
+void binade_row_outputs(const ContractionPlan& plan, const PackedOperand& x, const PackedOperand& w,
+                        const int64_t* outputs, int64_t n, bool groups, const OutputAt& out, uint8_t* decided) {
+  constexpr int64_t kGroup = FixedRows::kGroup;
+  const int64_t x_rows = x.rows.row_count();
+  for (int64_t i = 0; i < n;) {
+    const auto [xr, wr] = rows_of(plan, x, w, outputs[i]);
+    const int64_t size = std::min(kGroup, x_rows - xr);
+    bool run = groups && xr % kGroup == 0 && i + size <= n;
+    for (int64_t j = 1; run && j < size; ++j) run = rows_of(plan, x, w, outputs[i + j]) == std::pair{xr + j, wr};
+    if (!run) {
+      decided[outputs[i]] = FixedRows::dot(x.rows, xr, w.rows, wr, out(outputs[i])) ? 1 : 0;
+      ++i;
+      continue;
+    }
+    std::array<__mpfr_struct*, kGroup> r{};
+    std::array<bool, kGroup> ok{};
+    for (int64_t j = 0; j < size; ++j) r[static_cast<size_t>(j)] = out(outputs[i + j]);
+    FixedRows::dot_group(x.rows, xr / kGroup, w.rows, wr, r.data(), ok.data());
+    for (int64_t j = 0; j < size; ++j) decided[outputs[i + j]] = ok[static_cast<size_t>(j)] ? 1 : 0;
+    i += size;
+  }
 }
 
 }  // namespace
 
 std::vector<int64_t> contract_fixed(const ContractionPlan& plan, const PackedOperand& x, const PackedOperand& w,
                                     int64_t count, const OutputAt& out) {
-  const bool binades = x.rows.binades() || w.rows.binades();
-  const std::vector<int64_t> order = binades ? binade_row_order(plan, x, w, count) : std::vector<int64_t>{};
   std::vector<uint8_t> decided(static_cast<size_t>(count), 0);
-  parallel_chunks(count, 8, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const int64_t o = binades ? order[static_cast<size_t>(i)] : i;
-      const auto [xr, wr] = rows_of(plan, x, w, o);
-      decided[static_cast<size_t>(o)] = FixedRows::dot(x.rows, xr, w.rows, wr, out(o)) ? 1 : 0;
-    }
-  });
+  if (x.rows.binades() || w.rows.binades()) {
+    const RowOrder rows = binade_row_order(plan, x, w, count);
+    const bool groups = FixedRows::group_ready(x.rows, w.rows);
+    parallel_chunks(static_cast<int64_t>(rows.start.size()) - 1, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        binade_row_outputs(plan, x, w, rows.order.data() + rows.start[r], rows.start[r + 1] - rows.start[r], groups,
+                           out, decided.data());
+      }
+    });
+  } else {
+    parallel_chunks(count, 8, [&](int64_t begin, int64_t end) {
+      for (int64_t o = begin; o < end; ++o) {
+        const auto [xr, wr] = rows_of(plan, x, w, o);
+        decided[static_cast<size_t>(o)] = FixedRows::dot(x.rows, xr, w.rows, wr, out(o)) ? 1 : 0;
+      }
+    });
+  }
   std::vector<int64_t> others;
   for (int64_t o = 0; o < count; ++o) {
     if (decided[static_cast<size_t>(o)] == 0) others.push_back(o);

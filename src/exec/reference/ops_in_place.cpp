@@ -112,7 +112,10 @@ Value<MpfrArith> contract_tiles_exact(const MpfrArith& arith, const ir::Let& let
     tile_shape[t.axis] = count;
     const ContractionPlan plan =
         plan_contraction(let.attrs.spec, tile_w ? other.shape : tile_shape, tile_w ? tile_shape : other.shape);
-    if (!packed_other) packed_other.emplace(pack_operand(arith, plan, other, tile_w, false));
+    if (!packed_other) {
+      packed_other.emplace(pack_operand(arith, plan, other, tile_w, false));
+      if (tile_w) packed_other->rows.prepare_digits();  // for FixedRows::dot_group
+    }
     const std::vector<double> values = read_tile(source, t.axis, first, count);
     const PackedOperand tile = pack_operand(arith.bits(), plan, values.data(), !tile_w);
     const OutputAt at = [&](int64_t p) { return out.real((p / run * t.extent + first) * t.inner + p % run); };
