@@ -289,7 +289,7 @@ void FixedRows::pack_all_binades(const Source& data, const std::vector<int64_t>&
   internal_assert(m <= (narrow ? 44 : kLimbBits - 8));
   binade_top_ = narrow ? 52 : kLimbBits;
   binade_bits_ = std::min(binade_top_ - m, kLimbBits - 1);
-  entries_.resize(rows_.size() * static_cast<size_t>(count_));
+  entries_.reset(new BinadeEntry[rows_.size() * static_cast<size_t>(count_)]);  // each row's slots written as used
   buckets_.resize(rows_.size() * static_cast<size_t>(kMaxBuckets));
   parallel_chunks(static_cast<int64_t>(row_base.size()), 16, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) pack_binades(data, row_base[r], offsets, r);
@@ -350,6 +350,12 @@ void FixedRows::pack_binades(const Source& data, int64_t base, const std::vector
   Row& row = rows_[r];
   if (row.special) return;
   const int s = binade_bits_;
+  // below → its binade (below / s), without a division an entry
+  std::array<uint8_t, kMaxSpread + 1> binade_of;
+  for (int below = 0, b = 0, next_b = s; below <= kMaxSpread; ++below) {
+    if (below == next_b) ++b, next_b += s;
+    binade_of[static_cast<size_t>(below)] = static_cast<uint8_t>(b);
+  }
   std::array<int32_t, 2 * kMaxBuckets> sizes{};  // per binade: positive, negative
   for (int64_t k = 0; k < row.end; ++k) {
     const int64_t i = base + offsets[k];
@@ -359,7 +365,7 @@ void FixedRows::pack_binades(const Source& data, int64_t base, const std::vector
       row.wide = true;
       return;
     }
-    ++sizes[static_cast<size_t>(2 * (below / s) + (data.negative(i) ? 1 : 0))];
+    ++sizes[2 * size_t{binade_of[static_cast<size_t>(below)]} + (data.negative(i) ? 1 : 0)];
   }
   std::array<int32_t, 2 * kMaxBuckets> next{};
   Bucket* buckets = buckets_.data() + static_cast<size_t>(r) * kMaxBuckets;
@@ -370,11 +376,11 @@ void FixedRows::pack_binades(const Source& data, int64_t base, const std::vector
     at += sizes[2 * b] + sizes[2 * b + 1];
     if (sizes[2 * b] + sizes[2 * b + 1] > 0) buckets[row.buckets++] = Bucket{static_cast<int32_t>(b), next[2 * b + 1], at};
   }
-  BinadeEntry* entries = entries_.data() + static_cast<size_t>(r) * static_cast<size_t>(count_);
+  BinadeEntry* entries = entries_.get() + static_cast<size_t>(r) * static_cast<size_t>(count_);
   for (int64_t k = 0; k < row.end; ++k) {
     const int64_t i = base + offsets[k];
     if (!data.regular(i)) continue;
-    const int64_t below = row.top - data.exponent(i), b = below / s;
+    const int64_t below = row.top - data.exponent(i), b = binade_of[static_cast<size_t>(below)];
     const Limb top = data.top(i);
     const int shift = kLimbBits - binade_top_ + static_cast<int>(below - b * s);
     internal_assert(shift == 0 || (top & ((Limb{1} << shift) - 1)) == 0);
@@ -466,7 +472,7 @@ bool FixedRows::finish_binades(const FixedRows& x, int64_t xr, const FixedRows& 
 bool FixedRows::dot_binades(const FixedRows& x, int64_t xr, const FixedRows& w, int64_t wr, __mpfr_struct* r) {
   const int lx = x.limbs_;
   const Limb* xs = x.words_.data() + static_cast<size_t>(xr) * static_cast<size_t>(x.count_) * (lx + 1);
-  const BinadeEntry* entries = w.entries_.data() + static_cast<size_t>(wr) * static_cast<size_t>(w.count_);
+  const BinadeEntry* entries = w.entries_.get() + static_cast<size_t>(wr) * static_cast<size_t>(w.count_);
   const Bucket* buckets = w.buckets_.data() + static_cast<size_t>(wr) * kMaxBuckets;
   auto sum = [&](int i, Limb* a) {
     const int32_t start = i == 0 ? 0 : buckets[i - 1].end;
@@ -507,7 +513,7 @@ void FixedRows::dot_group(const FixedRows& x, int64_t group, const FixedRows& w,
                           __mpfr_struct* const* r, bool* decided) {
   internal_assert(group_ready(x, w));
   const Row& rw = w.rows_[wr];
-  const BinadeEntry* entries = w.entries_.data() + static_cast<size_t>(wr) * static_cast<size_t>(w.count_);
+  const BinadeEntry* entries = w.entries_.get() + static_cast<size_t>(wr) * static_cast<size_t>(w.count_);
   const Bucket* buckets = w.buckets_.data() + static_cast<size_t>(wr) * kMaxBuckets;
   const uint64_t* digits = x.digits_.data() + static_cast<size_t>(group * x.count_ * 4 * kGroup);
   std::array<std::array<Limb, 5>, kMaxBuckets * kGroup> sums;

@@ -25,6 +25,7 @@
 #include <mpfr.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace presk::reference {
@@ -123,7 +124,7 @@ class FixedRows {
   int binade_bits_ = 0;          // s, or 0 when the rows are not in binades
   int binade_top_ = 64;          // the top binade's W < 2^binade_top_ (52: IFMA's operands)
   std::vector<uint64_t> digits_; // prepare_digits: [group][k][digit 0…3][row j], U = ±X + 2^192
-  std::vector<BinadeEntry> entries_;  // binades: per row, K slots, grouped by binade
+  std::unique_ptr<BinadeEntry[]> entries_;  // binades: per row, K slots, grouped by binade (unset past them)
   std::vector<Bucket> buckets_;       // binades: per row, kMaxBuckets slots
 };
 
