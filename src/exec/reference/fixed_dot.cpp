@@ -114,14 +114,13 @@ constexpr auto accumulate_table(std::integer_sequence<int, Is...>) {
 
 constexpr auto kAccumulate = accumulate_table(std::make_integer_sequence<int, kMaxLimbs * kMaxLimbs>());
 
-// a (LX + 2 limbs, two's complement) = Σ ±X_k·W_k over one binade's entries [e, end) (an x
-// row's entries past its last nonzero one are zeros); returns how many.
+// a (LX + 2 limbs, two's complement) += Σ ±X_k·W_k over entries [e, end) of one binade, all of
+// one sign (wmask: 0 or ~0; an x row's entries past its last nonzero one are zeros).
 template <int LX>
-int64_t accumulate_binade(const Limb* x, const BinadeEntry* e, const BinadeEntry* end, Limb* out) {
+void accumulate_binade(const Limb* x, const BinadeEntry* e, const BinadeEntry* end, Limb wmask, Limb* out) {
   constexpr int P = LX + 1;
-  const BinadeEntry* begin = e;
   if constexpr (LX == 3) {
-    Limb a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0;
+    Limb a0 = out[0], a1 = out[1], a2 = out[2], a3 = out[3], a4 = out[4];
     for (; e != end; ++e) {
       const Limb* xk = x + e->k * 4;
       Limb p0, p1, p2, high, low;
@@ -135,15 +134,16 @@ int64_t accumulate_binade(const Limb* x, const BinadeEntry* e, const BinadeEntry
           "adc %[high], %[a3]\n\tadc %[low], %[a4]"
           : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [a4] "+r"(a4), [p0] "=&r"(p0),
             [p1] "=&r"(p1), [p2] "=&r"(p2), [high] "=&d"(high), [low] "=&a"(low)
-          : [x] "r"(xk), [w] "r"(e->w), [mask] "m"(e->mask)
+          : [x] "r"(xk), [w] "r"(e->w), [mask] "r"(wmask)
           : "cc", "memory");
     }
     out[0] = a0, out[1] = a1, out[2] = a2, out[3] = a3, out[4] = a4;
   } else {
-    Limb a[P + 1] = {};
+    Limb a[P + 1];
+    for (int i = 0; i <= P; ++i) a[i] = out[i];
     for (; e != end; ++e) {
       const Limb* xk = x + e->k * (LX + 1);
-      Limb m = xk[0] ^ e->mask;
+      Limb m = xk[0] ^ wmask;
       Limb p[P];
       product<LX, 1>(xk + 1, &e->w, p);
       for (int i = 0; i < P; ++i) p[i] ^= m;
@@ -151,10 +151,9 @@ int64_t accumulate_binade(const Limb* x, const BinadeEntry* e, const BinadeEntry
     }
     for (int i = 0; i <= P; ++i) out[i] = a[i];
   }
-  return e - begin;
 }
 
-using AccumulateBinade = int64_t (*)(const Limb*, const BinadeEntry*, const BinadeEntry*, Limb*);
+using AccumulateBinade = void (*)(const Limb*, const BinadeEntry*, const BinadeEntry*, Limb, Limb*);
 constexpr std::array<AccumulateBinade, kMaxLimbs> kAccumulateBinade = {
     &accumulate_binade<1>, &accumulate_binade<2>, &accumulate_binade<3>, &accumulate_binade<4>,
     &accumulate_binade<5>};
@@ -386,7 +385,7 @@ void FixedRows::pack_binades(const Source& data, int64_t base, const std::vector
     internal_assert(shift == 0 || (top & ((Limb{1} << shift) - 1)) == 0);
     const bool negative = data.negative(i);
     entries[next[static_cast<size_t>(2 * b + (negative ? 1 : 0))]++] =
-        BinadeEntry{top >> shift, negative ? ~Limb{0} : 0, k};
+        BinadeEntry{top >> shift, k};
   }
 }
 
@@ -476,7 +475,10 @@ bool FixedRows::dot_binades(const FixedRows& x, int64_t xr, const FixedRows& w, 
   const Bucket* buckets = w.buckets_.data() + static_cast<size_t>(wr) * kMaxBuckets;
   auto sum = [&](int i, Limb* a) {
     const int32_t start = i == 0 ? 0 : buckets[i - 1].end;
-    kAccumulateBinade[static_cast<size_t>(lx - 1)](xs, entries + start, entries + buckets[i].end, a);
+    std::fill(a, a + lx + 2, Limb{0});
+    const AccumulateBinade accumulate = kAccumulateBinade[static_cast<size_t>(lx - 1)];
+    accumulate(xs, entries + start, entries + buckets[i].split, Limb{0}, a);
+    accumulate(xs, entries + buckets[i].split, entries + buckets[i].end, ~Limb{0}, a);
   };
   return finish_binades(x, xr, w, wr, sum, r);
 }

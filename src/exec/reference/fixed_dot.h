@@ -30,10 +30,10 @@
 
 namespace presk::reference {
 
-// One entry of a row in binades: its one-limb integer, its sign mask (0 or ~0) and its index.
+// One entry of a row in binades: its one-limb integer and its index (its sign: which part of
+// its binade it is in).
 struct BinadeEntry {
   uint64_t w;
-  uint64_t mask;
   int64_t k;
 };
 
