@@ -62,6 +62,34 @@ __attribute__((target("avx512f,avx512ifma"))) void columns(const uint64_t* digit
   }
 }
 
+// The columns of row j as one number, sum (5 limbs) = Σ_c out[0][c][j]·2^(52c) +
+// out[1][c][j]·2^(52(c + 1)) (< 2^272: it wraps to 5 limbs, as every sum here does).
+void gather(const uint64_t (*out)[4][kRows], int j, uint64_t* sum) {
+  limbs::Wide limb[6] = {};
+  for (int h = 0; h < 2; ++h) {
+    for (int c = 0; c < 4; ++c) {
+      const uint64_t v = out[h][c][j];
+      const int offset = 52 * (c + h), q = offset / 64, r = offset % 64;
+      limb[q] += static_cast<limbs::Wide>(static_cast<uint64_t>(v << r));
+      if (r != 0) limb[q + 1] += v >> (64 - r);
+    }
+  }
+  for (int i = 0; i < 5; ++i) {  // carry each limb's excess into the next
+    sum[i] = static_cast<uint64_t>(limb[i]);
+    limb[i + 1] += limb[i] >> 64;
+  }
+}
+
+// sum ± v, both 5 limbs (two's complement).
+void add5(uint64_t* sum, const uint64_t* v, bool negative) {
+  unsigned char c = 0;
+  for (int i = 0; i < 5; ++i) {
+    unsigned long long r = 0;
+    c = negative ? _subborrow_u64(c, sum[i], v[i], &r) : _addcarry_u64(c, sum[i], v[i], &r);
+    sum[i] = r;
+  }
+}
+
 // Each row's sum ± Σ W·U over [e, end), a chunk at a time.
 void add_products(const uint64_t* digits, const BinadeEntry* e, const BinadeEntry* end, bool negative,
                   std::array<uint64_t, 5>* lanes) {
@@ -70,10 +98,9 @@ void add_products(const uint64_t* digits, const BinadeEntry* e, const BinadeEntr
     const BinadeEntry* stop = e + std::min<int64_t>(kChunk, end - e);
     columns(digits, e, stop, out);
     for (int j = 0; j < kRows; ++j) {
-      for (int c = 0; c < 4; ++c) {
-        add_at(lanes[j].data(), out[0][c][j], 52 * c, negative);
-        add_at(lanes[j].data(), out[1][c][j], 52 * (c + 1), negative);
-      }
+      uint64_t value[5];
+      gather(out, j, value);
+      add5(lanes[j].data(), value, negative);
     }
     e = stop;
   }
@@ -88,12 +115,12 @@ void ifma_bucket_sums(const uint64_t* digits, const BinadeEntry* e, const Binade
   add_products(digits, split, end, true, lanes);
   limbs::Wide positive = 0, negative = 0;  // Σ W of each part, < 2^(52 + 14)
   for (const BinadeEntry* p = e; p != end; ++p) (p < split ? positive : negative) += p->w;
-  for (int j = 0; j < kRows; ++j) {  // − 2^192·(Σ W⁺ − Σ W⁻)
-    add_at(lanes[j].data(), static_cast<uint64_t>(positive), 192, true);
-    add_at(lanes[j].data(), static_cast<uint64_t>(positive >> 64), 256, true);
-    add_at(lanes[j].data(), static_cast<uint64_t>(negative), 192, false);
-    add_at(lanes[j].data(), static_cast<uint64_t>(negative >> 64), 256, false);
-  }
+  uint64_t shift[5] = {0, 0, 0, 0, 0};  // 2^192·(Σ W⁺ − Σ W⁻), taken from each row's sum
+  add_at(shift, static_cast<uint64_t>(positive), 192, false);
+  add_at(shift, static_cast<uint64_t>(positive >> 64), 256, false);
+  add_at(shift, static_cast<uint64_t>(negative), 192, true);
+  add_at(shift, static_cast<uint64_t>(negative >> 64), 256, true);
+  for (int j = 0; j < kRows; ++j) add5(lanes[j].data(), shift, true);
 }
 
 }  // namespace presk::reference
