@@ -25,7 +25,7 @@ void print_chip_report(const solve::Offer& offer, const solve::ChipTerms& terms,
                        const solve::Budget& budget, const numerics::Contract& contract, const std::string& out) {
   std::cout << fmt::format("presk solve: contract `{}`, budget {:g} {} ({:.3e} on max |native − exact|)\n", contract.chip,
                            budget.epsilon, budget.relative ? "relative" : "absolute", budget.absolute);
-  std::cout << fmt::format("{:<26} {:<14} {:>17} {:>17} {:>10}  {}\n", "product or cache", "type", "proposed", "final", "term",
+  std::cout << fmt::format("{:<26} {:<14} {:>17} {:>17} {:>10}  {}\n", "product, cache, attention", "type", "proposed", "final", "term",
                            "bytes/sample");
   for (size_t i = 0; i < offer.values.size(); ++i) {
     const solve::Value& v = offer.values[i];

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "numerics/attention_forms.h"
 #include "numerics/contract_json.h"
 #include "numerics/quantize.h"
 #include "solve/greedy.h"
@@ -25,6 +26,10 @@ const std::vector<numerics::Keep> kKeeps = {
     {numerics::Keep::Kind::int8_rows_rotated, numerics::FloatFormat::f32},
     {numerics::Keep::Kind::int8_rows, numerics::FloatFormat::f32}};
 const int kFirstKeepRung = 1 + static_cast<int>(kWords.size());  // "as_computed"
+// An attention's rungs: on its values as kept, then its forms with each scheme's words widened
+// to three, to two_rest, then the contract's own forms.
+const std::vector<const char*> kFormRungs = {"as_kept", "forms_three", "forms_two_rest", "forms"};
+const int kFirstAttentionRung = kFirstKeepRung + 1 + static_cast<int>(kKeeps.size());  // "as_kept"
 
 Menu chip_menu() {
   Menu menu;
@@ -32,6 +37,7 @@ Menu chip_menu() {
   for (Words w : kWords) menu.rungs.push_back({numerics::words_name(w), RealType::f32, 1.0 * numerics::word_count(w)});
   menu.rungs.push_back({"as_computed", RealType::f32, 4});
   for (const numerics::Keep& k : kKeeps) menu.rungs.push_back({numerics::keep_name(k), RealType::f32, 0});
+  for (const char* name : kFormRungs) menu.rungs.push_back({name, RealType::f32, 0});
   return menu;
 }
 
@@ -40,6 +46,7 @@ int rung_of(const numerics::Keep& keep) {
   return kFirstKeepRung + 1 + static_cast<int>(std::find(kKeeps.begin(), kKeeps.end(), keep) - kKeeps.begin());
 }
 bool is_cache(const Offer& offer, int value) { return offer.values[value].ladder[0].rung == kFirstKeepRung; }
+bool is_attention(const Offer& offer, int value) { return offer.values[value].ladder[0].rung == kFirstAttentionRung; }
 
 // The words of a ladder from the widest to the contract's own: three ⊃ two_rest ⊃ one; two_code16 alone.
 std::vector<Words> words_ladder(Words own) {
@@ -68,6 +75,92 @@ double relative_move(int rung) {
   static const std::vector<double> moves = {0, 1.0 / (254.0 * 16384), 1.0 / (254.0 * 128), 1.0 / (254.0 * 256), 1.0 / 254,
                                             0, std::ldexp(1.0, -11), std::ldexp(1.0, -8), 1.0 / 254, 1.0 / 254};
   return moves[static_cast<size_t>(rung)];
+}
+
+// A word of a scheme the attention's forms take at a widened rung: `one` widens to `to`, two_rest to three.
+Words widened(Words own, Words to) {
+  return own == Words::one || (own == Words::two_rest && to == Words::three) ? to : own;
+}
+
+// The forms of an attention whose own forms are `own` at its rung (none: as kept).
+std::optional<numerics::AttentionNumerics> forms_at(const numerics::AttentionNumerics& own, int rung) {
+  const int k = rung - kFirstAttentionRung;
+  if (k == 0) return std::nullopt;
+  numerics::AttentionNumerics forms = own;
+  if (k == 3) return forms;
+  for (numerics::Taken* taken : {&forms.queries, &forms.keys, &forms.values, &forms.weights}) {
+    if (taken->scheme) taken->scheme->words = widened(taken->scheme->words, k == 1 ? Words::three : Words::two_rest);
+  }
+  return forms;
+}
+
+// The bytes of a value taken in `taken`, on rows of `row` values: a float's, or its words and
+// one f32 scale per block.
+double taken_bytes(const numerics::Taken& taken, int64_t row) {
+  if (taken.float_format) return *taken.float_format == numerics::FloatFormat::f32 ? 4 : 2;
+  const int64_t block = std::max<int64_t>(numerics::block_length(taken.scheme->block, row, 0), 1);
+  return numerics::word_count(taken.scheme->words) + 4.0 / static_cast<double>(block);
+}
+
+// The largest relative move of a value taken in `taken` (as the products' and caches' rungs').
+double taken_move(const numerics::Taken& taken) {
+  if (taken.scheme) return relative_move(rung_of(taken.scheme->words));
+  if (*taken.float_format == numerics::FloatFormat::f32) return 0;
+  return relative_move(rung_of(numerics::Keep{numerics::Keep::Kind::float_format, *taken.float_format}));
+}
+
+// An attention's step at `rung`: the bytes its four operands take per sample, and the largest
+// relative move of its output to first order — the values' and weights' own, and the queries'
+// and keys' through the scores: a relative move r of q·k moves each weight by at most 2·max|q·k|·r
+// (max|q·k| bounds the softmax's input where the scores are scaled by at most 1).
+LadderStep attention_step(const numerics::AttentionNumerics& own, int rung, const numerics::AttentionOperands& operands,
+                          int64_t evaluations, double scores_max) {
+  const std::optional<numerics::AttentionNumerics> forms = forms_at(own, rung);
+  LadderStep step{rung, 0, 0};
+  const numerics::Taken* taken[4] = {nullptr, nullptr, nullptr, nullptr};
+  if (forms) taken[0] = &forms->queries, taken[1] = &forms->keys, taken[2] = &forms->values, taken[3] = &forms->weights;
+  for (int i = 0; i < 4; ++i) {
+    const double per = taken[i] ? taken_bytes(*taken[i], operands.rows[i]) : 4.0;
+    step.bytes += per * static_cast<double>(evaluations * operands.elements[i]);
+  }
+  if (forms) {
+    step.move = taken_move(forms->values) + taken_move(forms->weights) +
+                2 * scores_max * (taken_move(forms->queries) + taken_move(forms->keys));
+  }
+  return step;
+}
+
+// An attention's value: its four operands as its forms take them, the rungs that save bytes; its
+// sensitivity and largest magnitude are its weighted sum's (none where the envelope has no such site).
+std::optional<Value> attention_value(const ir::Program& program, const numerics::AttentionSite& site,
+                                     const numerics::AttentionNumerics& own, const precision::Envelope& envelope,
+                                     int64_t output_elements) {
+  const ir::Function& f = program.functions[site.function];
+  const ir::Let& weighted = f.lets[site.weighted];
+  const precision::SiteEnvelope* out = envelope.find_site(f.site_name(site.weighted));
+  if (!out) return std::nullopt;
+  const precision::SiteEnvelope* scores = envelope.find_site(site.name);
+  Value v;
+  v.key = site.name;
+  v.op = "attention";
+  v.type = ir::type_to_string(weighted.type);
+  const int64_t evaluations = out->elements_per_sample > 0 ? out->elements_per_sample / weighted.type.element_count() : 0;
+  const numerics::AttentionOperands operands = numerics::attention_operands(program, site);
+  for (int64_t n : operands.elements) v.elements += evaluations * n;
+  v.max_abs = out->max_abs;
+  if (out->sensitivity) v.sensitivity = *out->sensitivity / static_cast<double>(output_elements);
+  std::optional<numerics::AttentionNumerics> last;
+  for (int k = 0; k < static_cast<int>(kFormRungs.size()); ++k) {
+    const int rung = kFirstAttentionRung + k;
+    const std::optional<numerics::AttentionNumerics> forms = forms_at(own, rung);
+    if (k > 0 && ((k < 3 && forms == own) || forms == last)) continue;  // the same forms as a rung beside it
+    const LadderStep step = attention_step(own, rung, operands, evaluations, scores ? scores->max_abs : 0);
+    if (k > 0 && step.bytes >= v.ladder.back().bytes) continue;  // every rung saves bytes
+    v.ladder.push_back(step);
+    last = forms;
+  }
+  if (v.ladder.size() < 2) return std::nullopt;
+  return v;
 }
 
 // The estimate Σ terms of the chip's values.
@@ -164,6 +257,11 @@ Offer chip_offer(const ir::Program& program, const numerics::Contract& contract,
       }
     }
   }
+  for (const numerics::AttentionSite& site : numerics::attention_sites(program)) {
+    const std::optional<numerics::AttentionNumerics> own = contract.attention_of(site.name);
+    if (!own) continue;
+    if (std::optional<Value> v = attention_value(program, site, *own, envelope, offer.output_elements)) values.push_back(std::move(*v));
+  }
   for (Value& v : values) {
     v.exclusion = v.elements == 0 || (!measured_terms && !v.sensitivity) ? Exclusion::unknown_sensitivity : Exclusion::offered;
     v.first_saving = v.ladder[0].bytes - v.ladder[1].bytes;
@@ -180,6 +278,10 @@ numerics::Contract contract_of(const Offer& offer, const Assignment& assignment,
     const int rung = offer.values[i].ladder[static_cast<size_t>(assignment[i])].rung;
     if (is_cache(offer, v)) {
       out.caches[offer.values[i].key] = rung == kFirstKeepRung ? numerics::Keep{} : kKeeps[static_cast<size_t>(rung - kFirstKeepRung - 1)];
+      continue;
+    }
+    if (is_attention(offer, v)) {
+      out.attentions[offer.values[i].key] = forms_at(*contract.attention_of(offer.values[i].key), rung);
       continue;
     }
     std::optional<numerics::Scheme> scheme = contract.scheme_of(offer.values[i].key);
@@ -234,8 +336,10 @@ ChipTerms first_order_terms(const Offer& offer) {
   ChipTerms terms(offer.values.size());
   for (size_t v = 0; v < terms.size(); ++v) {
     const Value& value = offer.values[v];
+    const bool attention = is_attention(offer, static_cast<int>(v));
     for (const LadderStep& step : value.ladder) {
-      terms[v].push_back(value.sensitivity ? *value.sensitivity * value.max_abs * relative_move(step.rung) : 0);
+      const double move = attention ? step.move : relative_move(step.rung);
+      terms[v].push_back(value.sensitivity ? *value.sensitivity * value.max_abs * move : 0);
     }
   }
   return terms;
@@ -309,6 +413,10 @@ nlohmann::ordered_json chip_contract_file(const Offer& offer, const ChipTerms& t
                       {"final", offer.rung(index, solution.assignment[i]).name},
                       {"bytes", number(offer.bytes(index, solution.assignment[i]))},
                       {"term", number(terms[i][static_cast<size_t>(solution.assignment[i])])}});
+    if (is_attention(offer, index)) {  // what its final rung takes its operands as (explain prints it)
+      const auto forms = forms_at(*contract.attention_of(v.key), offer.values[i].ladder[static_cast<size_t>(solution.assignment[i])].rung);
+      values.back()["forms"] = forms ? numerics::forms_text(*forms) : "on its values as the chip keeps them";
+    }
   }
   auto gap = [&](const precision::MeasuredGap& g) {
     return Json{{"absolute", number(g.absolute)}, {"relative", number(g.relative())}, {"magnitude", number(g.magnitude)},

@@ -318,6 +318,58 @@ TEST_F(ChipMeasure, CachesSolvedOnDecodeRunsInsideTheBudgetAtAnyThreadCount) {
   for (const auto& [site, keep] : caches.items()) EXPECT_NE(keep, "int8_rows") << site;
 }
 
+// kv_int8.json on the corpus GPT's decode entry at 1e-3: its attention takes keys and values as
+// int8 rows, which no keep of the caches undid, so the solve used to exit 4 (outside even with
+// both caches as computed). Now each attention's forms are a decision beside the caches' keeps —
+// proposed by its measured term, priced by its operands' bytes, widened a rung at a time — and
+// the solved contract is inside its budget in and out of sample, the same bytes at 1 and 2 threads.
+TEST_F(ChipMeasure, AttentionFormsSolvedOnDecodeRunsInsideTheBudget) {
+  write_weights("examples/gpt.psk", "T=8", dir_ + "/gpt-kv");
+  const auto calibrate = run_command(presk() + " calibrate --precision " + source("examples/gpt.psk") +
+                                     " --entry decode --dim T=8 --samples 2 --bits 128 --quiet --weights " + dir_ +
+                                     "/gpt-kv --out " + dir_ + "/gpt-kv.json");
+  ASSERT_EQ(calibrate.status, 0) << calibrate.output;
+  const auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  for (const std::string contract : {"kv_int8.json", "kv_int8_rotated.json"}) {
+    for (int threads : {1, 2}) {
+      const auto solved = run_command(presk() + " solve " + source("examples/gpt.psk") + " --precision " + dir_ +
+                                      "/gpt-kv.json --contract " + source("examples/contracts/" + contract) +
+                                      " --realize f32 --budget 1e-3 --heldout 2 --quiet --threads " +
+                                      std::to_string(threads) + " --out " + dir_ + "/kv" + std::to_string(threads) + ".json");
+      ASSERT_EQ(solved.status, 0) << contract << solved.output;
+    }
+    EXPECT_EQ(read(dir_ + "/kv1.json"), read(dir_ + "/kv2.json")) << contract;
+    const nlohmann::json solved = nlohmann::json::parse(read(dir_ + "/kv1.json"));
+    const nlohmann::json& gap = solved["solve"]["gap"];
+    EXPECT_TRUE(gap["in_sample"]["inside"].get<bool>()) << gap;
+    ASSERT_FALSE(gap["held_out"].is_null());
+    EXPECT_TRUE(gap["held_out"]["inside"].get<bool>()) << gap;
+    // The decode step's attention decided (the full-sequence one, which decode runs never reach, not offered).
+    ASSERT_TRUE(solved["attentions"].contains("SelfAttention.decode/%8")) << solved;
+    EXPECT_FALSE(solved["attentions"].contains("SelfAttention.apply/%7")) << solved;
+    int attentions = 0;
+    for (const nlohmann::json& v : solved["solve"]["values"]) {
+      if (v["op"] != "attention") continue;
+      ++attentions;
+      EXPECT_EQ(v["final"] == "as_kept", v["term"].get<double>() == 0) << v;
+      EXPECT_EQ(v["final"] == "as_kept", solved["attentions"]["SelfAttention.decode/%8"].is_null()) << v;
+    }
+    EXPECT_EQ(attentions, 1);
+    const auto explained = run_command(presk() + " explain " + dir_ + "/kv1.json");
+    ASSERT_EQ(explained.status, 0) << explained.output;
+    EXPECT_NE(explained.output.find("site SelfAttention.decode/%8 (attention)"), std::string::npos) << explained.output;
+    EXPECT_NE(explained.output.find("the attention at "), std::string::npos) << explained.output;
+    // The solved contract runs as solved: check --measure reads its attentions.
+    const auto checked = run_command(presk() + " check --json --precision " + dir_ + "/gpt-kv.json " +
+                                         source("examples/gpt.psk") + " --realize f32 --measure --contract " + dir_ +
+                                         "/kv1.json", false);
+    EXPECT_EQ(checked.status, 0) << checked.output;
+  }
+}
+
 // A contract whose attention takes its operands in their forms (int8 queries, keys and values by
 // rows, the weights times the value rows' scales in unsigned bytes), on the corpus GPT's logits:
 // `check --measure` sees the forms (the chip's program differs from the same contract without
