@@ -88,6 +88,10 @@ std::vector<Explanation> explain(const Record& record) {
     }
     if (e.reasons.empty()) e.reasons.push_back(no_move_reason(value, record));
     if (!value.forms.empty()) e.reasons.push_back("the attention at " + value.final_type + ": " + value.forms);
+    if (value.seconds) {
+      e.reasons.push_back(fmt::format("predicted {:.4e} s per sample at {} by the chip's profile ({:.4e} at its widest)",
+                                      *value.seconds, value.final_type, *value.seconds_widest));
+    }
     if (value.over) {
       const size_t group = value.final_type.find("/g");
       const std::string scales =

@@ -43,6 +43,7 @@ struct RecordValue {
   double move = 0;
   int line = 0;  // its line in the program text (0: unknown)
   std::string forms;  // a chip's attention: the forms it takes its operands in at its final rung
+  std::optional<double> seconds, seconds_widest;  // a chip's solve with a profile: predicted per sample
 };
 struct RecordMove {
   std::string kind;  // move_kind_name

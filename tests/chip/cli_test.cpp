@@ -370,6 +370,55 @@ TEST_F(ChipMeasure, AttentionFormsSolvedOnDecodeRunsInsideTheBudget) {
   }
 }
 
+// `solve --contract --profile P`: a chip's time profile prices the decisions instead of bytes. A
+// profile whose quantizes are slow (a millisecond a value) makes every narrowing cost more time
+// than its bytes save, so the solve keeps the caches as computed and the attention as kept where
+// the bytes narrow them; the example profile solves too, its record priced by time and naming the
+// profile as an example; and a bad profile is a coded error.
+TEST_F(ChipMeasure, AProfileChangesWhatTheBytesDecide) {
+  write_weights("examples/gpt.psk", "T=8", dir_ + "/gpt-priced");
+  const auto calibrate = run_command(presk() + " calibrate --precision " + source("examples/gpt.psk") +
+                                     " --entry decode --dim T=8 --samples 2 --bits 128 --quiet --weights " + dir_ +
+                                     "/gpt-priced --out " + dir_ + "/gpt-priced.json");
+  ASSERT_EQ(calibrate.status, 0) << calibrate.output;
+  std::ofstream(dir_ + "/slow-quantize.json") << R"({"format": 1, "chip": "a chip whose quantizes are slow",
+    "source": "example", "int8_mac_seconds": 2e-14, "float_mac_seconds": 1.6e-13, "quantize_seconds": 1e-3,
+    "bytes_per_second": 1e11})";
+  std::ofstream(dir_ + "/bad-profile.json") << R"({"format": 1, "chip": "bad", "source": "example",
+    "int8_mac_seconds": 0, "float_mac_seconds": 1e-13, "quantize_seconds": 1e-11, "bytes_per_second": 1e11})";
+  auto solve = [&](const std::string& profile, const std::string& out) {
+    return run_command(presk() + " solve " + source("examples/gpt.psk") + " --precision " + dir_ +
+                       "/gpt-priced.json --contract " + source("examples/contracts/kv_int8.json") +
+                       " --realize f32 --budget 1e-2 --heldout 2 --quiet" + (profile.empty() ? "" : " --profile " + profile) +
+                       " --out " + dir_ + "/" + out);
+  };
+  const auto read = [&](const std::string& name) {
+    std::ifstream in(dir_ + "/" + name);
+    return nlohmann::json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
+  };
+  ASSERT_EQ(solve("", "by-bytes.json").status, 0);
+  ASSERT_EQ(solve(dir_ + "/slow-quantize.json", "by-time.json").status, 0);
+  const nlohmann::json bytes = read("by-bytes.json"), time = read("by-time.json");
+  EXPECT_EQ(bytes["solve"]["priced_by"], "bytes");
+  EXPECT_EQ(time["solve"]["priced_by"], "time");
+  EXPECT_EQ(bytes["caches"]["SelfAttention.decode/%2"], "int8_rows") << bytes;
+  EXPECT_EQ(time["caches"]["SelfAttention.decode/%2"], "as_computed") << time;
+  EXPECT_FALSE(bytes["attentions"]["SelfAttention.decode/%8"].is_null()) << bytes;
+  EXPECT_TRUE(time["attentions"]["SelfAttention.decode/%8"].is_null()) << time;
+  EXPECT_TRUE(time["solve"]["gap"]["in_sample"]["inside"].get<bool>()) << time["solve"]["gap"];
+  const auto explained = run_command(presk() + " explain " + dir_ + "/by-time.json");
+  EXPECT_NE(explained.output.find("predicted"), std::string::npos) << explained.output;
+  const std::string example = source("examples/chip_profiles/example_npu.json");
+  const auto priced = solve(example, "example.json");
+  ASSERT_EQ(priced.status, 0) << priced.output;
+  EXPECT_EQ(read("example.json")["solve"]["profile"]["source"], "example");
+  EXPECT_GT(read("example.json")["solve"]["predicted"]["widest"].get<double>(), 0);
+  const auto bad = solve(dir_ + "/bad-profile.json", "bad.json");
+  EXPECT_EQ(bad.status, 1) << bad.output;
+  EXPECT_NE(bad.output.find("E1732"), std::string::npos) << bad.output;
+  EXPECT_NE(bad.output.find("int8_mac_seconds"), std::string::npos) << bad.output;
+}
+
 // A contract whose attention takes its operands in their forms (int8 queries, keys and values by
 // rows, the weights times the value rows' scales in unsigned bytes), on the corpus GPT's logits:
 // `check --measure` sees the forms (the chip's program differs from the same contract without
