@@ -408,6 +408,17 @@ TEST_F(ChipMeasure, AProfileChangesWhatTheBytesDecide) {
   EXPECT_TRUE(time["solve"]["gap"]["in_sample"]["inside"].get<bool>()) << time["solve"]["gap"];
   const auto explained = run_command(presk() + " explain " + dir_ + "/by-time.json");
   EXPECT_NE(explained.output.find("predicted"), std::string::npos) << explained.output;
+  // The time model by hand at the widest rungs: a cache of 2 layers × R[2, 8, 32] f32 values moved
+  // at 1e11 bytes/s; the attention (kept as is here: its bytes as recorded, its four operands in
+  // f32) moved, and its 2 layers × (scores R[2, 1, 8]·32 + weighted sum R[2, 1, 32]·8) float MACs.
+  for (const nlohmann::json& v : time["solve"]["values"]) {
+    if (v["op"] == "cache_write") {
+      EXPECT_DOUBLE_EQ(v["seconds_widest"].get<double>(), 2 * 512 * 4 / 1e11) << v;
+    }
+    if (v["op"] == "attention") {
+      EXPECT_DOUBLE_EQ(v["seconds_widest"].get<double>(), v["bytes"].get<double>() / 1e11 + 2 * (16 * 32 + 64 * 8) * 1.6e-13) << v;
+    }
+  }
   const std::string example = source("examples/chip_profiles/example_npu.json");
   const auto priced = solve(example, "example.json");
   ASSERT_EQ(priced.status, 0) << priced.output;
