@@ -13,17 +13,26 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kHint = "see docs/chip.md, \"A chip's profile\"; examples/chip_profiles/ has an example";
-const std::set<std::string> kFields = {"format", "chip", "source", "int8_mac_seconds", "float_mac_seconds",
-                                       "quantize_seconds", "bytes_per_second"};
+constexpr const char* kHint =
+    "see docs/chip.md, \"A chip's profile\"; examples/chip_profiles/ has an example";
+const std::set<std::string> kFields = {"format",
+                                       "chip",
+                                       "source",
+                                       "int8_mac_seconds",
+                                       "float_mac_seconds",
+                                       "quantize_seconds",
+                                       "bytes_per_second"};
 
 // E1735 for presk bench --calibrate's profile (this machine's float kernels: it has rooflines),
 // E1733 for a field no chip profile has (a misspelling is never ignored).
 void only_chip_fields(const JsonFields& fields, const json& root) {
   if (root.contains("rooflines")) {
-    fields.fail("rooflines", "is a field of presk bench --calibrate's profile, which times this machine's float kernels; "
-                             "a contract's solve is priced by a chip's profile (seconds per int8 and float "
-                             "multiply-accumulate, per value quantized, and bytes per second)", "E1735");
+    fields.fail("rooflines",
+                "is a field of presk bench --calibrate's profile, which times this machine's float "
+                "kernels; "
+                "a contract's solve is priced by a chip's profile (seconds per int8 and float "
+                "multiply-accumulate, per value quantized, and bytes per second)",
+                "E1735");
   }
   for (const auto& item : root.items()) {
     if (kFields.count(item.key())) continue;
@@ -50,8 +59,11 @@ ChipProfile parse_chip_profile(const json& root, const std::string& origin) {
   p.chip = f.text(root, "chip", "");
   p.source = f.text(root, "source", "");
   if (p.source != "example" && p.source != "measured") {
-    f.fail("source", "is " + json_excerpt(root["source"]) + ", neither \"example\" (illustrative numbers) nor "
-                     "\"measured\" (timed on the chip)", "E1734");
+    f.fail("source",
+           "is " + json_excerpt(root["source"]) +
+               ", neither \"example\" (illustrative numbers) nor "
+               "\"measured\" (timed on the chip)",
+           "E1734");
   }
   p.int8_mac = positive(f, root, "int8_mac_seconds");
   p.float_mac = positive(f, root, "float_mac_seconds");
@@ -61,8 +73,11 @@ ChipProfile parse_chip_profile(const json& root, const std::string& origin) {
 }
 
 ChipProfile read_chip_profile(const std::string& path) {
-  const std::string text = read_input_file(path, {"chip profile", "E1729", "check the path after --profile", kJsonFileLimit});
-  return parse_chip_profile(parse_user_json(text, {path, "E1729", "a chip profile is a JSON object (docs/chip.md)"}), path);
+  const std::string text = read_input_file(
+      path, {"chip profile", "E1729", "check the path after --profile", kJsonFileLimit});
+  return parse_chip_profile(
+      parse_user_json(text, {path, "E1729", "a chip profile is a JSON object (docs/chip.md)"}),
+      path);
 }
 
 }  // namespace presk::numerics

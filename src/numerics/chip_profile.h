@@ -12,12 +12,12 @@
 namespace presk::numerics {
 
 struct ChipProfile {
-  std::string chip;            // a name, for messages and reports
-  std::string source;          // "example" (illustrative numbers) or "measured" (on the chip)
-  double int8_mac = 0;         // seconds per int8 × int8 multiply-accumulate into the accumulator
-  double float_mac = 0;        // seconds per float multiply-accumulate (a product on values)
-  double quantize = 0;         // seconds per value quantized, or rounded into a narrower keep or form
-  double bytes_per_second = 0; // the rate the chip moves its operands' bytes at
+  std::string chip;      // a name, for messages and reports
+  std::string source;    // "example" (illustrative numbers) or "measured" (on the chip)
+  double int8_mac = 0;   // seconds per int8 × int8 multiply-accumulate into the accumulator
+  double float_mac = 0;  // seconds per float multiply-accumulate (a product on values)
+  double quantize = 0;   // seconds per value quantized, or rounded into a narrower keep or form
+  double bytes_per_second = 0;  // the rate the chip moves its operands' bytes at
 };
 
 // The profile a JSON object states; `origin` names it in messages.

@@ -27,7 +27,8 @@ namespace presk::solve {
 
 // The work a value does per sample at one rung, beyond moving its bytes.
 struct StepWork {
-  double int8_macs = 0;   // int8 × int8 multiply-accumulates (each word of a quantized operand its own)
+  double int8_macs =
+      0;  // int8 × int8 multiply-accumulates (each word of a quantized operand its own)
   double float_macs = 0;  // float multiply-accumulates (a product on values)
   double quantized = 0;   // values quantized, or rounded into a narrower keep or form
 };
@@ -44,16 +45,19 @@ struct ChipOffer {
 // ("unknown"), with it every value is. A product's multiply-accumulates are int8 where
 // `realization` stores its matrix as integers (the chip's sums), float otherwise.
 ChipOffer chip_offer(const ir::Program& program, const numerics::Contract& contract,
-                     const std::vector<numerics::QuantizedProduct>& products, const precision::Envelope& envelope,
+                     const std::vector<numerics::QuantizedProduct>& products,
+                     const precision::Envelope& envelope,
                      const exec::native::Realization& realization, bool measured_terms);
 
 // The contract an assignment stands for: every offered product its rung's scheme, or its values;
 // every offered cache its rung's keep; every offered attention its rung's forms, or none.
-numerics::Contract contract_of(const Offer& offer, const Assignment& assignment, const numerics::Contract& contract);
+numerics::Contract contract_of(const Offer& offer, const Assignment& assignment,
+                               const numerics::Contract& contract);
 
 // For an attention's value, the forms it takes its operands in at ladder step `step` (its text,
 // numerics::forms_text, or "on its values as the chip keeps them"); none for another value.
-std::optional<std::string> attention_forms_text(const Offer& offer, int value, int step, const numerics::Contract& contract);
+std::optional<std::string> attention_forms_text(const Offer& offer, int value, int step,
+                                                const numerics::Contract& contract);
 
 // Each value's term at each step of its ladder (terms[v][0] = 0).
 using ChipTerms = std::vector<std::vector<double>>;

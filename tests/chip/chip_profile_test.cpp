@@ -1,11 +1,12 @@
 // A chip's time profile (docs/chip.md, "A chip's profile"): the example reads and says it is an
 // example, and every bad field is a coded error that names it (E1729–E1735).
+#include "numerics/chip_profile.h"
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "common/error_code.h"
-#include "numerics/chip_profile.h"
 
 namespace presk::numerics {
 namespace chip_profile_test {
@@ -13,7 +14,8 @@ namespace chip_profile_test {
 using presk::testing::error_code;
 
 nlohmann::json good() {
-  return nlohmann::json::parse(R"({"format": 1, "chip": "test", "source": "measured", "int8_mac_seconds": 1e-14,
+  return nlohmann::json::parse(
+      R"({"format": 1, "chip": "test", "source": "measured", "int8_mac_seconds": 1e-14,
     "float_mac_seconds": 1e-13, "quantize_seconds": 1e-11, "bytes_per_second": 1e11})");
 }
 
@@ -31,7 +33,8 @@ std::string message_of(const nlohmann::json& json) {
 }
 
 TEST(ChipProfile, TheExampleReadsAndSaysItIsAnExample) {
-  const ChipProfile p = read_chip_profile(std::string(PRESK_SOURCE_DIR) + "/examples/chip_profiles/example_npu.json");
+  const ChipProfile p =
+      read_chip_profile(std::string(PRESK_SOURCE_DIR) + "/examples/chip_profiles/example_npu.json");
   EXPECT_EQ(p.source, "example");
   EXPECT_NE(p.chip.find("NOT a measurement"), std::string::npos) << p.chip;
   EXPECT_GT(p.float_mac, p.int8_mac);
@@ -48,7 +51,8 @@ TEST(ChipProfile, BadProfilesAreCodedErrors) {
   nlohmann::json j = good();
   j["format"] = 2;
   EXPECT_EQ(code_of(j), "E1730");
-  for (const char* field : {"chip", "source", "int8_mac_seconds", "float_mac_seconds", "quantize_seconds", "bytes_per_second"}) {
+  for (const char* field : {"chip", "source", "int8_mac_seconds", "float_mac_seconds",
+                            "quantize_seconds", "bytes_per_second"}) {
     j = good();
     j.erase(field);
     EXPECT_EQ(code_of(j), "E1731") << field;
@@ -58,7 +62,8 @@ TEST(ChipProfile, BadProfilesAreCodedErrors) {
   j["int8_mac_seconds"] = "fast";
   EXPECT_EQ(code_of(j), "E1731");
   for (double bad : {0.0, -1e-12}) {
-    for (const char* field : {"int8_mac_seconds", "float_mac_seconds", "quantize_seconds", "bytes_per_second"}) {
+    for (const char* field :
+         {"int8_mac_seconds", "float_mac_seconds", "quantize_seconds", "bytes_per_second"}) {
       j = good();
       j[field] = bad;
       EXPECT_EQ(code_of(j), "E1732") << field << " " << bad;
