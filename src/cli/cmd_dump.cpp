@@ -274,7 +274,7 @@ int run_dump(const DumpOptions& options, const GlobalOptions& global) {
     const std::vector<numerics::QuantizeSite> sites = numerics::quantize(program, contract, products);
     std::cout << (global.json ? numerics::quantize_json(sites).dump(2) + "\n"
                               : "# chip `" + contract.chip + "`\n" + numerics::quantize_text(program, sites) +
-                                    (contract.attention ? numerics::attention_text(program, *contract.attention) : "") +
+                                    (contract.has_attention_forms() ? numerics::attention_text(program, contract) : "") +
                                     "\n# the program as the chip runs it\n" +
                                     ir::print_program(numerics::chip_program(program, contract, sites, products)));
     return 0;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <optional>
 
 #include "cli/solve_setup.h"
 #include "exec/native/realization.h"
@@ -25,7 +26,7 @@ void print_chip_report(const solve::Offer& offer, const solve::ChipTerms& terms,
                        const solve::Budget& budget, const numerics::Contract& contract, const std::string& out) {
   std::cout << fmt::format("presk solve: contract `{}`, budget {:g} {} ({:.3e} on max |native − exact|)\n", contract.chip,
                            budget.epsilon, budget.relative ? "relative" : "absolute", budget.absolute);
-  std::cout << fmt::format("{:<26} {:<14} {:>17} {:>17} {:>10}  {}\n", "product or cache", "type", "proposed", "final", "term",
+  std::cout << fmt::format("{:<26} {:<14} {:>17} {:>17} {:>10}  {}\n", "product, cache, attention", "type", "proposed", "final", "term",
                            "bytes/sample");
   for (size_t i = 0; i < offer.values.size(); ++i) {
     const solve::Value& v = offer.values[i];
@@ -67,7 +68,8 @@ struct ChipSolved {
 // relative budget relative to the largest |exact logit| of the in-sample runs.
 ChipSolved solve_on_decode(const SolveCommandOptions& options, const PreparedRun& prepared, const solve::Offer& offer,
                            const numerics::Contract& contract, const exec::native::Realization& realization,
-                           solve::Budget budget, long bits, const solve::Progress& progress, GlobalOptions& global) {
+                           solve::Budget budget, long bits, const solve::Progress& progress, GlobalOptions& global,
+                           const solve::ChipPricer* pricer) {
   const generate::DecodeEntry entry = generate::find_decode_entry(prepared.program);
   const int64_t held_out = options.heldout >= 0 ? options.heldout : prepared.count;
   solve::DecodeRuns runs(prepared.program, prepared.parameters, realization,
@@ -77,18 +79,17 @@ ChipSolved solve_on_decode(const SolveCommandOptions& options, const PreparedRun
   if (budget.relative) budget.absolute = budget.epsilon * runs.magnitude();
   solve::ChipMeasurer measurer(prepared.program, contract, realization, runs);
   ChipSolved solved{solve::measured_terms(offer, measurer, progress), {}};
-  solved.solution = solve::solve_chip(offer, solved.terms, budget, measurer, progress);
+  solved.solution = solve::solve_chip(offer, solved.terms, budget, measurer, progress, pricer);
   return solved;
 }
 
 }  // namespace
 
 int run_chip_solve(const SolveCommandOptions& options, GlobalOptions& global) {
-  if (!options.profile.empty() || options.quant || options.exhaustive || options.narrow != "none") {
-    usage_error("E1724").hint("presk solve PROGRAM --precision ENV --contract C --budget ε --out SOLVED.json")
-        << "--contract prices by bytes and proposes greedily: --profile, --quant, --exhaustive and --narrow do not apply "
-           "(a profile times this machine's kernels, and holds no time for a product on quantized activations or a "
-           "cache's keep)";
+  if (options.quant || options.exhaustive || options.narrow != "none") {
+    usage_error("E1724").hint("presk solve PROGRAM --precision ENV --contract C --budget ε [--profile CHIP.json] --out SOLVED.json")
+        << "--contract decides the chip's products, caches and attentions greedily: --quant, --exhaustive and --narrow "
+           "do not apply";
   }
   const numerics::Contract contract = numerics::read_contract_file(options.contract);
   const precision::Envelope envelope = precision::read_envelope(options.run.envelope);
@@ -98,13 +99,18 @@ int run_chip_solve(const SolveCommandOptions& options, GlobalOptions& global) {
       numerics::chip_realization(exec::native::load_realization(options.realize, prepared.program), contract);
   const std::vector<numerics::QuantizedProduct> products = numerics::bind_contract(contract, prepared.program, &realization);
   const bool decode = prepared.entry->name == generate::kDecodeEntry;
-  const solve::Offer offer = solve::chip_offer(prepared.program, contract, products, envelope, decode);
+  const solve::ChipOffer chip_offer = solve::chip_offer(prepared.program, contract, products, envelope, realization, decode);
+  const solve::Offer& offer = chip_offer.offer;
+  // --profile: a chip's time profile (numerics/chip_profile.h) prices the decisions instead of bytes.
+  std::optional<solve::ChipPricer> pricer;
+  if (!options.profile.empty()) pricer.emplace(chip_offer, numerics::read_chip_profile(options.profile), options.profile);
+  const solve::ChipPricer* priced = pricer ? &*pricer : nullptr;
   solve::Budget budget = budget_of(options, *prepared.entry, envelope);
   const solve::Progress progress = options.quiet ? solve::Progress{}
                                                  : solve::Progress([](const std::string& line) { std::cerr << "solve: " << line << std::endl; });
   ChipSolved solved;
   if (decode) {
-    solved = solve_on_decode(options, prepared, offer, contract, realization, budget, envelope.bits, progress, global);
+    solved = solve_on_decode(options, prepared, offer, contract, realization, budget, envelope.bits, progress, global, priced);
   } else {
     const uint64_t seed = global.seed;
     const solve::SampleSet in_sample{prepared.count, [&prepared, seed](int64_t k) { return prepared.inputs(k, seed); }};
@@ -114,13 +120,13 @@ int run_chip_solve(const SolveCommandOptions& options, GlobalOptions& global) {
     solve::EntryRuns runs(*prepared.entry, realization, prepared.parameters, exact, in_sample, held_out, global.threads);
     solve::ChipMeasurer measurer(prepared.program, contract, realization, runs);
     solved.terms = solve::first_order_terms(offer);
-    solved.solution = solve::solve_chip(offer, solved.terms, budget, measurer, progress);
+    solved.solution = solve::solve_chip(offer, solved.terms, budget, measurer, progress, priced);
   }
   const solve::Solution& solution = solved.solution;
   budget.absolute = solution.target;
   const solve::RecordContext context{options.run.program, ir::program_hash(prepared.program), prepared.entry->name,
                                      options.run.envelope, sha256_file(options.run.envelope)};
-  nlohmann::ordered_json file = solve::chip_contract_file(offer, solved.terms, solution, budget, contract, context);
+  nlohmann::ordered_json file = solve::chip_contract_file(offer, solved.terms, solution, budget, contract, context, priced);
   file["solve"]["realize"] = options.realize;
   file["solve"]["terms"] = decode ? "measured: each value alone at each rung, on the decode runs" : "first order: s·max|y|·r";
   write_file_atomically(options.out, file.dump(1) + "\n");
@@ -130,6 +136,12 @@ int run_chip_solve(const SolveCommandOptions& options, GlobalOptions& global) {
     std::cout << out.dump(2) << '\n';
   } else {
     print_chip_report(offer, solved.terms, solution, budget, contract, options.out);
+    if (pricer) {
+      std::cout << fmt::format("predicted   {:.4e} s per sample ({:.4e} at the widest rungs) by {} (`{}`, {})\n",
+                               pricer->seconds(solution.assignment), pricer->seconds(solve::Assignment(offer.values.size(), 0)),
+                               options.profile, pricer->profile().chip,
+                               pricer->profile().source == "example" ? "an example's numbers, not a measurement" : "measured");
+    }
   }
   return solution.inside ? 0 : 4;
 }

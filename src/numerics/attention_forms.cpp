@@ -222,32 +222,67 @@ std::vector<AttentionSite> attention_sites(const ir::Program& program) {
   return sites;
 }
 
+AttentionOperands attention_operands(const ir::Program& program, const AttentionSite& site) {
+  const ir::Function& f = program.functions[site.function];
+  const ir::Let& weighted = f.lets[site.weighted];
+  const ir::Type& weights = f.type_of(weighted.operands[static_cast<size_t>(site.weights_operand)]);
+  const ir::Type& values = f.type_of(weighted.operands[static_cast<size_t>(1 - site.weights_operand)]);
+  AttentionOperands out;
+  for (int operand = 0; operand < 2; ++operand) {
+    const std::optional<RowPlace> place = row_place(f, site.scores, operand);
+    const ir::Type& type = f.type_of(f.lets[site.scores].operands[static_cast<size_t>(operand)]);
+    out.elements[operand] = type.element_count();
+    out.rows[operand] = place ? place->row : type.shape.back();
+  }
+  out.elements[2] = values.element_count();
+  out.rows[2] = values.shape.back();
+  out.elements[3] = weights.element_count();
+  out.rows[3] = weights.shape.back();
+  return out;
+}
+
 void check_attention(const Contract& contract, const ir::Program& program) {
-  if (!contract.attention) return;
-  for (const AttentionSite& site : attention_sites(program)) {
-    check_one(contract, *contract.attention, program.functions[site.function], site);
+  const std::vector<AttentionSite> sites = attention_sites(program);
+  for (const auto& [name, forms] : contract.attentions) {
+    if (std::none_of(sites.begin(), sites.end(), [&](const AttentionSite& s) { return s.name == name; })) {
+      std::string list;
+      for (const AttentionSite& s : sites) list += (list.empty() ? "" : ", ") + s.name;
+      user_error("E1728").hint("`presk dump --stage chip --contract C PROGRAM` lists each attention by its scores' site")
+          << "contract `" << contract.chip << "`: `attentions." << text_excerpt(name)
+          << "` names no attention's scores; the attentions: " << (list.empty() ? "none" : list);
+    }
+  }
+  for (const AttentionSite& site : sites) {
+    if (const std::optional<AttentionNumerics> forms = contract.attention_of(site.name)) {
+      check_one(contract, *forms, program.functions[site.function], site);
+    }
   }
 }
 
-std::string attention_text(const ir::Program& program, const AttentionNumerics& forms) {
+std::string forms_text(const AttentionNumerics& forms) {
   const auto form = [](const Taken& t) { return t.float_format ? std::string(float_format_name(*t.float_format)) : scheme_text(*t.scheme); };
+  return "queries " + form(forms.queries) + ", keys " + form(forms.keys) + ", values " + form(forms.values) + ", weights " +
+         form(forms.weights) + (forms.values.scheme ? " times the value rows' scales" : "");
+}
+
+std::string attention_text(const ir::Program& program, const Contract& contract) {
   std::string text;
   for (const AttentionSite& site : attention_sites(program)) {
     const ir::Function& f = program.functions[site.function];
-    text += "attention " + site.name + " · " + f.site_name(site.weighted) + "  queries " + form(forms.queries) + ", keys " +
-            form(forms.keys) + ", values " + form(forms.values) + ", weights " + form(forms.weights) +
-            (forms.values.scheme ? " times the value rows' scales\n" : "\n");
+    const std::optional<AttentionNumerics> forms = contract.attention_of(site.name);
+    text += "attention " + site.name + " · " + f.site_name(site.weighted) + "  " +
+            (forms ? forms_text(*forms) : std::string("on its values as kept")) + "\n";
   }
   return text.empty() ? "no attention\n" : text;
 }
 
-void insert_attention(Edit& edit, const AttentionNumerics& forms, const std::vector<AttentionSite>& sites,
-                      uint32_t function) {
+void insert_attention(Edit& edit, const Contract& contract, const std::vector<AttentionSite>& sites, uint32_t function) {
   for (const AttentionSite& site : sites) {
-    if (site.function != function) continue;
-    take_rows(edit, site, 0, forms.queries);
-    take_rows(edit, site, 1, forms.keys);
-    take_weighted_sum(edit, site, forms);
+    const std::optional<AttentionNumerics> forms = contract.attention_of(site.name);
+    if (site.function != function || !forms) continue;
+    take_rows(edit, site, 0, forms->queries);
+    take_rows(edit, site, 1, forms->keys);
+    take_weighted_sum(edit, site, *forms);
   }
 }
 

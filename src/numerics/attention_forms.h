@@ -32,17 +32,30 @@ struct AttentionSite {
 // Every attention of the program, in function and let order.
 std::vector<AttentionSite> attention_sites(const ir::Program& program);
 
-// Checks the contract's attention forms against the program's attentions: a block that does not
+// The values an attention takes in its forms, per evaluation — its queries, keys, values and
+// weights, in that order (AttentionNumerics's) — and the rows each is taken by (the contracted
+// axis of queries and keys, a value row, a query's weights over every key).
+struct AttentionOperands {
+  int64_t elements[4] = {0, 0, 0, 0};
+  int64_t rows[4] = {0, 0, 0, 0};
+};
+AttentionOperands attention_operands(const ir::Program& program, const AttentionSite& site);
+
+// Checks the contract's attention forms against the program's attentions: an `attentions` entry
+// that names no attention's scores (E1728), a block that does not
 // divide a query or key row, or a tile that does not divide the keys (E1711); an unsigned scale
 // on queries, keys or values (E1714); values quantized in blocks shorter than their row (E1726);
 // a query or key row that reaches its scores through a view something else reads (E1727).
 void check_attention(const Contract& contract, const ir::Program& program);
 
-// A table for `presk dump --stage chip`: each attention and the forms it takes its operands in.
-std::string attention_text(const ir::Program& program, const AttentionNumerics& forms);
+// "queries f32, keys row/absmax/one, values …, weights … times the value rows' scales".
+std::string forms_text(const AttentionNumerics& forms);
 
-// Adds the forms' quantizes of the attentions of function `function` to `edit`.
-void insert_attention(Edit& edit, const AttentionNumerics& forms, const std::vector<AttentionSite>& sites,
-                      uint32_t function);
+// A table for `presk dump --stage chip`: each attention and the forms it takes its operands in
+// (the contract's `attention`, or its own in `attentions`).
+std::string attention_text(const ir::Program& program, const Contract& contract);
+
+// Adds the quantizes of the forms of each attention of function `function` that has forms to `edit`.
+void insert_attention(Edit& edit, const Contract& contract, const std::vector<AttentionSite>& sites, uint32_t function);
 
 }  // namespace presk::numerics

@@ -175,6 +175,13 @@ void read_overrides(const Reader& r, const json& root, Contract& c) {
       c.caches[item.key()] = r.keep(item.value(), "caches." + item.key());
     }
   }
+  if (root.contains("attentions")) {
+    for (const auto& item : f.object(root, "attentions", "").items()) {
+      const std::string where = "attentions." + item.key();
+      c.attentions[item.key()] =
+          item.value().is_null() ? std::nullopt : std::optional(r.attention(f.object(root["attentions"], item.key(), "attentions"), where));
+    }
+  }
 }
 
 json scheme_json(const Scheme& s) {
@@ -193,13 +200,19 @@ json taken_json(const Taken& t) {
   return {{"scheme", scheme_json(*t.scheme)}};
 }
 
+json attention_json(const std::optional<AttentionNumerics>& a) {
+  if (!a) return nullptr;
+  return {{"queries", taken_json(a->queries)}, {"keys", taken_json(a->keys)}, {"values", taken_json(a->values)},
+          {"weights", taken_json(a->weights)}};
+}
+
 }  // namespace
 
 Contract parse_contract(const json& root, const std::string& origin) {
   Reader r(origin);
   const JsonFields& f = r.fields();
   f.check_format(root);
-  r.only(root, {"format", "chip", "activation", "products", "cache", "caches", "memory", "attention", "fused",
+  r.only(root, {"format", "chip", "activation", "products", "cache", "caches", "memory", "attention", "attentions", "fused",
                 "fused_bound", "accumulator", "solve"}, "");  // solve: presk solve --contract's record (explain reads it)
   Contract c;
   c.chip = f.text(root, "chip", "");
@@ -241,11 +254,10 @@ json contract_to_json(const Contract& c) {
     for (const auto& [site, keep] : c.caches) j["caches"][site] = keep_name(keep);
   }
   j["memory"] = keep_name(c.memory);
-  if (c.attention) {
-    j["attention"] = {{"queries", taken_json(c.attention->queries)}, {"keys", taken_json(c.attention->keys)},
-                      {"values", taken_json(c.attention->values)}, {"weights", taken_json(c.attention->weights)}};
-  } else {
-    j["attention"] = nullptr;
+  j["attention"] = attention_json(c.attention);
+  if (!c.attentions.empty()) {
+    j["attentions"] = json::object();
+    for (const auto& [site, forms] : c.attentions) j["attentions"][site] = attention_json(forms);
   }
   j["fused"] = c.fused;
   if (c.fused_bound.is_exact()) j["fused_bound"] = "exact";

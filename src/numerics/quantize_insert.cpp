@@ -111,7 +111,7 @@ void insert_keeps(Edit& edit, const Contract& contract) {
 ir::Program chip_program(const ir::Program& program, const Contract& contract, const std::vector<QuantizeSite>& sites,
                          const std::vector<QuantizedProduct>& products) {
   ir::Program out = program;
-  const std::vector<AttentionSite> attention = contract.attention ? attention_sites(program) : std::vector<AttentionSite>{};
+  const std::vector<AttentionSite> attention = contract.has_attention_forms() ? attention_sites(program) : std::vector<AttentionSite>{};
   for (uint32_t fi = 0; fi < program.functions.size(); ++fi) {
     const ir::Function& f = program.functions[fi];
     Edit edit{f, static_cast<uint32_t>(f.lets.size() + 1), {}, {}, {}};
@@ -119,7 +119,7 @@ ir::Program chip_program(const ir::Program& program, const Contract& contract, c
       if (site.function == fi) insert_site(edit, site, products);
     }
     insert_keeps(edit, contract);
-    if (contract.attention) insert_attention(edit, *contract.attention, attention, fi);
+    insert_attention(edit, contract, attention, fi);
     if (!edit.added.empty()) edit.finish(out.functions[fi]);
   }
   ir::verify_program(out);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "numerics/attention_forms.h"
 #include "numerics/contract_json.h"
 #include "numerics/quantize.h"
 #include "solve/greedy.h"
@@ -13,62 +14,6 @@
 
 namespace presk::solve {
 namespace {
-
-using numerics::Words;
-
-// The menu's rungs: an activation read as its values, then in each scheme's words, widest first;
-// a cache as computed, then each keep, widest first.
-const std::vector<Words> kWords = {Words::three, Words::two_rest, Words::two_code16, Words::one};
-const std::vector<numerics::Keep> kKeeps = {
-    {numerics::Keep::Kind::float_format, numerics::FloatFormat::f16},
-    {numerics::Keep::Kind::float_format, numerics::FloatFormat::bf16},
-    {numerics::Keep::Kind::int8_rows_rotated, numerics::FloatFormat::f32},
-    {numerics::Keep::Kind::int8_rows, numerics::FloatFormat::f32}};
-const int kFirstKeepRung = 1 + static_cast<int>(kWords.size());  // "as_computed"
-
-Menu chip_menu() {
-  Menu menu;
-  menu.rungs.push_back({"values", RealType::f32, 4});
-  for (Words w : kWords) menu.rungs.push_back({numerics::words_name(w), RealType::f32, 1.0 * numerics::word_count(w)});
-  menu.rungs.push_back({"as_computed", RealType::f32, 4});
-  for (const numerics::Keep& k : kKeeps) menu.rungs.push_back({numerics::keep_name(k), RealType::f32, 0});
-  return menu;
-}
-
-int rung_of(Words words) { return 1 + static_cast<int>(std::find(kWords.begin(), kWords.end(), words) - kWords.begin()); }
-int rung_of(const numerics::Keep& keep) {
-  return kFirstKeepRung + 1 + static_cast<int>(std::find(kKeeps.begin(), kKeeps.end(), keep) - kKeeps.begin());
-}
-bool is_cache(const Offer& offer, int value) { return offer.values[value].ladder[0].rung == kFirstKeepRung; }
-
-// The words of a ladder from the widest to the contract's own: three ⊃ two_rest ⊃ one; two_code16 alone.
-std::vector<Words> words_ladder(Words own) {
-  switch (own) {
-    case Words::one: return {Words::three, Words::two_rest, Words::one};
-    case Words::two_rest: return {Words::three, Words::two_rest};
-    case Words::two_code16: return {Words::two_code16};
-    case Words::three: return {Words::three};
-  }
-  return {own};
-}
-
-// The keeps of a cache's ladder after as computed, to the contract's own: an int8 keep after a
-// 16-bit float (f16 where the rows' largest magnitude is under half f16's largest, else bf16).
-std::vector<numerics::Keep> keeps_ladder(const numerics::Keep& own, double max_abs) {
-  using K = numerics::Keep::Kind;
-  if (own.kind == K::as_computed || (own.kind == K::float_format && own.format == numerics::FloatFormat::f32)) return {};
-  if (own.kind == K::float_format) return {own};
-  const numerics::FloatFormat half = max_abs < 32752 ? numerics::FloatFormat::f16 : numerics::FloatFormat::bf16;
-  return {{K::float_format, half}, own};
-}
-
-// The largest relative move of a rung's value: half its last word's step over its largest code;
-// a float's half unit in the last place.
-double relative_move(int rung) {
-  static const std::vector<double> moves = {0, 1.0 / (254.0 * 16384), 1.0 / (254.0 * 128), 1.0 / (254.0 * 256), 1.0 / 254,
-                                            0, std::ldexp(1.0, -11), std::ldexp(1.0, -8), 1.0 / 254, 1.0 / 254};
-  return moves[static_cast<size_t>(rung)];
-}
 
 // The estimate Σ terms of the chip's values.
 class ChipTally : public Tally {
@@ -93,104 +38,46 @@ class ChipTally : public Tally {
   std::vector<double> now_;
 };
 
-Value product_value(const ir::Program& program, const numerics::QuantizedProduct& q, const precision::Envelope& envelope,
-                    int64_t output_elements) {
-  const ir::Function& f = program.functions[q.product.function];
-  const ir::Let& let = f.lets[q.product.let];
-  Value v;
-  v.key = q.product.site;
-  v.op = ir::op_name(let.op);
-  const ir::Type& activation = f.type_of(let.operands[static_cast<size_t>(q.product.activation)]);
-  v.type = ir::type_to_string(activation);
-  const precision::SiteEnvelope* site = envelope.find_site(q.product.site);
-  const int64_t evaluations = site && site->elements_per_sample > 0 ? site->elements_per_sample / let.type.element_count() : 0;
-  v.elements = evaluations * activation.element_count();
-  if (site) {
-    v.max_abs = site->max_abs;
-    if (site->sensitivity) v.sensitivity = *site->sensitivity / static_cast<double>(output_elements);
+// Predicted seconds: a step saves what its value costs less at its rung; hoped for, what it would
+// at the cheapest rung beyond (a chain narrowed through a first step that alone is a loss).
+class SecondsObjective : public Objective {
+ public:
+  SecondsObjective(const Offer& offer, const ChipPricer& pricer) : offer_(offer), pricer_(pricer) {}
+  Gain gain(const Assignment& assignment, int value, int to) const override {
+    const double now = pricer_.seconds(value, assignment[value]);
+    double least = pricer_.seconds(value, to);
+    for (int s = to; s >= 0; s = offer_.narrower(value, s)) least = std::min(least, pricer_.seconds(value, s));
+    return {now - pricer_.seconds(value, to), now - least};
   }
-  const double per_block = 4.0 / static_cast<double>(q.block);  // one f32 scale per block
-  v.ladder.push_back({0, 4.0 * static_cast<double>(v.elements), 0});
-  for (Words w : words_ladder(q.scheme.words)) {
-    v.ladder.push_back({rung_of(w), (numerics::word_count(w) + per_block) * static_cast<double>(v.elements), 0});
-  }
-  return v;
-}
 
-// A cache_write's value: the cache it writes, every row as the rung keeps it.
-std::optional<Value> cache_value(const ir::Function& f, uint32_t let, const numerics::Keep& keep,
-                                 const precision::Envelope& envelope, int64_t output_elements) {
-  Value v;
-  v.key = f.site_name(let);
-  v.op = ir::op_name(f.lets[let].op);
-  v.type = ir::type_to_string(f.lets[let].type);
-  const precision::SiteEnvelope* site = envelope.find_site(v.key);
-  if (!site) return std::nullopt;
-  v.elements = site->elements_per_sample;
-  v.max_abs = site->max_abs;
-  if (site->sensitivity) v.sensitivity = *site->sensitivity / static_cast<double>(output_elements);
-  const ir::Type& rows = f.type_of(f.lets[let].operands[1]);
-  const double row = rows.shape.empty() ? 1.0 : static_cast<double>(rows.shape.back());
-  v.ladder.push_back({kFirstKeepRung, 4.0 * static_cast<double>(v.elements), 0});
-  for (const numerics::Keep& k : keeps_ladder(keep, v.max_abs)) {
-    const bool int8 = k.kind != numerics::Keep::Kind::float_format;
-    v.ladder.push_back({rung_of(k), (int8 ? 1.0 + 2.0 / row : 2.0) * static_cast<double>(v.elements), 0});
-  }
-  if (v.ladder.size() < 2) return std::nullopt;
-  return v;
+ private:
+  const Offer& offer_;
+  const ChipPricer& pricer_;
+};
+
+// The proposal by predicted seconds: the trajectory's assignment of the least, then no narrowing
+// the profile predicts slower, then the steps left that cannot fit recorded as refused.
+void propose_by_seconds(const Offer& offer, const ChipTerms& terms, const ChipPricer& pricer, Solution& solution) {
+  ChipTally tally(terms, solution.assignment);
+  const Trajectory trajectory =
+      propose_steps(offer, tally, SecondsObjective(offer, pricer), solution.target, offered_steps(offer), solution);
+  keep_least(trajectory, [&](const Assignment& a) { return pricer.seconds(a); }, solution);
+  undo_slower([&](const Assignment& a, int v) { return pricer.seconds(v, a[v]); }, solution.assignment, solution.moves);
+  refuse_unfit(offer, ChipTally(terms, solution.assignment), offered_steps(offer), solution.target, solution);
 }
 
 }  // namespace
 
-Offer chip_offer(const ir::Program& program, const numerics::Contract& contract,
-                 const std::vector<numerics::QuantizedProduct>& products, const precision::Envelope& envelope,
-                 bool measured_terms) {
-  Offer offer;
-  offer.menu = chip_menu();
-  offer.min_gain = 0;
-  offer.output_elements = 1;
-  if (const ir::Function* entry = program.find_function(envelope.entry)) {
-    offer.output_elements = 0;
-    for (const ir::ValueRef& result : entry->results) offer.output_elements += entry->type_of(result).element_count();
-  }
-  offer.output_elements = std::max<int64_t>(offer.output_elements, 1);
-  std::vector<Value> values;
-  for (const numerics::QuantizedProduct& q : products) values.push_back(product_value(program, q, envelope, offer.output_elements));
-  for (const ir::Function& f : program.functions) {
-    for (uint32_t i = 0; i < f.lets.size(); ++i) {
-      if (f.lets[i].op != ir::Op::cache_write) continue;
-      if (std::optional<Value> v = cache_value(f, i, contract.keep_of(f.site_name(i)), envelope, offer.output_elements)) {
-        values.push_back(std::move(*v));
-      }
-    }
-  }
-  for (Value& v : values) {
-    v.exclusion = v.elements == 0 || (!measured_terms && !v.sensitivity) ? Exclusion::unknown_sensitivity : Exclusion::offered;
-    v.first_saving = v.ladder[0].bytes - v.ladder[1].bytes;
-    offer.all_f64_bytes += 2 * v.ladder[0].bytes;
-    offer.values.push_back(std::move(v));
-  }
-  return offer;
+double ChipPricer::seconds(int value, int step) const {
+  const StepWork& w = offer_.work[static_cast<size_t>(value)][static_cast<size_t>(step)];
+  return profile_.int8_mac * w.int8_macs + profile_.float_mac * w.float_macs + profile_.quantize * w.quantized +
+         offer_.offer.bytes(value, step) / profile_.bytes_per_second;
 }
 
-numerics::Contract contract_of(const Offer& offer, const Assignment& assignment, const numerics::Contract& contract) {
-  numerics::Contract out = contract;
-  for (size_t i = 0; i < offer.values.size(); ++i) {
-    const int v = static_cast<int>(i);
-    const int rung = offer.values[i].ladder[static_cast<size_t>(assignment[i])].rung;
-    if (is_cache(offer, v)) {
-      out.caches[offer.values[i].key] = rung == kFirstKeepRung ? numerics::Keep{} : kKeeps[static_cast<size_t>(rung - kFirstKeepRung - 1)];
-      continue;
-    }
-    std::optional<numerics::Scheme> scheme = contract.scheme_of(offer.values[i].key);
-    if (rung == 0) {
-      scheme.reset();
-    } else if (scheme) {
-      scheme->words = kWords[static_cast<size_t>(rung - 1)];
-    }
-    out.products[offer.values[i].key] = scheme;
-  }
-  return out;
+double ChipPricer::seconds(const Assignment& assignment) const {
+  double total = 0;
+  for (size_t v = 0; v < assignment.size(); ++v) total += seconds(static_cast<int>(v), assignment[v]);
+  return total;
 }
 
 EntryRuns::EntryRuns(const ir::Function& entry, const exec::native::Realization& realization,
@@ -230,17 +117,6 @@ std::optional<precision::MeasuredGap> ChipMeasurer::held_out(const Offer& offer,
   return measure(offer, assignment, true);
 }
 
-ChipTerms first_order_terms(const Offer& offer) {
-  ChipTerms terms(offer.values.size());
-  for (size_t v = 0; v < terms.size(); ++v) {
-    const Value& value = offer.values[v];
-    for (const LadderStep& step : value.ladder) {
-      terms[v].push_back(value.sensitivity ? *value.sensitivity * value.max_abs * relative_move(step.rung) : 0);
-    }
-  }
-  return terms;
-}
-
 ChipTerms measured_terms(const Offer& offer, Measurements& measurer, const Progress& progress) {
   ChipTerms terms(offer.values.size());
   const Assignment widest(offer.values.size(), 0);
@@ -260,15 +136,21 @@ ChipTerms measured_terms(const Offer& offer, Measurements& measurer, const Progr
 }
 
 Solution solve_chip(const Offer& offer, const ChipTerms& terms, const Budget& budget, ChipMeasurer& measurer,
-                    const Progress& progress) {
+                    const Progress& progress, const ChipPricer* pricer) {
   Solution solution;
   solution.target = budget.absolute;
   solution.assignment.assign(offer.values.size(), 0);
-  ChipTally tally(terms, solution.assignment);
-  propose_steps(offer, tally, BytesObjective(offer), solution.target, offered_steps(offer), solution);
+  if (pricer) {
+    propose_by_seconds(offer, terms, *pricer, solution);
+  } else {
+    ChipTally tally(terms, solution.assignment);
+    propose_steps(offer, tally, BytesObjective(offer), solution.target, offered_steps(offer), solution);
+  }
   solution.proposed = solution.assignment;
   if (progress) {
-    progress(fmt::format("proposal: estimate {:.3e} against {:.3e}", tally.total(), solution.target));
+    progress(fmt::format("proposal: estimate {:.3e} against {:.3e}{}", ChipTally(terms, solution.assignment).total(),
+                         solution.target,
+                         pricer ? fmt::format(", predicted {:.4e} s per sample", pricer->seconds(solution.assignment)) : ""));
   }
   const Widening by_terms{[&](const Assignment& a) {  // the offered product of the largest term not at its values
                             int best = -1;
@@ -292,24 +174,42 @@ Solution solve_chip(const Offer& offer, const ChipTerms& terms, const Budget& bu
   return solution;
 }
 
-nlohmann::ordered_json chip_contract_file(const Offer& offer, const ChipTerms& terms, const Solution& solution,
-                                          const Budget& budget, const numerics::Contract& contract,
-                                          const RecordContext& context) {
+namespace {
+
+// Each value's record (explain reads it): its decision and term, an attention's forms, and with a
+// profile its predicted seconds at its final rung.
+nlohmann::ordered_json values_json(const Offer& offer, const ChipTerms& terms, const Solution& solution,
+                                   const numerics::Contract& contract, const ChipPricer* pricer) {
   using Json = nlohmann::ordered_json;
   auto number = [](double x) { return json_number<Json>(x); };
-  Json file = numerics::contract_to_json(contract_of(offer, solution.assignment, contract));
   Json values = Json::array();
   for (size_t i = 0; i < offer.values.size(); ++i) {
     const Value& v = offer.values[i];
-    const int index = static_cast<int>(i);
+    const int index = static_cast<int>(i), final_step = solution.assignment[i];
     values.push_back({{"kind", "site"}, {"key", v.key}, {"op", v.op}, {"type", v.type}, {"elements", v.elements},
                       {"sensitivity", v.sensitivity ? number(*v.sensitivity) : Json(nullptr)},
                       {"offered", exclusion_name(v.exclusion)}, {"first_saving", number(v.first_saving)},
                       {"proposed", offer.rung(index, solution.proposed[i]).name},
-                      {"final", offer.rung(index, solution.assignment[i]).name},
-                      {"bytes", number(offer.bytes(index, solution.assignment[i]))},
-                      {"term", number(terms[i][static_cast<size_t>(solution.assignment[i])])}});
+                      {"final", offer.rung(index, final_step).name},
+                      {"bytes", number(offer.bytes(index, final_step))},
+                      {"term", number(terms[i][static_cast<size_t>(final_step)])}});
+    if (const auto forms = attention_forms_text(offer, index, final_step, contract)) values.back()["forms"] = *forms;
+    if (pricer) {
+      values.back()["seconds"] = number(pricer->seconds(index, final_step));
+      values.back()["seconds_widest"] = number(pricer->seconds(index, 0));
+    }
   }
+  return values;
+}
+
+}  // namespace
+
+nlohmann::ordered_json chip_contract_file(const Offer& offer, const ChipTerms& terms, const Solution& solution,
+                                          const Budget& budget, const numerics::Contract& contract,
+                                          const RecordContext& context, const ChipPricer* pricer) {
+  using Json = nlohmann::ordered_json;
+  auto number = [](double x) { return json_number<Json>(x); };
+  Json file = numerics::contract_to_json(contract_of(offer, solution.assignment, contract));
   auto gap = [&](const precision::MeasuredGap& g) {
     return Json{{"absolute", number(g.absolute)}, {"relative", number(g.relative())}, {"magnitude", number(g.magnitude)},
                 {"inside", g.absolute <= budget.absolute}};
@@ -321,7 +221,7 @@ nlohmann::ordered_json chip_contract_file(const Offer& offer, const ChipTerms& t
                    {"envelope", {{"path", context.envelope}, {"sha256", context.envelope_sha256}}},
                    {"budget", {{"kind", budget.relative ? "relative" : "absolute"}, {"epsilon", number(budget.epsilon)},
                                {"absolute", number(budget.absolute)}, {"source", budget.source}}},
-                   {"priced_by", "bytes"},
+                   {"priced_by", pricer ? "time" : "bytes"},
                    {"min_gain_bytes", 0},
                    {"target", number(solution.target)},
                    {"estimate", number(solution.estimate)},
@@ -330,8 +230,14 @@ nlohmann::ordered_json chip_contract_file(const Offer& offer, const ChipTerms& t
                    {"measurements", solution.measurements},
                    {"gap", {{"in_sample", gap(solution.gap)},
                             {"held_out", solution.held_out ? gap(*solution.held_out) : Json(nullptr)}}},
-                   {"values", values},
+                   {"values", values_json(offer, terms, solution, contract, pricer)},
                    {"moves", moves_json(offer, solution)}};
+  if (pricer) {  // seconds per sample the profile predicts (explain reads `predicted`)
+    const numerics::ChipProfile& p = pricer->profile();
+    file["solve"]["profile"] = {{"path", pricer->path()}, {"chip", p.chip}, {"source", p.source}};
+    file["solve"]["predicted"] = {{"seconds", number(pricer->seconds(solution.assignment))},
+                                  {"widest", number(pricer->seconds(Assignment(offer.values.size(), 0)))}};
+  }
   return file;
 }
 

@@ -1,28 +1,26 @@
 // `presk solve --contract C` (docs/chip.md, "Solved"): which products read their activation
-// quantized and which caches are kept narrow, decided by the float solve's one proposal loop and
-// one widening loop (greedy.h, verify.h) on the chip's own values. Each product by a matrix the
-// contract quantizes is a value whose ladder runs from its values (f32) through the words of the
-// contract's scheme, widest first — three, two_rest, one — to the contract's own words; a rung's
-// bytes are the activation's as its product reads it per sample (its words and one f32 scale per
-// block). Each cache the contract keeps narrow (a cache_write's site) is a value whose ladder runs
-// from as computed (f32) through a 16-bit float (f16 where its rows fit f16's range, else bf16)
-// to the contract's own keep; a rung's bytes are the cache's (an int8 row's binary16 scale
-// included). The proposal ranks by each value's term at each rung: on an entry, the first-order
-// s·max|y|·r (s the sensitivity and max|y| the largest output from the envelope, r the rung's
-// largest relative move: 1/254 for one word or an int8 row, 2⁻¹¹ for f16, …); on the decode entry,
-// whose envelope has no sensitivities (it returns a tuple: no reverse sweep), the measured gap of
-// the decode runs with that value alone at that rung. The measurement runs the chip's program
-// (numerics::chip_program: its quantizes and its caches' keeps) natively against the exact
-// meaning — on the entry's samples, or on decode runs (chip_decode.h) — and the widening steps the
-// value of the largest term back one rung at a time until the gap is inside the budget.
+// quantized, which caches are kept narrow and which forms each attention takes its operands in,
+// decided by the float solve's one proposal loop and one widening loop (greedy.h, verify.h) on the
+// chip's own values (chip_offer.h). The proposal ranks by each value's term at each rung: on an
+// entry, the first-order s·max|y|·r; on the decode entry, whose envelope has no sensitivities (it
+// returns a tuple: no reverse sweep), the measured gap of the decode runs with that value alone
+// at that rung. It saves bytes, or with a chip's time profile (numerics/chip_profile.h) predicted
+// seconds: each value's rung priced by its work and bytes, the trajectory's least predicted time
+// kept and any narrowing predicted slower undone, as the float solve's --profile. The measurement
+// runs the chip's program (numerics::chip_program: its quantizes, its caches' keeps and its
+// attentions' forms) natively against the exact meaning — on the entry's samples, or on decode
+// runs (chip_decode.h) — and the widening steps the value of the largest term back one rung at a
+// time until the gap is inside the budget.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
 #include "exec/native/realization.h"
 #include "numerics/bind.h"
+#include "numerics/chip_profile.h"
 #include "numerics/scheme/contract.h"
 #include "precision/envelope.h"
+#include "solve/chip_offer.h"
 #include "solve/measurer.h"
 #include "solve/record.h"
 #include "solve/verify.h"
@@ -56,18 +54,6 @@ class EntryRuns : public ChipRuns {
   int threads_;
 };
 
-// The offer: one value per product the contract quantizes (`products`, bound with the contract's
-// own schemes), then one per cache it keeps narrow, in program order. A product's sensitivity is
-// the envelope's per output element, as the float offer's; without `measured_terms`, a value the
-// envelope's sweep did not reach is not offered ("unknown"), with it every value is.
-Offer chip_offer(const ir::Program& program, const numerics::Contract& contract,
-                 const std::vector<numerics::QuantizedProduct>& products, const precision::Envelope& envelope,
-                 bool measured_terms);
-
-// The contract an assignment stands for: every offered product its rung's scheme, or its values;
-// every offered cache its rung's keep.
-numerics::Contract contract_of(const Offer& offer, const Assignment& assignment, const numerics::Contract& contract);
-
 // The chip's measurements: the chip's program of each assignment measured by `runs`, cached by
 // assignment.
 class ChipMeasurer : public Measurements {
@@ -87,20 +73,36 @@ class ChipMeasurer : public Measurements {
   std::map<std::pair<bool, Assignment>, precision::MeasuredGap> cache_;
 };
 
-// Each value's term at each step of its ladder (terms[v][0] = 0): the first-order s·max|y|·r.
-using ChipTerms = std::vector<std::vector<double>>;
-ChipTerms first_order_terms(const Offer& offer);
 // The in-sample gap with value v alone at step s (every other at its widest), measured.
 ChipTerms measured_terms(const Offer& offer, Measurements& measurer, const Progress& progress);
 
-// The solve: propose by bytes saved per unit of term, measure and widen, measure held out.
+// A chip's time profile on an offer: the predicted seconds per sample of each value at each step
+// of its ladder — its int8 and float multiply-accumulates, the values it quantizes, and its bytes
+// moved, each at the profile's rate — and of an assignment, their sum.
+class ChipPricer {
+ public:
+  ChipPricer(const ChipOffer& offer, numerics::ChipProfile profile, std::string path)
+      : offer_(offer), profile_(std::move(profile)), path_(std::move(path)) {}
+  double seconds(int value, int step) const;
+  double seconds(const Assignment& assignment) const;
+  const numerics::ChipProfile& profile() const { return profile_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  const ChipOffer& offer_;
+  numerics::ChipProfile profile_;
+  std::string path_;
+};
+
+// The solve: propose by bytes saved per unit of term (with `pricer`, predicted seconds), measure
+// and widen, measure held out.
 Solution solve_chip(const Offer& offer, const ChipTerms& terms, const Budget& budget, ChipMeasurer& measurer,
-                    const Progress& progress);
+                    const Progress& progress, const ChipPricer* pricer = nullptr);
 
 // The solved contract's file: the contract of the final assignment and its `solve` record (the
-// fields explain reads, record.h).
+// fields explain reads, record.h; with `pricer`, each value's predicted seconds).
 nlohmann::ordered_json chip_contract_file(const Offer& offer, const ChipTerms& terms, const Solution& solution,
                                           const Budget& budget, const numerics::Contract& contract,
-                                          const RecordContext& context);
+                                          const RecordContext& context, const ChipPricer* pricer = nullptr);
 
 }  // namespace presk::solve

@@ -79,13 +79,19 @@ std::vector<Explanation> explain(const Record& record) {
     if (!offered && !e.moves.empty()) {  // --quant's integer pass is outside the rules
       e.reasons.push_back("--quant offers every matrix its integer rungs, whatever rule 2 or its sensitivity");
     }
-    // The widest rung of a ladder: the float solve's f64, the chip's values and as computed.
-    if (offered && (value.final_type == "f64" || value.final_type == "values" || value.final_type == "as_computed")) {
+    // The widest rung of a ladder: the float solve's f64, the chip's values, as computed and as kept.
+    if (offered && (value.final_type == "f64" || value.final_type == "values" || value.final_type == "as_computed" ||
+                    value.final_type == "as_kept")) {
       e.decision = (widened ? "widened back to " : "kept at ") + value.final_type;
     } else if (offered) {
       e.decision = (widened ? "widened to " : "narrowed to ") + value.final_type;
     }
     if (e.reasons.empty()) e.reasons.push_back(no_move_reason(value, record));
+    if (!value.forms.empty()) e.reasons.push_back("the attention at " + value.final_type + ": " + value.forms);
+    if (value.seconds) {
+      e.reasons.push_back(fmt::format("predicted {:.4e} s per sample at {} by the chip's profile ({:.4e} at its widest)",
+                                      *value.seconds, value.final_type, *value.seconds_widest));
+    }
     if (value.over) {
       const size_t group = value.final_type.find("/g");
       const std::string scales =

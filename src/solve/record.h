@@ -42,6 +42,8 @@ struct RecordValue {
   std::optional<int64_t> over;  // an integer final rung: its scale axis and largest move
   double move = 0;
   int line = 0;  // its line in the program text (0: unknown)
+  std::string forms;  // a chip's attention: the forms it takes its operands in at its final rung
+  std::optional<double> seconds, seconds_widest;  // a chip's solve with a profile: predicted per sample
 };
 struct RecordMove {
   std::string kind;  // move_kind_name

@@ -31,6 +31,11 @@ RecordValue read_value(const JsonFields& r, const nlohmann::json& v, const std::
     value.move = r.number(v, "move", where);
   }
   if (v.contains("line")) value.line = static_cast<int>(r.number(v, "line", where));
+  if (v.contains("forms")) value.forms = r.text(v, "forms", where);
+  if (v.contains("seconds")) {
+    value.seconds = r.number(v, "seconds", where);
+    value.seconds_widest = r.number(v, "seconds_widest", where);
+  }
   return value;
 }
 

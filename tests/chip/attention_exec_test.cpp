@@ -167,6 +167,24 @@ TEST(AttentionInExecutors, BadFormsAreCodedErrors) {
   EXPECT_EQ(error_code([&] { bind_contract(negative, program, nullptr); }), "E1714");
 }
 
+// An attention's own forms (`attentions`, by its scores' site) override the contract's: none
+// attends on its values as kept, no quantize; an entry naming no attention's scores is E1728.
+TEST(AttentionInExecutors, EachAttentionsOwnFormsOverrideTheContracts) {
+  const ir::Program program = small_attention();
+  Contract c = int8_attention();
+  c.attentions["f/%1"] = std::nullopt;
+  EXPECT_TRUE(c.has_attention_forms());
+  const ir::Program kept = chip_of(program, c);
+  for (const ir::Let& let : kept.functions[0].lets) EXPECT_NE(let.op, ir::Op::quantize) << ir::print_program(kept);
+  EXPECT_NE(attention_text(program, c).find("attention f/%1 · f/%3  on its values as kept"), std::string::npos)
+      << attention_text(program, c);
+  Contract own;  // no default forms; the one attention its own
+  own.attentions["f/%1"] = int8_attention().attention;
+  EXPECT_EQ(ir::print_program(chip_of(program, own)), ir::print_program(chip_of(program, int8_attention())));
+  own.attentions["f/%2"] = std::nullopt;  // the softmax is no attention's scores
+  EXPECT_EQ(error_code([&] { bind_contract(own, program, nullptr); }), "E1728");
+}
+
 ir::Program gpt(const std::string& entry) {
   lang::FrontendOptions options;
   options.dims = {{"T", 8}};

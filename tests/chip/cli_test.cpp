@@ -318,6 +318,118 @@ TEST_F(ChipMeasure, CachesSolvedOnDecodeRunsInsideTheBudgetAtAnyThreadCount) {
   for (const auto& [site, keep] : caches.items()) EXPECT_NE(keep, "int8_rows") << site;
 }
 
+// kv_int8.json on the corpus GPT's decode entry at 1e-3: its attention takes keys and values as
+// int8 rows, which no keep of the caches undid, so the solve used to exit 4 (outside even with
+// both caches as computed). Now each attention's forms are a decision beside the caches' keeps —
+// proposed by its measured term, priced by its operands' bytes, widened a rung at a time — and
+// the solved contract is inside its budget in and out of sample, the same bytes at 1 and 2 threads.
+TEST_F(ChipMeasure, AttentionFormsSolvedOnDecodeRunsInsideTheBudget) {
+  write_weights("examples/gpt.psk", "T=8", dir_ + "/gpt-kv");
+  const auto calibrate = run_command(presk() + " calibrate --precision " + source("examples/gpt.psk") +
+                                     " --entry decode --dim T=8 --samples 2 --bits 128 --quiet --weights " + dir_ +
+                                     "/gpt-kv --out " + dir_ + "/gpt-kv.json");
+  ASSERT_EQ(calibrate.status, 0) << calibrate.output;
+  const auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  for (const std::string contract : {"kv_int8.json", "kv_int8_rotated.json"}) {
+    for (int threads : {1, 2}) {
+      const auto solved = run_command(presk() + " solve " + source("examples/gpt.psk") + " --precision " + dir_ +
+                                      "/gpt-kv.json --contract " + source("examples/contracts/" + contract) +
+                                      " --realize f32 --budget 1e-3 --heldout 2 --quiet --threads " +
+                                      std::to_string(threads) + " --out " + dir_ + "/kv" + std::to_string(threads) + ".json");
+      ASSERT_EQ(solved.status, 0) << contract << solved.output;
+    }
+    EXPECT_EQ(read(dir_ + "/kv1.json"), read(dir_ + "/kv2.json")) << contract;
+    const nlohmann::json solved = nlohmann::json::parse(read(dir_ + "/kv1.json"));
+    const nlohmann::json& gap = solved["solve"]["gap"];
+    EXPECT_TRUE(gap["in_sample"]["inside"].get<bool>()) << gap;
+    ASSERT_FALSE(gap["held_out"].is_null());
+    EXPECT_TRUE(gap["held_out"]["inside"].get<bool>()) << gap;
+    // The decode step's attention decided (the full-sequence one, which decode runs never reach, not offered).
+    ASSERT_TRUE(solved["attentions"].contains("SelfAttention.decode/%8")) << solved;
+    EXPECT_FALSE(solved["attentions"].contains("SelfAttention.apply/%7")) << solved;
+    int attentions = 0;
+    for (const nlohmann::json& v : solved["solve"]["values"]) {
+      if (v["op"] != "attention") continue;
+      ++attentions;
+      EXPECT_EQ(v["final"] == "as_kept", v["term"].get<double>() == 0) << v;
+      EXPECT_EQ(v["final"] == "as_kept", solved["attentions"]["SelfAttention.decode/%8"].is_null()) << v;
+    }
+    EXPECT_EQ(attentions, 1);
+    const auto explained = run_command(presk() + " explain " + dir_ + "/kv1.json");
+    ASSERT_EQ(explained.status, 0) << explained.output;
+    EXPECT_NE(explained.output.find("site SelfAttention.decode/%8 (attention)"), std::string::npos) << explained.output;
+    EXPECT_NE(explained.output.find("the attention at "), std::string::npos) << explained.output;
+    // The solved contract runs as solved: check --measure reads its attentions.
+    const auto checked = run_command(presk() + " check --json --precision " + dir_ + "/gpt-kv.json " +
+                                         source("examples/gpt.psk") + " --realize f32 --measure --contract " + dir_ +
+                                         "/kv1.json", false);
+    EXPECT_EQ(checked.status, 0) << checked.output;
+  }
+}
+
+// `solve --contract --profile P`: a chip's time profile prices the decisions instead of bytes. A
+// profile whose quantizes are slow (a millisecond a value) makes every narrowing cost more time
+// than its bytes save, so the solve keeps the caches as computed and the attention as kept where
+// the bytes narrow them; the example profile solves too, its record priced by time and naming the
+// profile as an example; and a bad profile is a coded error.
+TEST_F(ChipMeasure, AProfileChangesWhatTheBytesDecide) {
+  write_weights("examples/gpt.psk", "T=8", dir_ + "/gpt-priced");
+  const auto calibrate = run_command(presk() + " calibrate --precision " + source("examples/gpt.psk") +
+                                     " --entry decode --dim T=8 --samples 2 --bits 128 --quiet --weights " + dir_ +
+                                     "/gpt-priced --out " + dir_ + "/gpt-priced.json");
+  ASSERT_EQ(calibrate.status, 0) << calibrate.output;
+  std::ofstream(dir_ + "/slow-quantize.json") << R"({"format": 1, "chip": "a chip whose quantizes are slow",
+    "source": "example", "int8_mac_seconds": 2e-14, "float_mac_seconds": 1.6e-13, "quantize_seconds": 1e-3,
+    "bytes_per_second": 1e11})";
+  std::ofstream(dir_ + "/bad-profile.json") << R"({"format": 1, "chip": "bad", "source": "example",
+    "int8_mac_seconds": 0, "float_mac_seconds": 1e-13, "quantize_seconds": 1e-11, "bytes_per_second": 1e11})";
+  auto solve = [&](const std::string& profile, const std::string& out) {
+    return run_command(presk() + " solve " + source("examples/gpt.psk") + " --precision " + dir_ +
+                       "/gpt-priced.json --contract " + source("examples/contracts/kv_int8.json") +
+                       " --realize f32 --budget 1e-2 --heldout 2 --quiet" + (profile.empty() ? "" : " --profile " + profile) +
+                       " --out " + dir_ + "/" + out);
+  };
+  const auto read = [&](const std::string& name) {
+    std::ifstream in(dir_ + "/" + name);
+    return nlohmann::json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
+  };
+  ASSERT_EQ(solve("", "by-bytes.json").status, 0);
+  ASSERT_EQ(solve(dir_ + "/slow-quantize.json", "by-time.json").status, 0);
+  const nlohmann::json bytes = read("by-bytes.json"), time = read("by-time.json");
+  EXPECT_EQ(bytes["solve"]["priced_by"], "bytes");
+  EXPECT_EQ(time["solve"]["priced_by"], "time");
+  EXPECT_EQ(bytes["caches"]["SelfAttention.decode/%2"], "int8_rows") << bytes;
+  EXPECT_EQ(time["caches"]["SelfAttention.decode/%2"], "as_computed") << time;
+  EXPECT_FALSE(bytes["attentions"]["SelfAttention.decode/%8"].is_null()) << bytes;
+  EXPECT_TRUE(time["attentions"]["SelfAttention.decode/%8"].is_null()) << time;
+  EXPECT_TRUE(time["solve"]["gap"]["in_sample"]["inside"].get<bool>()) << time["solve"]["gap"];
+  const auto explained = run_command(presk() + " explain " + dir_ + "/by-time.json");
+  EXPECT_NE(explained.output.find("predicted"), std::string::npos) << explained.output;
+  // The time model by hand at the widest rungs: a cache of 2 layers × R[2, 8, 32] f32 values moved
+  // at 1e11 bytes/s; the attention (kept as is here: its bytes as recorded, its four operands in
+  // f32) moved, and its 2 layers × (scores R[2, 1, 8]·32 + weighted sum R[2, 1, 32]·8) float MACs.
+  for (const nlohmann::json& v : time["solve"]["values"]) {
+    if (v["op"] == "cache_write") {
+      EXPECT_DOUBLE_EQ(v["seconds_widest"].get<double>(), 2 * 512 * 4 / 1e11) << v;
+    }
+    if (v["op"] == "attention") {
+      EXPECT_DOUBLE_EQ(v["seconds_widest"].get<double>(), v["bytes"].get<double>() / 1e11 + 2 * (16 * 32 + 64 * 8) * 1.6e-13) << v;
+    }
+  }
+  const std::string example = source("examples/chip_profiles/example_npu.json");
+  const auto priced = solve(example, "example.json");
+  ASSERT_EQ(priced.status, 0) << priced.output;
+  EXPECT_EQ(read("example.json")["solve"]["profile"]["source"], "example");
+  EXPECT_GT(read("example.json")["solve"]["predicted"]["widest"].get<double>(), 0);
+  const auto bad = solve(dir_ + "/bad-profile.json", "bad.json");
+  EXPECT_EQ(bad.status, 1) << bad.output;
+  EXPECT_NE(bad.output.find("E1732"), std::string::npos) << bad.output;
+  EXPECT_NE(bad.output.find("int8_mac_seconds"), std::string::npos) << bad.output;
+}
+
 // A contract whose attention takes its operands in their forms (int8 queries, keys and values by
 // rows, the weights times the value rows' scales in unsigned bytes), on the corpus GPT's logits:
 // `check --measure` sees the forms (the chip's program differs from the same contract without

@@ -77,6 +77,19 @@ TEST(Contract, DefaultsAndOverrides) {
   EXPECT_EQ(c.keep_of("SelfAttention.decode/%4").kind, Keep::Kind::as_computed);
   EXPECT_TRUE(c.fused_bound.is_exact());
   EXPECT_EQ(parse_contract(contract_to_json(c), "again"), c);
+  // Each attention's own forms, or none (on its values as kept), over the contract's.
+  json["attention"] = {{"queries", {{"float", "f32"}}}, {"keys", {{"float", "bf16"}}}, {"values", {{"float", "bf16"}}},
+                       {"weights", {{"float", "f32"}}}};
+  json["attentions"] = {{"SelfAttention.decode/%8", nullptr}, {"SelfAttention.apply/%7", json["attention"]}};
+  json["attentions"]["SelfAttention.apply/%7"]["keys"] = {{"scheme", json["activation"]}};
+  const Contract a = parse_contract(json, "test.json");
+  EXPECT_FALSE(a.attention_of("SelfAttention.decode/%8"));
+  EXPECT_TRUE(a.attention_of("SelfAttention.apply/%7")->keys.scheme);
+  EXPECT_EQ(a.attention_of("Other/%1"), a.attention);
+  EXPECT_EQ(parse_contract(contract_to_json(a), "again"), a);
+  json["attentions"]["SelfAttention.apply/%7"]["keys"] = {{"float", "f8"}};
+  EXPECT_EQ(code_of(json), "E1703");
+  EXPECT_NE(message_of(json).find("attentions.SelfAttention.apply/%7.keys.float"), std::string::npos) << message_of(json);
 }
 
 TEST(Contract, BadFilesAreCodedErrors) {

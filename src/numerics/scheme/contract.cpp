@@ -23,6 +23,19 @@ Keep Contract::keep_of(const std::string& site) const {
   return it == caches.end() ? cache : it->second;
 }
 
+std::optional<AttentionNumerics> Contract::attention_of(const std::string& site) const {
+  auto it = attentions.find(site);
+  return it == attentions.end() ? attention : it->second;
+}
+
+bool Contract::has_attention_forms() const {
+  if (attention) return true;
+  for (const auto& [site, forms] : attentions) {
+    if (forms) return true;
+  }
+  return false;
+}
+
 const char* float_format_name(FloatFormat format) {
   switch (format) {
     case FloatFormat::f32: return "f32";

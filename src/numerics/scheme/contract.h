@@ -121,6 +121,9 @@ struct Contract {
   Keep memory;                          // a recurrent memory
   // How an attention takes its operands where it narrows them; none: on its values as kept.
   std::optional<AttentionNumerics> attention;
+  // Per attention (its scores' site name): its own forms, or none where it attends on its values
+  // as kept.
+  std::map<std::string, std::optional<AttentionNumerics>> attentions;
   // The ops the chip runs with their quantize as one (`contract_quant`, `gelu_tanh_quant`, …:
   // an IR op's name and `_quant`), and how far such a fused op may lie from its parts apart.
   std::vector<std::string> fused;
@@ -133,6 +136,10 @@ struct Contract {
   std::optional<Scheme> scheme_of(const std::string& site) const;
   // How the cache written at `site` is kept (its own, else the default).
   Keep keep_of(const std::string& site) const;
+  // The forms of the attention whose scores are at `site` (its own, else the default).
+  std::optional<AttentionNumerics> attention_of(const std::string& site) const;
+  // Whether some attention takes its operands in forms (the default or one of its own).
+  bool has_attention_forms() const;
 };
 
 const char* float_format_name(FloatFormat format);  // "f32", "bf16", "f16"
