@@ -21,10 +21,14 @@ constexpr size_t kBlockBytes = size_t{16} << 20;  // the bytes written at a time
 bool copied_as_is(const Constant& constant, ElementType type) {
   if (!constant.raw) return false;
   switch (constant.raw->data_type) {
-    case onnx::TensorProto::FLOAT: return type == ElementType::f32;
-    case onnx::TensorProto::DOUBLE: return type == ElementType::f64;
-    case onnx::TensorProto::BFLOAT16: return type == ElementType::bf16;
-    default: return false;
+    case onnx::TensorProto::FLOAT:
+      return type == ElementType::f32;
+    case onnx::TensorProto::DOUBLE:
+      return type == ElementType::f64;
+    case onnx::TensorProto::BFLOAT16:
+      return type == ElementType::bf16;
+    default:
+      return false;
   }
 }
 
@@ -42,7 +46,8 @@ void write_copied(AtomicFileWriter& out, const RawBytes& raw) {
 
 // Values converted into `type` a block at a time: decoded from raw bytes, or the doubles of a
 // constant computed at import.
-void write_converted(AtomicFileWriter& out, const Constant& constant, ElementType type, uint64_t count) {
+void write_converted(AtomicFileWriter& out, const Constant& constant, ElementType type,
+                     uint64_t count) {
   const size_t width = storage_bytes(type, 1);
   const size_t per_block = kBlockBytes / 8;
   std::vector<std::byte> block(std::min<uint64_t>(per_block, count) * width);
@@ -79,10 +84,14 @@ ElementType weight_type(const Constant& constant) {
   // import: the values are the stored ones, exactly).
   if (constant.raw && constant.is_float()) {
     switch (constant.raw->data_type) {
-      case onnx::TensorProto::FLOAT: return ElementType::f32;
-      case onnx::TensorProto::BFLOAT16: return ElementType::bf16;
-      case onnx::TensorProto::DOUBLE: return ElementType::f64;
-      default: break;
+      case onnx::TensorProto::FLOAT:
+        return ElementType::f32;
+      case onnx::TensorProto::BFLOAT16:
+        return ElementType::bf16;
+      case onnx::TensorProto::DOUBLE:
+        return ElementType::f64;
+      default:
+        break;
     }
   }
   return constant.data_type == onnx::TensorProto::DOUBLE ? ElementType::f64 : ElementType::f32;
@@ -91,7 +100,11 @@ ElementType weight_type(const Constant& constant) {
 void write_weights(const ImportedModel& model, const std::string& path) {
   std::vector<SafetensorsLayout> layouts;
   for (const ImportedWeight& weight : model.weights) {
-    layouts.push_back({weight.name, weight.type, weight.shape, {}, storage_bytes(weight.type, element_count_of(weight.shape))});
+    layouts.push_back({weight.name,
+                       weight.type,
+                       weight.shape,
+                       {},
+                       storage_bytes(weight.type, element_count_of(weight.shape))});
   }
   AtomicFileWriter out(path);
   out.write(safetensors_prefix(layouts, model.metadata));

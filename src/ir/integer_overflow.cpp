@@ -26,7 +26,8 @@ std::string_view guard_name(std::string_view line) {
   const size_t name_end = line.find(' ', name_begin);
   if (name_end == std::string_view::npos) return {};
   const std::string_view name = line.substr(name_begin, name_end - name_begin);
-  const bool guard = name.size() > kGuardSuffix.size() && name.substr(name.size() - kGuardSuffix.size()) == kGuardSuffix;
+  const bool guard = name.size() > kGuardSuffix.size() &&
+                     name.substr(name.size() - kGuardSuffix.size()) == kGuardSuffix;
   return guard ? name : std::string_view{};
 }
 
@@ -48,10 +49,12 @@ IntegerOverflowText integer_overflow_text(const Let& let, const std::string& ope
             "Z values are 64-bit integers: keep them within ±9223372036854775807"};
   }
   const std::string_view node = node_of(line);
-  return {"a divisor was zero: the integer division " + (node.empty() ? std::string() : "of " + std::string(node) + " ") +
-              "met a divisor equal to 0, which ONNX leaves undefined (the guard `" + std::string(guard) +
-              "` stops the run there rather than give a quotient)",
-          "keep the divisor nonzero: guard it in the model (Where(b == 0, 1, b)) or check the input data"};
+  return {"a divisor was zero: the integer division " +
+              (node.empty() ? std::string() : "of " + std::string(node) + " ") +
+              "met a divisor equal to 0, which ONNX leaves undefined (the guard `" +
+              std::string(guard) + "` stops the run there rather than give a quotient)",
+          "keep the divisor nonzero: guard it in the model (Where(b == 0, 1, b)) or check the "
+          "input data"};
 }
 
 }  // namespace presk::ir
