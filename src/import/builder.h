@@ -148,7 +148,7 @@ class Builder {
   const int opset;  // of the default domain
   const ImportOptions& options;
   const onnx::NodeProto* node = nullptr;  // being translated
-  TensorSource tensor_source;             // for the Constant nodes' tensors
+  TensorSource tensor_source;             // what the initializers' and Constants' bytes stay in
 
   // A coded error naming the current node and its operator.
   NodeError fail(const char* code) const { return NodeError(code, node_label()); }

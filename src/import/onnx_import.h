@@ -32,7 +32,9 @@ struct Constant;
 // them (the protobuf, a memory-mapped external data file) until write_weights copies them.
 struct ImportedWeight {
   std::string name;  // the parameter's path
-  ElementType type;  // the initializer's own where presk reads it (F32, F64, BF16), else f32
+  // A float initializer's own type where presk reads it (f32, f64, bf16); else, as always, f64
+  // from a DOUBLE source and f32 otherwise (FLOAT16, 8-bit codes, masks, computed constants).
+  ElementType type;
   std::vector<int64_t> shape;
   std::shared_ptr<const Constant> constant;
 };
