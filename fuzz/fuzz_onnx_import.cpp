@@ -52,7 +52,7 @@ void read_tensor(const uint8_t* data, size_t size) {
   try {
     std::string bytes(reinterpret_cast<const char*>(data), size);
     onnx::TensorProto tensor = presk::onnx_import::parse_tensor(bytes, "fuzz.npy");
-    volatile size_t keep = presk::onnx_import::decode_tensor(tensor, "--fix-input fuzz")->values.size();
+    volatile size_t keep = presk::onnx_import::decode_tensor(tensor, "--fix-input fuzz")->values().size();
     (void)keep;
   } catch (const presk::UserError&) {
   }

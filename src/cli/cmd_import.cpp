@@ -8,7 +8,6 @@
 #include "import/onnx_import.h"
 #include "support/atomic_file.h"
 #include "support/diagnostics.h"
-#include "support/safetensors.h"
 
 namespace presk::cli {
 namespace {
@@ -40,11 +39,9 @@ int run_import(const ImportCommandOptions& options) {
   check_output_files({{"--out", options.out}, {"--weights-out", options.weights_out}}, {{"MODEL", options.model}});
   std::cerr << "import: reading " << options.model << "\n";
   onnx_import::ImportedModel model = onnx_import::import_onnx_file(options.model, import);
-  std::vector<NamedTensor> tensors;
-  for (const auto& [name, tensor] : model.weights) tensors.push_back({name, tensor});
-  write_safetensors(options.weights_out, tensors, model.metadata);
+  onnx_import::write_weights(model, options.weights_out);
   write_file_atomically(options.out, model.program);
-  std::cerr << "import: wrote " << options.out << " and " << options.weights_out << " (" << tensors.size()
+  std::cerr << "import: wrote " << options.out << " and " << options.weights_out << " (" << model.weights.size()
             << " parameters)\n";
   return 0;
 }

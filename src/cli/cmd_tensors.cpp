@@ -17,11 +17,13 @@ struct TensorsOptions {
   int values = 6;  // first values shown per tensor
 };
 
-// Shortest text that reads back as the same value of the tensor's type.
-std::string format_value(ElementType type, double value) {
+// Shortest text that reads back as the same value of the tensor's type (integers exactly, not
+// through a double).
+std::string format_value(const SafetensorsFile& file, const SafetensorsEntry& entry, uint64_t index) {
+  if (!facts(entry.type).is_float) return fmt::format("{}", file.integer(entry, index));
+  const double value = file.value(entry, index);
   if (std::isnan(value)) return "nan";
-  if (!facts(type).is_float) return fmt::format("{}", static_cast<int64_t>(value));
-  if (type == ElementType::f64) return fmt::format("{}", value);
+  if (entry.type == ElementType::f64) return fmt::format("{}", value);
   return fmt::format("{}", static_cast<float>(value));  // f32 and bf16 values are floats
 }
 
@@ -30,9 +32,10 @@ uint64_t shown_count(const SafetensorsEntry& entry, int values) {
 }
 
 // Non-finite values are strings ("nan", "inf", "-inf"): JSON has no number for them.
-nlohmann::json json_value(ElementType type, double value) {
-  if (!std::isfinite(value)) return format_value(type, value);
-  if (!facts(type).is_float) return static_cast<int64_t>(value);
+nlohmann::json json_value(const SafetensorsFile& file, const SafetensorsEntry& entry, uint64_t index) {
+  if (!facts(entry.type).is_float) return file.integer(entry, index);
+  const double value = file.value(entry, index);
+  if (!std::isfinite(value)) return format_value(file, entry, index);
   return value;
 }
 
@@ -41,7 +44,7 @@ nlohmann::json file_as_json(const SafetensorsFile& file, int values) {
   for (const SafetensorsEntry& entry : file.entries()) {
     nlohmann::json shown = nlohmann::json::array();
     for (uint64_t i = 0; i < shown_count(entry, values); ++i) {
-      shown.push_back(json_value(entry.type, file.value(entry, i)));
+      shown.push_back(json_value(file, entry, i));
     }
     nlohmann::json row = {{"name", entry.name},
                           {"dtype", type_name(entry.type)},
@@ -82,7 +85,7 @@ void print_table(const SafetensorsFile& file, int values) {
     std::string shown;
     for (uint64_t i = 0; i < shown_count(entry, values); ++i) {
       shown += i == 0 ? "" : ", ";
-      shown += format_value(entry.type, file.value(entry, i));
+      shown += format_value(file, entry, i);
     }
     if (shown_count(entry, values) < entry.element_count) {
       shown += shown.empty() ? "..." : ", ...";

@@ -5,6 +5,7 @@
 #include <climits>
 #include <cmath>
 
+#include "import/onnx_reader.h"
 #include "ir/ir.h"
 
 namespace presk::onnx_import {
@@ -75,6 +76,32 @@ std::string shape_list(const Shape& shape) {
   return text + "]";
 }
 
+const std::vector<double>& Constant::values() const {
+  if (values_) return *values_;
+  if (!raw) {
+    values_ = std::make_shared<std::vector<double>>();
+  } else if (!raw->mapped) {
+    values_ = std::make_shared<std::vector<double>>(decode_raw(raw->data_type, raw->bytes));
+  } else {  // read through a guarded copy: the file may shrink under the mapping
+    std::vector<std::byte> bytes(raw->bytes.size());
+    copy_raw(*raw, 0, bytes.size(), bytes.data());
+    values_ = std::make_shared<std::vector<double>>(decode_raw(raw->data_type, bytes));
+  }
+  return *values_;
+}
+
+std::vector<double>& Constant::mutable_values() {
+  values();
+  if (values_.use_count() > 1) values_ = std::make_shared<std::vector<double>>(*values_);
+  raw.reset();
+  return *values_;
+}
+
+size_t Constant::element_count() const {
+  if (raw && !values_) return raw->bytes.size() / element_bytes(raw->data_type);
+  return values().size();
+}
+
 bool Constant::is_float() const {
   return data_type == onnx::TensorProto::FLOAT || data_type == onnx::TensorProto::DOUBLE ||
          data_type == onnx::TensorProto::FLOAT16 || data_type == onnx::TensorProto::BFLOAT16;
@@ -82,10 +109,10 @@ bool Constant::is_float() const {
 
 std::vector<int64_t> Constant::integers() const {
   std::vector<int64_t> result;
-  result.reserve(values.size());
+  result.reserve(element_count());
   // Beyond ±2^62 (or NaN) no extent, axis or index is meant: clamped, the callers refuse them.
   constexpr double kLimit = 4611686018427387904.0;
-  for (double value : values) {
+  for (double value : values()) {
     result.push_back(std::isnan(value) ? INT64_MIN / 2 : static_cast<int64_t>(std::clamp(value, -kLimit, kLimit)));
   }
   return result;
@@ -94,7 +121,7 @@ std::vector<int64_t> Constant::integers() const {
 SymInt Constant::element(size_t index) const {
   if (is_symbolic()) return symbols[index];
   constexpr double kLimit = 4611686018427387904.0;  // 2^62, as integers() clamps
-  double value = values[index];
+  double value = values()[index];
   return SymInt::of(std::isnan(value) ? INT64_MIN / 2 : static_cast<int64_t>(std::clamp(value, -kLimit, kLimit)));
 }
 
@@ -221,7 +248,7 @@ std::vector<SymInt> Builder::symbolic_input(int index, std::string_view role) {
            "shape arithmetic on the inputs' extents)";
   }
   std::vector<SymInt> elements;
-  for (size_t i = 0; i < value.constant->values.size(); ++i) elements.push_back(value.constant->element(i));
+  for (size_t i = 0; i < value.constant->element_count(); ++i) elements.push_back(value.constant->element(i));
   return elements;
 }
 
@@ -324,7 +351,7 @@ const Value* Builder::find(const std::string& onnx_name) const {
 }
 
 Value Builder::materialize(const Constant& constant, bool as_parameter) {
-  bool single = constant.values.size() == 1;
+  bool single = constant.element_count() == 1;
   if (constant.is_symbolic() && single && constant.is_float()) {  // a float from shape arithmetic
     SymInt element = constant.symbols[0];
     return Value{element.extent() && element.extent()->dims.size() == 1 && element.extent()->factor == 1
@@ -337,8 +364,8 @@ Value Builder::materialize(const Constant& constant, bool as_parameter) {
   }
   // 8-bit integers (quantization codes, their zero points and Clip bounds) are data: reals.
   const bool byte = constant.data_type == onnx::TensorProto::INT8 || constant.data_type == onnx::TensorProto::UINT8;
-  if ((constant.is_float() || byte) && single && std::isfinite(constant.values[0]) && !as_parameter) {
-    return Value{ir::real_to_string(constant.values[0]), {}, Kind::R, nullptr};
+  if ((constant.is_float() || byte) && single && std::isfinite(constant.values()[0]) && !as_parameter) {
+    return Value{ir::real_to_string(constant.values()[0]), {}, Kind::R, nullptr};
   }
   if (!constant.is_float() && !constant.is_bool() && !byte) {  // 8-bit codes are data: reals
     fail("E1304") << "the integer constant `" << constant.onnx_name
@@ -400,7 +427,7 @@ const Value& real_input(Builder& builder, int index) {
 
 Value number_input(Builder& builder, int index, Kind kind) {
   const Value& raw = builder.raw_input(index);
-  if (kind == Kind::Z && raw.expr.empty() && raw.constant && raw.constant->values.size() == 1 &&
+  if (kind == Kind::Z && raw.expr.empty() && raw.constant && raw.constant->element_count() == 1 &&
       !raw.constant->is_float() && !raw.constant->is_bool() && !raw.constant->is_symbolic()) {
     int64_t v = raw.constant->integers()[0];
     if (v == INT64_MIN) builder.fail("E1304") << "the integer constant " << v << " is beyond what presk writes";

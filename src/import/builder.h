@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,20 +39,57 @@ std::string shape_list(const Shape& shape);     // "[B, 4]"
 
 enum class Kind : uint8_t { R, Z, B };
 
+// The bytes of an initializer as the model stores them (little-endian, its ONNX data type),
+// left where they lie: in the model's protobuf or in a memory-mapped external data file.
+// `keep` holds that storage alive; `mapped` says it is a file mapping, whose pages a reader may
+// hand back once read (release_pages).
+struct RawBytes {
+  std::span<const std::byte> bytes;
+  int data_type = 0;  // of the bytes: a constant copied under another type keeps them as stored
+  std::shared_ptr<const void> keep;
+  bool mapped = false;
+};
+// Where a TensorProto's bytes may stay undecoded: the model (kept alive while a constant holds
+// its bytes) and its external data files. Without a model a tensor is decoded at once.
+class ExternalData;
+struct TensorSource {
+  std::shared_ptr<const void> model;
+  const ExternalData* external = nullptr;
+};
+// Drops the resident pages that lie wholly inside `bytes`, a part of `raw`, when `raw` is mapped
+// (they are read again from the file when touched); nothing otherwise.
+void release_pages(std::span<const std::byte> bytes, const RawBytes& raw);
+// Copies bytes [offset, offset + size) of `raw` to `destination`: E1358 when a mapped file shrank
+// meanwhile (the copy is guarded, never a crash).
+void copy_raw(const RawBytes& raw, size_t offset, size_t size, void* destination);
+
 // A tensor whose values are known at import: an initializer, a Constant node, or a value
 // computed from constants (shapes, axes, indices). Shape arithmetic on symbolic extents gives
-// symbolic elements: expressions of the dims (`symbols`).
+// symbolic elements: expressions of the dims (`symbols`). An initializer stored as raw bytes
+// keeps them (`raw`) and is decoded into doubles only when an operator reads its values, so a
+// weight that only becomes a parameter is never decoded (docs/import.md, "Large models").
 struct Constant {
   std::vector<int64_t> shape;
-  std::vector<double> values;  // every element; exact for the float types and |int| ≤ 2^53
   int data_type = 0;           // onnx::TensorProto::DataType of the source
   std::string onnx_name;
   std::vector<SymInt> symbols;  // empty, or every element (values holds NaN where symbolic)
+  std::shared_ptr<const RawBytes> raw;  // the undecoded bytes, or null: values() holds them
+
+  // Every element as a double: exact for the float types and |int| ≤ 2^53. Decodes `raw` on
+  // first use (kept: the constant is immutable once shared).
+  const std::vector<double>& values() const;
+  // The values to modify (decoded first); the constant stops being raw.
+  std::vector<double>& mutable_values();
+  // The element count, without decoding.
+  size_t element_count() const;
   bool is_float() const;
   bool is_bool() const { return data_type == onnx::TensorProto::BOOL; }
   bool is_symbolic() const { return !symbols.empty(); }
   std::vector<int64_t> integers() const;  // of a constant that is not symbolic
   SymInt element(size_t index) const;      // element `index` as a symbolic integer
+
+ private:
+  mutable std::shared_ptr<std::vector<double>> values_;  // shared by copies until modified
 };
 
 // An ONNX value as the program sees it.
@@ -110,6 +148,7 @@ class Builder {
   const int opset;  // of the default domain
   const ImportOptions& options;
   const onnx::NodeProto* node = nullptr;  // being translated
+  TensorSource tensor_source;             // what the initializers' and Constants' bytes stay in
 
   // A coded error naming the current node and its operator.
   NodeError fail(const char* code) const { return NodeError(code, node_label()); }
@@ -187,8 +226,12 @@ Shape broadcast_shapes(const Builder& builder, const Shape& a, const Shape& b);
 // The extent as a known integer, or E1307 naming the role when it is symbolic.
 int64_t known_extent(const Builder& builder, const Extent& extent, std::string_view role);
 
-// Decodes a TensorProto (E1304 for an unsupported type, E1309 for malformed data).
-std::shared_ptr<Constant> decode_tensor(const onnx::TensorProto& tensor, const std::string& context);
+// Decodes a TensorProto (E1304 for an unsupported type, E1309 for malformed data): raw data (in
+// the model or external, memory-mapped) stays as RawBytes, typed fields are decoded.
+std::shared_ptr<Constant> decode_tensor(const onnx::TensorProto& tensor, const std::string& context,
+                                        const TensorSource& source = {});
+// The doubles `bytes` of ONNX type `data_type` hold (raw data, little-endian).
+std::vector<double> decode_raw(int data_type, std::span<const std::byte> bytes);
 
 // The translators of one family each register their operators here.
 using Translator = void (*)(Builder&);

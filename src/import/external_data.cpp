@@ -1,17 +1,20 @@
 // External data (docs/import.md, "Large models"): a tensor saved with
 // `onnx.save(..., save_as_external_data=True)` keeps its bytes in a file beside the model
-// (`location` relative to the model's folder, optional `offset` and `length`). Those bytes are
-// read into the tensor before anything else reads it, so the rest of the import sees ordinary
-// raw data. A location that leaves the folder (absolute, `..`, a link out) is E1357 and is
-// never opened; a file that is missing, not a regular file, or too short is E1358.
+// (`location` relative to the model's folder, optional `offset` and `length`). Each file is
+// memory-mapped once, read-only, and a tensor's constant points into the mapping: its bytes are
+// read only when an operator decodes them or the weights writer copies them out. A location
+// that leaves the folder (absolute, `..`, a link out) is E1357 and is never opened; a file that
+// is missing, not a regular file, or too short is E1358.
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 
 #include "import/builder.h"
 #include "import/onnx_reader.h"
 #include "support/diagnostics.h"
+#include "support/guarded_read.h"
+#include "support/mapped_file.h"
 
 namespace presk::onnx_import {
 namespace {
@@ -90,9 +93,48 @@ fs::path resolved_inside(const onnx::TensorProto& tensor, const std::string& loc
   return target;
 }
 
-// The tensor's bytes read from its external file into raw_data (E1358 when the file is missing or
-// too short, E1309 when `length` disagrees with the tensor's size).
-void load_tensor(onnx::TensorProto& tensor, const std::string& folder) {
+[[noreturn]] void unreadable(const onnx::TensorProto& tensor, const std::string& location, const std::string& why) {
+  user_error("E1358").hint("copy the model's external data files whole, beside the model")
+      << "tensor `" << printable(tensor.name()) << "`: its external data file `" << printable(location) << "` " << why;
+}
+
+// Maps the regular file at `path` (E1358 when it is missing, not a regular file, or unmappable).
+std::shared_ptr<const MappedFile> map_file(const onnx::TensorProto& tensor, const std::string& location,
+                                           const fs::path& path) {
+  std::error_code error;
+  if (!fs::is_regular_file(path, error) || error) unreadable(tensor, location, "is missing or is not a regular file");
+  std::string why;
+  std::shared_ptr<const MappedFile> file = MappedFile::open(path.string(), why);
+  if (!file) unreadable(tensor, location, why);
+  return file;
+}
+
+void check_tensors(const ExternalData& external, const onnx::GraphProto& graph) {
+  for (const onnx::TensorProto& tensor : graph.initializer()) {
+    if (tensor.data_location() == onnx::TensorProto::EXTERNAL) external.bytes_of(tensor);
+  }
+  for (const onnx::NodeProto& node : graph.node()) {
+    for (const onnx::AttributeProto& attribute : node.attribute()) {
+      if (attribute.has_t() && attribute.t().data_location() == onnx::TensorProto::EXTERNAL) {
+        external.bytes_of(attribute.t());
+      }
+    }
+  }
+}
+
+void load_tensor(const ExternalData& external, onnx::TensorProto& tensor) {
+  if (tensor.data_location() != onnx::TensorProto::EXTERNAL) return;
+  std::shared_ptr<const RawBytes> raw = external.bytes_of(tensor);
+  std::string bytes(raw->bytes.size(), '\0');
+  copy_raw(*raw, 0, bytes.size(), bytes.data());
+  tensor.clear_external_data();
+  tensor.set_data_location(onnx::TensorProto::DEFAULT);
+  tensor.set_raw_data(std::move(bytes));
+}
+
+}  // namespace
+
+std::shared_ptr<const RawBytes> ExternalData::bytes_of(const onnx::TensorProto& tensor) const {
   const ExternalPlace place = external_place(tensor);
   const uint64_t needed = needed_bytes(tensor);
   if (place.length && *place.length != needed) {
@@ -100,43 +142,49 @@ void load_tensor(onnx::TensorProto& tensor, const std::string& folder) {
         << "tensor `" << printable(tensor.name()) << "`: its external data is " << *place.length
         << " bytes long, and its type and shape need " << needed;
   }
-  const fs::path path = resolved_inside(tensor, place.location, folder);
-  std::error_code error;
-  const bool regular = fs::is_regular_file(path, error);
-  const uint64_t size = regular ? fs::file_size(path, error) : 0;
-  auto unreadable = [&](const std::string& why) {
-    user_error("E1358").hint("copy the model's external data files whole, beside the model")
-        << "tensor `" << printable(tensor.name()) << "`: its external data file `"
-        << printable(place.location) << "` " << why;
-  };
-  if (!regular || error) unreadable("is missing or is not a regular file");
-  if (place.offset > size || needed > size - place.offset) {
-    unreadable("holds " + std::to_string(size) + " bytes; the tensor needs " + std::to_string(needed) +
-               " from offset " + std::to_string(place.offset) + " (a truncated file?)");
+  auto found = files_.find(place.location);
+  if (found == files_.end()) {
+    const fs::path path = resolved_inside(tensor, place.location, folder_);
+    found = files_.emplace(place.location, map_file(tensor, place.location, path)).first;
   }
-  std::string bytes(needed, '\0');
-  std::ifstream in(path, std::ios::binary);
-  in.seekg(static_cast<std::streamoff>(place.offset));
-  if (!in || !in.read(bytes.data(), static_cast<std::streamsize>(needed))) unreadable("cannot be read");
-  tensor.clear_external_data();
-  tensor.set_data_location(onnx::TensorProto::DEFAULT);
-  tensor.set_raw_data(std::move(bytes));
+  const std::shared_ptr<const MappedFile>& file = found->second;
+  if (place.offset > file->size() || needed > file->size() - place.offset) {
+    unreadable(tensor, place.location, "holds " + std::to_string(file->size()) + " bytes; the tensor needs " +
+               std::to_string(needed) + " from offset " + std::to_string(place.offset) + " (a truncated file?)");
+  }
+  auto raw = std::make_shared<RawBytes>();
+  if (needed > 0) raw->bytes = file->bytes().subspan(place.offset, static_cast<size_t>(needed));
+  raw->data_type = tensor.data_type();
+  raw->keep = file;
+  raw->mapped = true;
+  return raw;
 }
 
-void load_if_external(onnx::TensorProto& tensor, const std::string& folder) {
-  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) load_tensor(tensor, folder);
-}
+void ExternalData::check_all(const onnx::ModelProto& model) const { check_tensors(*this, model.graph()); }
 
-}  // namespace
-
-void load_external_data(onnx::ModelProto& model, const std::string& folder) {
+void ExternalData::load_into(onnx::ModelProto& model) const {
   onnx::GraphProto& graph = *model.mutable_graph();
-  for (onnx::TensorProto& tensor : *graph.mutable_initializer()) load_if_external(tensor, folder);
+  for (onnx::TensorProto& tensor : *graph.mutable_initializer()) load_tensor(*this, tensor);
   for (onnx::NodeProto& node : *graph.mutable_node()) {
     for (onnx::AttributeProto& attribute : *node.mutable_attribute()) {
-      if (attribute.has_t()) load_if_external(*attribute.mutable_t(), folder);
+      if (attribute.has_t()) load_tensor(*this, *attribute.mutable_t());
     }
   }
+}
+
+void copy_raw(const RawBytes& raw, size_t offset, size_t size, void* destination) {
+  internal_assert(offset <= raw.bytes.size() && size <= raw.bytes.size() - offset);
+  if (size == 0) return;
+  if (!raw.mapped) {
+    std::memcpy(destination, raw.bytes.data() + offset, size);
+  } else if (!guarded_copy(destination, raw.bytes.data() + offset, size)) {
+    user_error("E1358").hint("do not change the model's external data files while presk imports it")
+        << "an external data file shrank while presk read it";
+  }
+}
+
+void release_pages(std::span<const std::byte> bytes, const RawBytes& raw) {
+  if (raw.mapped) release_mapped_pages(bytes);
 }
 
 }  // namespace presk::onnx_import

@@ -40,7 +40,7 @@ std::optional<std::vector<const Constant*>> constant_operands(Builder& builder) 
     }
     const Value& value = builder.raw_input(static_cast<int>(i));
     if (!value.constant || !value.expr.empty()) return std::nullopt;
-    if (value.constant->is_float() && value.constant->values.size() > kFloatFoldLimit) return std::nullopt;
+    if (value.constant->is_float() && value.constant->element_count() > kFloatFoldLimit) return std::nullopt;
     operands.push_back(value.constant.get());
   }
   return operands;
@@ -50,9 +50,10 @@ std::optional<std::vector<const Constant*>> constant_operands(Builder& builder) 
 void define_result(Builder& builder, Constant result, int output = 0) {
   bool symbolic = std::any_of(result.symbols.begin(), result.symbols.end(), [](const SymInt& s) { return !s.is_known(); });
   if (!result.symbols.empty()) {
-    result.values.resize(result.symbols.size());
+    std::vector<double>& values = result.mutable_values();
+    values.resize(result.symbols.size());
     for (size_t i = 0; i < result.symbols.size(); ++i) {
-      result.values[i] = result.symbols[i].is_known() ? static_cast<double>(result.symbols[i].value()) : NAN;
+      values[i] = result.symbols[i].is_known() ? static_cast<double>(result.symbols[i].value()) : NAN;
     }
   }
   if (!symbolic) result.symbols.clear();
@@ -69,7 +70,7 @@ Constant picked(const std::vector<const Constant*>& sources, const Extents& shap
   result.data_type = sources[picks.empty() ? 0 : picks[0].first]->data_type;
   bool symbolic = std::any_of(sources.begin(), sources.end(), [](const Constant* c) { return c && c->is_symbolic(); });
   for (const auto& [source, index] : picks) {
-    result.values.push_back(sources[source]->values[index]);
+    result.mutable_values().push_back(sources[source]->values()[index]);
     if (symbolic) result.symbols.push_back(sources[source]->element(index));
   }
   return result;
@@ -328,7 +329,7 @@ bool fold_broadcast_pick(Builder& builder, const std::string& op, const std::vec
   Extents shape = broadcast(builder, operands);
   std::vector<std::pair<size_t, size_t>> picks;
   for (int64_t i = 0; i < count_of(shape); ++i) {
-    bool truth = operands[0]->values[source_index(shape, operands[0]->shape, i)] != 0;
+    bool truth = operands[0]->values()[source_index(shape, operands[0]->shape, i)] != 0;
     size_t from = truth ? 1 : 2;
     picks.emplace_back(from - 1, source_index(shape, operands[from]->shape, i));
   }
@@ -344,9 +345,9 @@ bool fold_broadcast_pick(Builder& builder, const std::string& op, const std::vec
 void range_at_run_time(Builder& builder, const std::vector<const Constant*>& operands) {
   SymInt start = operands[0]->element(0), limit = operands[1]->element(0), delta = operands[2]->element(0);
   for (const Constant* known : {operands[0], operands[2]}) {
-    if (!known->is_symbolic() && known->values[0] != std::trunc(known->values[0])) {
+    if (!known->is_symbolic() && known->values()[0] != std::trunc(known->values()[0])) {
       builder.fail("E1314").hint("bind the dims with --dim NAME=N")
-          << "Range over a symbolic extent with the fractional start or step " << known->values[0]
+          << "Range over a symbolic extent with the fractional start or step " << known->values()[0]
           << " makes positions that presk does not build";
     }
   }
@@ -380,18 +381,18 @@ void range_at_run_time(Builder& builder, const std::vector<const Constant*>& ope
 // Range(start, limit, delta) of known scalars; over a symbolic limit, range_at_run_time.
 void fold_range(Builder& builder, const std::vector<const Constant*>& operands) {
   for (int i = 0; i < 3; ++i) {
-    if (operands[i] == nullptr || operands[i]->values.size() != 1) builder.fail("E1303") << "Range takes three scalars";
+    if (operands[i] == nullptr || operands[i]->element_count() != 1) builder.fail("E1303") << "Range takes three scalars";
   }
   if (operands[0]->is_symbolic() || operands[1]->is_symbolic() || operands[2]->is_symbolic()) {
     return range_at_run_time(builder, operands);
   }
-  double start = operands[0]->values[0], limit = operands[1]->values[0], delta = operands[2]->values[0];
+  double start = operands[0]->values()[0], limit = operands[1]->values()[0], delta = operands[2]->values()[0];
   double count = delta == 0 ? -1 : std::ceil((limit - start) / delta);
   if (!(count >= 0 && count <= static_cast<double>(kMaxFolded))) builder.fail("E1303") << "Range's delta is 0 or its result too large";
   Constant result;
   result.data_type = operands[0]->data_type;
   result.shape = {static_cast<int64_t>(count)};
-  for (int64_t i = 0; i < result.shape[0]; ++i) result.values.push_back(start + static_cast<double>(i) * delta);
+  for (int64_t i = 0; i < result.shape[0]; ++i) result.mutable_values().push_back(start + static_cast<double>(i) * delta);
   define_result(builder, std::move(result));
 }
 
@@ -411,12 +412,12 @@ void fold_constant_of_shape(Builder& builder) {
   double fill = 0;
   result.data_type = onnx::TensorProto::FLOAT;
   if (const onnx::AttributeProto* value = builder.attribute("value")) {
-    std::shared_ptr<Constant> given = decode_tensor(value->t(), builder.node_label());
-    if (given->values.size() != 1) builder.fail("E1303") << "the value must hold one element";
-    fill = given->values[0];
+    std::shared_ptr<Constant> given = decode_tensor(value->t(), builder.node_label(), builder.tensor_source);
+    if (given->element_count() != 1) builder.fail("E1303") << "the value must hold one element";
+    fill = given->values()[0];
     result.data_type = given->data_type;
   }
-  result.values.assign(count_of(result.shape), fill);
+  result.mutable_values().assign(count_of(result.shape), fill);
   define_result(builder, std::move(result));
 }
 

@@ -132,7 +132,7 @@ void fix_inputs(onnx::GraphProto& graph, const ImportOptions& options) {
 
 void read_inputs(Builder& builder, const onnx::GraphProto& graph, std::map<std::string, std::string>& dims) {
   for (const onnx::TensorProto& initializer : graph.initializer()) {
-    std::shared_ptr<Constant> constant = decode_tensor(initializer, "initializer");
+    std::shared_ptr<Constant> constant = decode_tensor(initializer, "initializer", builder.tensor_source);
     builder.define_value(initializer.name(), Value{"", {}, Kind::R, constant});
   }
   for (const onnx::ValueInfoProto& input : graph.input()) {
@@ -328,12 +328,12 @@ void castlike_to_cast(onnx::GraphProto& graph, const std::map<std::string, int>&
 // holds them; E1311 beyond), booleans a mask as every BOOL constant is.
 Value constant_output(Builder& builder, const std::string& name, const Value& value) {
   const Constant& constant = *value.constant;
-  if (constant.values.empty()) {
+  if (constant.element_count() == 0) {
     user_error("E1311").hint("presk has no empty tensors") << "graph output `" << printable(name) << "` is an empty constant";
   }
   auto held = std::make_shared<Constant>(constant);
   if (!constant.is_float() && !constant.is_bool()) {
-    for (double v : constant.values) {
+    for (double v : constant.values()) {
       if (!(std::fabs(v) <= 16777216.0)) {
         user_error("E1311").hint("compute the output from the model's inputs, or read it from the model")
             << "graph output `" << printable(name) << "` is a constant integer beyond 2^24 (" << v
@@ -355,11 +355,16 @@ Value constant_output(Builder& builder, const std::string& name, const Value& va
 }  // namespace
 
 ImportedModel import_onnx(std::span<const uint8_t> bytes, const ImportOptions& options) {
-  onnx::ModelProto model = parse_model(bytes, options.source_name);
-  load_external_data(model, options.folder);
+  // Held by a shared pointer: the constants of its initializers point into it, until the
+  // weights are written.
+  auto held = std::make_shared<onnx::ModelProto>(parse_model(bytes, options.source_name));
+  onnx::ModelProto& model = *held;
+  ExternalData external(options.folder);
+  external.check_all(model);
   fix_inputs(*model.mutable_graph(), options);
-  OpsetRead opset = canonicalize_opset(model, options.source_name);
+  OpsetRead opset = canonicalize_opset(model, options.source_name, external);
   Builder builder(opset.read, options);
+  builder.tensor_source = {held, &external};
   builder.names_in_use.insert("p");
   std::map<std::string, std::string> dims;  // ONNX dim_param → presk dim
   builder.element_types = declared_types(model.graph());

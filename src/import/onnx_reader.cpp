@@ -101,7 +101,16 @@ const char* data_type_name(int data_type) {
   return name.c_str();
 }
 
-std::shared_ptr<Constant> decode_tensor(const onnx::TensorProto& tensor, const std::string& context) {
+std::vector<double> decode_raw(int data_type, std::span<const std::byte> bytes) {
+  const size_t size = element_bytes(data_type);
+  std::vector<double> values(size == 0 ? 0 : bytes.size() / size);
+  const char* data = reinterpret_cast<const char*>(bytes.data());
+  for (size_t i = 0; i < values.size(); ++i) values[i] = raw_element(data_type, data + i * size);
+  return values;
+}
+
+std::shared_ptr<Constant> decode_tensor(const onnx::TensorProto& tensor, const std::string& context,
+                                        const TensorSource& source) {
   auto constant = std::make_shared<Constant>();
   constant->data_type = tensor.data_type();
   constant->onnx_name = tensor.name();
@@ -110,7 +119,8 @@ std::shared_ptr<Constant> decode_tensor(const onnx::TensorProto& tensor, const s
         << context << ": tensor `" << tensor.name() << "` has the unsupported data type "
         << data_type_name(tensor.data_type());
   }
-  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {  // inside a subgraph: load_external_data reads the rest
+  const bool external = tensor.data_location() == onnx::TensorProto::EXTERNAL;
+  if (external && source.external == nullptr) {  // inside a subgraph, or a tensor read alone
     user_error("E1309").hint("save the model with its data inside (onnx.save(model, path, save_as_external_data=False))")
         << context << ": tensor `" << tensor.name() << "` keeps its data in an external file, which presk reads for "
         << "initializers and Constant nodes only";
@@ -123,18 +133,24 @@ std::shared_ptr<Constant> decode_tensor(const onnx::TensorProto& tensor, const s
     count *= extent;
     constant->shape.push_back(extent);
   }
-  if (tensor.has_raw_data()) {
+  if (external) {
+    constant->raw = source.external->bytes_of(tensor);  // its length checked against the shape there
+  } else if (tensor.has_raw_data()) {
     size_t size = element_bytes(tensor.data_type());
     if (tensor.raw_data().size() != static_cast<uint64_t>(count) * size) {
       user_error("E1309") << context << ": tensor `" << tensor.name() << "` holds " << tensor.raw_data().size()
                           << " bytes of data for " << count << " elements of " << size << " bytes";
     }
-    constant->values.reserve(count);
-    for (int64_t i = 0; i < count; ++i) constant->values.push_back(raw_element(tensor.data_type(), tensor.raw_data().data() + i * size));
+    auto raw = std::make_shared<RawBytes>();
+    raw->bytes = std::as_bytes(std::span(tensor.raw_data().data(), tensor.raw_data().size()));
+    raw->data_type = tensor.data_type();
+    raw->keep = source.model;
+    constant->raw = std::move(raw);
+    if (!source.model) constant->mutable_values();  // the tensor may not outlive this call
   } else {
-    constant->values = typed_values(tensor);
-    if (static_cast<int64_t>(constant->values.size()) != count) {
-      user_error("E1309") << context << ": tensor `" << tensor.name() << "` holds " << constant->values.size()
+    constant->mutable_values() = typed_values(tensor);
+    if (static_cast<int64_t>(constant->element_count()) != count) {
+      user_error("E1309") << context << ": tensor `" << tensor.name() << "` holds " << constant->element_count()
                           << " values for its shape of " << count << " elements";
     }
   }

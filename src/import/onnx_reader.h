@@ -4,8 +4,14 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <span>
 #include <string>
+
+namespace presk {
+class MappedFile;
+}
 
 namespace presk::onnx_import {
 
@@ -25,10 +31,26 @@ onnx::TensorProto read_tensor_file(const std::string& path);
 onnx::TensorProto parse_tensor(const std::string& bytes, const std::string& path);
 // The bytes of one element of a TensorProto data type (0 for a type presk does not read).
 size_t element_bytes(int data_type);
-// The data of every initializer and Constant node kept in an external file (`location` relative
-// to `folder`, the model's; external_data.cpp) read into the tensor: E1357 when the location
-// leaves the folder (or `folder` is empty), E1358 when the file is missing or too short.
-void load_external_data(onnx::ModelProto& model, const std::string& folder);
+// The external data files of a model (external_data.cpp): `location` relative to `folder`, the
+// model's; each file memory-mapped once, read-only, and kept mapped while a constant points
+// into it. E1357 when a location leaves the folder (or `folder` is empty), E1358 when the file
+// is missing or too short, E1309 when `offset` or `length` is malformed.
+struct RawBytes;
+class ExternalData {
+ public:
+  explicit ExternalData(std::string folder) : folder_(std::move(folder)) {}
+  // Checks every external tensor of the graph (initializers, Constant nodes) up front.
+  void check_all(const onnx::ModelProto& model) const;
+  // The tensor's bytes inside its file's mapping.
+  std::shared_ptr<const RawBytes> bytes_of(const onnx::TensorProto& tensor) const;
+  // Every external tensor's bytes copied into the tensor (raw_data), for ONNX's version
+  // converter, which would drop the references.
+  void load_into(onnx::ModelProto& model) const;
+
+ private:
+  std::string folder_;
+  mutable std::map<std::string, std::shared_ptr<const MappedFile>> files_;  // by location
+};
 // "FLOAT", "INT64", … for messages.
 const char* data_type_name(int data_type);
 

@@ -64,7 +64,8 @@ std::map<std::string, const onnx::TensorProto*> constants(const onnx::GraphProto
 
 // A Reduce* of opset 18 with its axes an operand: the axes as the attribute of opset 17.
 void reduce_axes_to_attribute(onnx::NodeProto& node, int opset,
-                              const std::map<std::string, const onnx::TensorProto*>& known) {
+                              const std::map<std::string, const onnx::TensorProto*>& known,
+                              const ExternalData& external) {
   const onnx::AttributeProto* noop = attribute(node, "noop_with_empty_axes");
   bool has_axes = node.input_size() > 1 && !node.input(1).empty();
   if (noop != nullptr && noop->i() != 0 && !has_axes) no_opset17_form(node, opset, "noop_with_empty_axes=1");
@@ -72,23 +73,24 @@ void reduce_axes_to_attribute(onnx::NodeProto& node, int opset,
   if (!has_axes) return;  // every axis, as in opset 17
   auto axes = known.find(node.input(1));
   if (axes == known.end()) no_opset17_form(node, opset, "axes computed at run time");
-  std::shared_ptr<Constant> values = decode_tensor(*axes->second, node_label(node));
-  if (values->values.empty()) {
+  std::shared_ptr<Constant> values = decode_tensor(*axes->second, node_label(node), {nullptr, &external});
+  if (values->element_count() == 0) {
     if (noop != nullptr && noop->i() != 0) no_opset17_form(node, opset, "noop_with_empty_axes=1");
   } else {
     onnx::AttributeProto* made = node.add_attribute();
     made->set_name("axes");
     made->set_type(onnx::AttributeProto::INTS);
-    for (double axis : values->values) made->add_ints(static_cast<int64_t>(axis));
+    for (double axis : values->values()) made->add_ints(static_cast<int64_t>(axis));
   }
   node.mutable_input()->DeleteSubrange(1, node.input_size() - 1);
 }
 
-void node_to_opset17(onnx::NodeProto& node, int opset, const std::map<std::string, const onnx::TensorProto*>& known) {
+void node_to_opset17(onnx::NodeProto& node, int opset, const std::map<std::string, const onnx::TensorProto*>& known,
+                     const ExternalData& external) {
   if (!node.domain().empty() && node.domain() != "ai.onnx") return;
   const std::string& op = node.op_type();
   if (kReduceAxesOperand18.count(op)) {
-    reduce_axes_to_attribute(node, opset, known);
+    reduce_axes_to_attribute(node, opset, known, external);
   } else if (op == "Split") {
     // num_outputs (18) is the number of outputs; opset 17's Split without sizes splits equally
     // (an extent that does not split equally is refused by the translator, E1303).
@@ -158,11 +160,11 @@ void set_default_opset(onnx::ModelProto& model, int opset) {
 
 }  // namespace
 
-OpsetRead canonicalize_opset(onnx::ModelProto& model, const std::string& name) {
+OpsetRead canonicalize_opset(onnx::ModelProto& model, const std::string& name, const ExternalData& external) {
   int opset = default_opset(model, name);
   if (opset > kCanonicalOpset) {
     std::map<std::string, const onnx::TensorProto*> known = constants(model.graph());
-    for (onnx::NodeProto& node : *model.mutable_graph()->mutable_node()) node_to_opset17(node, opset, known);
+    for (onnx::NodeProto& node : *model.mutable_graph()->mutable_node()) node_to_opset17(node, opset, known, external);
     set_default_opset(model, kCanonicalOpset);
     return {opset, kCanonicalOpset};
   }
@@ -176,6 +178,7 @@ OpsetRead canonicalize_opset(onnx::ModelProto& model, const std::string& name) {
       // The converter's adapters read operand shapes: ONNX's shape inference first (with data
       // propagation, for shapes computed by Shape … Reshape), on a copy whose value_info is
       // dropped after.
+      external.load_into(model);  // the converter keeps no external references
       onnx::ModelProto inferred = model;
       onnx::ShapeInferenceOptions options{false, 0, true};
       onnx::shape_inference::InferShapes(inferred, onnx::OpSchemaRegistry::Instance(), options);

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "import/onnx_reader.h"
+
 namespace presk::onnx_import {
 
 // The opset every translator reads: the newest that Debian's ONNX (1.12) knows.
@@ -22,7 +24,8 @@ struct OpsetRead {
 // model below 9, the oldest the translators read; from 9 a model it cannot convert is read as
 // written), opsets 18 … kMaxOpset by rewriting the forms those opsets changed into their
 // opset-17 forms (E1334 for a form with no opset-17 equivalent). E1306 outside kMinOpset …
-// kMaxOpset.
-OpsetRead canonicalize_opset(onnx::ModelProto& model, const std::string& name);
+// kMaxOpset. `external` reads the model's external data where a rewrite needs a constant, and
+// copies it into the model before the converter (which keeps no external references) runs.
+OpsetRead canonicalize_opset(onnx::ModelProto& model, const std::string& name, const ExternalData& external);
 
 }  // namespace presk::onnx_import

@@ -121,8 +121,8 @@ void translate_dropout(Builder& builder) {
   builder.accept_attributes({"ratio", "seed", "is_test"});
   if (builder.has_input(2)) {  // training: the identity only at ratio 0
     const Constant& training = builder.constant_input(2, "training_mode");
-    if (training.values.size() != 1 || training.values[0] != 0) {
-      const bool ratio_zero = builder.has_input(1) && builder.constant_input(1, "the ratio").values == std::vector<double>{0.0};
+    if (training.element_count() != 1 || training.values()[0] != 0) {
+      const bool ratio_zero = builder.has_input(1) && builder.constant_input(1, "the ratio").values() == std::vector<double>{0.0};
       if (!ratio_zero) builder.fail("E1324") << "training_mode is true; presk imports Dropout in inference (the identity), or in training at ratio 0";
     }
   }

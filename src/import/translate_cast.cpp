@@ -72,7 +72,7 @@ void translate_cast(Builder& builder) {
   if (x.constant && x.expr.empty()) {  // shape arithmetic: cast the constant
     Constant cast = *x.constant;
     cast.data_type = static_cast<int>(to);
-    if (!is_float_type(to)) for (double& value : cast.values) value = std::trunc(value);
+    if (!is_float_type(to)) for (double& value : cast.mutable_values()) value = std::trunc(value);
     cast.onnx_name = builder.node->output(0);
     return builder.define(0, Value{"", {}, Kind::R, std::make_shared<Constant>(std::move(cast))});
   }

@@ -138,7 +138,7 @@ Value zero_block(Builder& builder, const Value& x, const Shape& shape) {
     }
     count_all *= e;
   }
-  zeros.values.assign(static_cast<size_t>(count_all), 0.0);
+  zeros.mutable_values().assign(static_cast<size_t>(count_all), 0.0);
   zeros.onnx_name = builder.node->output(0) + "_pad";
   Value made = builder.materialize(zeros);
   if (!symbolic) return made.shape == shape ? made : reshaped(builder, made, shape, "_pad");
@@ -236,8 +236,8 @@ Value channel_operand(Builder& builder, int index, const Extent& channels, size_
   shape.insert(shape.end(), spatial, Extent{});
   const Value& raw = builder.raw_input(index);
   if (raw.constant && raw.expr.empty() && raw.constant->is_float()) {
-    if (raw.constant->values.size() != static_cast<size_t>(channels.factor) || !channels.is_known()) {
-      builder.fail("E1308") << "operand " << index << " has " << raw.constant->values.size() << " values for "
+    if (raw.constant->element_count() != static_cast<size_t>(channels.factor) || !channels.is_known()) {
+      builder.fail("E1308") << "operand " << index << " has " << raw.constant->element_count() << " values for "
                             << extent_text(channels) << " channels";
     }
     Constant copy = *raw.constant;
@@ -392,13 +392,15 @@ void translate_conv_transpose(Builder& builder) {
   flipped.onnx_name = builder.node->input(1) + "_flipped";
   flipped.shape = {maps, in_group};
   flipped.shape.insert(flipped.shape.end(), w.shape.begin() + 2, w.shape.end());
-  flipped.values.resize(w.values.size());
+  std::vector<double>& out = flipped.mutable_values();
+  const std::vector<double>& in = w.values();
+  out.resize(in.size());
   for (int64_t g = 0; g < group; ++g) {
     for (int64_t m = 0; m < per_group; ++m) {
       for (int64_t c = 0; c < in_group; ++c) {
         for (int64_t k = 0; k < taps_total; ++k) {
-          flipped.values[(((g * per_group + m) * in_group + c) * taps_total) + k] =
-              w.values[(((g * in_group + c) * per_group + m) * taps_total) + taps_total - 1 - k];
+          out[(((g * per_group + m) * in_group + c) * taps_total) + k] =
+              in[(((g * in_group + c) * per_group + m) * taps_total) + taps_total - 1 - k];
         }
       }
     }
@@ -450,10 +452,10 @@ void translate_pool(Builder& builder, bool max) {
   // output over the inputs (and with count_include_pad the pads) its window covers.
   Constant counts;
   counts.data_type = onnx::TensorProto::FLOAT;
-  counts.values = {1.0};
+  counts.mutable_values() = {1.0};
   for (const Window& w : ws) {
     std::vector<double> next;
-    for (double value : counts.values) {
+    for (double value : counts.values()) {
       for (int64_t j = 0; j < w.out; ++j) {
         int64_t covered = 0;
         for (int64_t t = 0; t < w.kernel; ++t) {
@@ -464,7 +466,7 @@ void translate_pool(Builder& builder, bool max) {
         next.push_back(value * static_cast<double>(std::max<int64_t>(covered, 1)));
       }
     }
-    counts.values = std::move(next);
+    counts.mutable_values() = std::move(next);
     counts.shape.push_back(w.out);
   }
   counts.onnx_name = builder.node->output(0) + "_counts";

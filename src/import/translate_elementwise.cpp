@@ -102,13 +102,13 @@ void translate_pow(Builder& builder) {
     real->data_type = onnx::TensorProto::DOUBLE;
     Value made = builder.materialize(*real);
     Value shaped{made.expr, made.shape, Kind::R, made.expr.rfind("p.", 0) == 0 ? nullptr : real};
-    if (real->values.size() != 1) return general_pow(builder, x, shaped);
+    if (real->element_count() != 1) return general_pow(builder, x, shaped);
     e_constant = real;
   }
-  if (!e_constant || e_constant->values.size() != 1 || e_constant->is_symbolic()) {
+  if (!e_constant || e_constant->element_count() != 1 || e_constant->is_symbolic()) {
     return general_pow(builder, x, tensor_input(builder, 1));
   }
-  double e = e_constant->values[0];
+  double e = e_constant->values()[0];
   Value exponent_value{"", {}, Kind::R, e_constant};  // its shape only
   std::string expr;
   if (e == 0.5) {

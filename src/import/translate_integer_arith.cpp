@@ -73,7 +73,8 @@ std::string magnitude(const Value& x, int64_t times = 1) {
 
 // A zero divisor, undefined in ONNX (ONNX Runtime's kernel traps): a constant 0 is E1359; at run
 // time the let `…_divisor_is_zero`, 0 where b ≠ 0, overflows 64 bits where b = 0, which stops
-// the run with E0550 (the reference) or E0670 (native) at that let, never a quotient. Returns
+// the run with E0550 (the reference) or E0670 (native) at that let, never a quotient; the
+// executors word it "a divisor was zero" by the let's name (ir/integer_overflow.h). Returns
 // " + guard" to add to the divisor ("" for a nonzero literal).
 std::string zero_guard(Builder& builder, const Value& b) {
   if (is_literal(b)) {

@@ -23,7 +23,7 @@ std::string int_list(const std::vector<int64_t>& values) {
 const Constant* foldable(Builder& builder, int index) {
   const Value& value = builder.raw_input(index);
   if (!value.constant || !value.expr.empty()) return nullptr;
-  if (value.constant->is_float() && value.constant->values.size() > kFoldLimit) return nullptr;
+  if (value.constant->is_float() && value.constant->element_count() > kFoldLimit) return nullptr;
   return value.constant.get();
 }
 
@@ -70,20 +70,20 @@ void translate_constant(Builder& builder) {
   const onnx::AttributeProto& attribute = builder.node->attribute(0);
   Constant constant;
   if (attribute.name() == "value" && attribute.has_t()) {
-    constant = *decode_tensor(attribute.t(), builder.node_label());
+    constant = *decode_tensor(attribute.t(), builder.node_label(), builder.tensor_source);
   } else if (attribute.name() == "value_float") {
-    constant.values = {attribute.f()};
+    constant.mutable_values() = {attribute.f()};
     constant.data_type = onnx::TensorProto::FLOAT;
   } else if (attribute.name() == "value_floats") {
-    constant.values.assign(attribute.floats().begin(), attribute.floats().end());
-    constant.shape = {static_cast<int64_t>(constant.values.size())};
+    constant.mutable_values().assign(attribute.floats().begin(), attribute.floats().end());
+    constant.shape = {static_cast<int64_t>(constant.element_count())};
     constant.data_type = onnx::TensorProto::FLOAT;
   } else if (attribute.name() == "value_int") {
-    constant.values = {static_cast<double>(attribute.i())};
+    constant.mutable_values() = {static_cast<double>(attribute.i())};
     constant.data_type = onnx::TensorProto::INT64;
   } else if (attribute.name() == "value_ints") {
-    for (int64_t value : attribute.ints()) constant.values.push_back(static_cast<double>(value));
-    constant.shape = {static_cast<int64_t>(constant.values.size())};
+    for (int64_t value : attribute.ints()) constant.mutable_values().push_back(static_cast<double>(value));
+    constant.shape = {static_cast<int64_t>(constant.element_count())};
     constant.data_type = onnx::TensorProto::INT64;
   } else {
     builder.fail("E1303") << "attribute `" << printable(attribute.name())
@@ -107,7 +107,7 @@ void translate_shape(Builder& builder) {
   bool symbolic = false;
   for (int64_t i = start; i < end; ++i) {
     symbolic = symbolic || !extents[i].is_known();
-    constant.values.push_back(extents[i].is_known() ? static_cast<double>(extents[i].factor) : NAN);
+    constant.mutable_values().push_back(extents[i].is_known() ? static_cast<double>(extents[i].factor) : NAN);
     constant.symbols.push_back(SymInt::of(extents[i]));
   }
   if (!symbolic) constant.symbols.clear();
@@ -122,7 +122,7 @@ void translate_size(Builder& builder) {
   Extent count = product(extents, 0, extents.size());
   Constant constant;
   constant.data_type = onnx::TensorProto::INT64;
-  constant.values = {count.is_known() ? static_cast<double>(count.factor) : NAN};
+  constant.mutable_values() = {count.is_known() ? static_cast<double>(count.factor) : NAN};
   if (!count.is_known()) constant.symbols = {SymInt::of(count)};
   define_constant(builder, constant);
 }
@@ -142,7 +142,7 @@ void translate_eye_like(Builder& builder) {
   constant.shape = {rows, columns};
   constant.onnx_name = builder.node->output(0);
   for (int64_t i = 0; i < rows; ++i) {
-    for (int64_t j = 0; j < columns; ++j) constant.values.push_back(j - i == k ? 1.0 : 0.0);
+    for (int64_t j = 0; j < columns; ++j) constant.mutable_values().push_back(j - i == k ? 1.0 : 0.0);
   }
   builder.define(0, Value{"", {}, Kind::R, std::make_shared<Constant>(constant)});
 }

@@ -95,7 +95,7 @@ bool absent_or_zero(const Builder& builder, int index) {
   if (!builder.has_input(index)) return true;
   const Value* value = builder.find(builder.node->input(index));
   if (value == nullptr || !value->constant || !value->expr.empty() || value->constant->is_symbolic()) return false;
-  for (double element : value->constant->values) {
+  for (double element : value->constant->values()) {
     if (element != 0) return false;
   }
   return true;
@@ -167,9 +167,11 @@ bool fold_dequantize(Builder& builder, int64_t axis_attribute) {
   weight.shape = c.shape;
   weight.data_type = onnx::TensorProto::DOUBLE;
   weight.onnx_name = builder.node->output(0);
-  weight.values.resize(c.values.size());
-  for (size_t i = 0; i < c.values.size(); ++i) {
-    weight.values[i] = (c.values[i] - (zero ? at(zero->values, i) : 0.0)) * at(scale.constant->values, i);
+  std::vector<double>& out = weight.mutable_values();
+  const std::vector<double>& stored = c.values();
+  out.resize(stored.size());
+  for (size_t i = 0; i < stored.size(); ++i) {
+    out[i] = (stored[i] - (zero ? at(zero->values(), i) : 0.0)) * at(scale.constant->values(), i);
   }
   builder.define(0, Value{"", {}, Kind::R, std::make_shared<Constant>(std::move(weight))});
   return true;

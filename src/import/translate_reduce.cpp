@@ -213,7 +213,7 @@ void translate_trilu(Builder& builder) {
   int64_t k = 0;
   if (builder.has_input(1)) {
     const Constant& given = builder.constant_input(1, "k");
-    if (given.values.size() != 1) builder.fail("E1303") << "k must be one integer";
+    if (given.element_count() != 1) builder.fail("E1303") << "k must be one integer";
     k = given.integers()[0];
   }
   bool upper = builder.int_attribute("upper", 1) != 0;
@@ -224,7 +224,7 @@ void translate_trilu(Builder& builder) {
   mask.shape = {rows, columns};
   mask.onnx_name = builder.node->output(0) + "_triangle";
   for (int64_t i = 0; i < rows; ++i) {
-    for (int64_t j = 0; j < columns; ++j) mask.values.push_back(upper ? (j - i >= k) : (j - i <= k));
+    for (int64_t j = 0; j < columns; ++j) mask.mutable_values().push_back(upper ? (j - i >= k) : (j - i <= k));
   }
   Value kept = builder.materialize(mask);
   define_elementwise(builder, "where(" + kept.expr + ", " + x.expr + (x.kind == Kind::Z ? ", 0)" : ", 0.0)"),
@@ -248,7 +248,7 @@ void translate_hardmax(Builder& builder) {
   before.shape = {n, n};
   before.onnx_name = builder.node->output(0) + "_earlier";
   for (int64_t j = 0; j < n; ++j) {
-    for (int64_t i = 0; i < n; ++i) before.values.push_back(i < j ? 1.0 : 0.0);
+    for (int64_t i = 0; i < n; ++i) before.mutable_values().push_back(i < j ? 1.0 : 0.0);
   }
   Shape square = {x.shape[axis], x.shape[axis]};
   Value triangle = reshaped(builder, builder.materialize(before), square, "_triangle");
@@ -273,7 +273,7 @@ void translate_cumsum(Builder& builder) {
   builder.accept_attributes({"exclusive", "reverse"});
   const Value& x = real_input(builder, 0);
   const Constant& axis_operand = builder.constant_input(1, "the axis");
-  if (axis_operand.values.size() != 1) builder.fail("E1303") << "the axis must be one integer";
+  if (axis_operand.element_count() != 1) builder.fail("E1303") << "the axis must be one integer";
   size_t rank = x.shape.size();
   if (rank == 0) builder.fail("E1303") << "the operand is a scalar";
   auto axis = static_cast<size_t>(builder.normalize_axis(axis_operand.integers()[0], rank, "axis"));
@@ -287,7 +287,7 @@ void translate_cumsum(Builder& builder) {
   for (int64_t k = 0; k < n; ++k) {
     for (int64_t j = 0; j < n; ++j) {
       bool take = reverse ? (exclusive ? k > j : k >= j) : (exclusive ? k < j : k <= j);
-      takes.values.push_back(take ? 1.0 : 0.0);
+      takes.mutable_values().push_back(take ? 1.0 : 0.0);
     }
   }
   Value mask = builder.materialize(takes);

@@ -81,7 +81,7 @@ Value resize_axis(Builder& builder, const Value& x, size_t axis, const ResizeMod
   const int64_t in = x.shape[axis].factor;
   Constant w;
   w.shape = {out, in};
-  w.values = weights(builder, m, scale, in, out);
+  w.mutable_values() = weights(builder, m, scale, in, out);
   w.onnx_name = builder.node->output(0) + "_axis" + std::to_string(axis);
   Shape shape = x.shape;
   shape[axis] = Extent{out, {}};
@@ -126,8 +126,8 @@ void translate_resize(Builder& builder, bool upsample) {
   const int scales_index = upsample || builder.opset < 11 ? 1 : 2;
   std::vector<double> scales;
   std::vector<int64_t> sizes;
-  if (builder.has_input(scales_index) && !builder.constant_input(scales_index, "the scales").values.empty()) {
-    scales = builder.constant_input(scales_index, "the scales").values;
+  if (builder.has_input(scales_index) && !builder.constant_input(scales_index, "the scales").element_count() == 0) {
+    scales = builder.constant_input(scales_index, "the scales").values();
   } else if (!upsample && builder.has_input(3)) {
     sizes = builder.constant_input(3, "the sizes").integers();
   } else if (upsample && builder.attribute("scales") != nullptr) {

@@ -63,7 +63,7 @@ void translate_top_k(Builder& builder) {
   earlier.data_type = onnx::TensorProto::FLOAT;
   earlier.onnx_name = builder.node->output(0) + "_earlier";
   for (int64_t i = 0; i < n; ++i) {
-    for (int64_t j = 0; j < n; ++j) earlier.values.push_back(j < i ? 1.0 : 0.0);
+    for (int64_t j = 0; j < n; ++j) earlier.mutable_values().push_back(j < i ? 1.0 : 0.0);
   }
   Value before = builder.materialize(earlier);
   const std::string better = builder.int_attribute("largest", 1) != 0 ? " > " : " < ";
@@ -90,7 +90,7 @@ void translate_one_hot(Builder& builder) {
   builder.accept_attributes({"axis"});
   Value index = tensor_input(builder, 0);
   if (index.kind == Kind::B) builder.fail("E1304") << "operand 0 must be a numeric tensor";
-  const std::vector<double>& depths = builder.constant_input(1, "the depth").values;
+  const std::vector<double>& depths = builder.constant_input(1, "the depth").values();
   if (depths.size() != 1) builder.fail("E1303") << "the depth has " << depths.size() << " elements, not one";
   const double depth_value = depths[0];
   if (!(depth_value >= 1 && depth_value <= double{1 << 24})) builder.fail("E1303") << "the depth " << depth_value << " is outside 1 … 2^24";

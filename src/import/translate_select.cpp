@@ -16,7 +16,7 @@ Value positions(Builder& builder, int64_t count, size_t trailing, const std::str
   constant.shape[0] = count;
   constant.data_type = onnx::TensorProto::FLOAT;
   constant.onnx_name = builder.node->output(0) + suffix;
-  for (int64_t i = 0; i < count; ++i) constant.values.push_back(static_cast<double>(i));
+  for (int64_t i = 0; i < count; ++i) constant.mutable_values().push_back(static_cast<double>(i));
   if (count == 1) return Value{"0.0", {}, Kind::R, nullptr};
   return builder.materialize(constant);
 }

@@ -100,8 +100,8 @@ void translate_slice(Builder& builder) {
 // data[:axis] + indices + data[axis+1:].
 void gather_constant(Builder& builder, const Value& data, int64_t axis, const Constant& indices) {
   int64_t extent = known_extent(builder, data.shape[axis], "the gathered axis");
-  if (indices.values.size() > kMaxGatherIndices || indices.values.empty()) {
-    builder.fail("E1303") << "constant indices: 1 to " << kMaxGatherIndices << " are supported, not " << indices.values.size();
+  if (indices.element_count() > kMaxGatherIndices || indices.element_count() == 0) {
+    builder.fail("E1303") << "constant indices: 1 to " << kMaxGatherIndices << " are supported, not " << indices.element_count();
   }
   std::vector<std::string> positions;
   for (int64_t index : indices.integers()) {

@@ -88,13 +88,6 @@ void write_entry(std::ostream& out, const Builder& builder, const ModelOutput& o
   out << "  " << output.value.expr << "\n}\n";
 }
 
-Tensor weight_tensor(const Constant& constant) {
-  ElementType type = constant.data_type == onnx::TensorProto::DOUBLE ? ElementType::f64 : ElementType::f32;
-  Tensor tensor(type, constant.shape);
-  for (size_t i = 0; i < constant.values.size(); ++i) tensor.set(i, constant.values[i]);
-  return tensor;
-}
-
 // Compiles the program (each dim bound to 2: numbering does not depend on extents) and
 // appends to each let's line the sites it lowered to; returns site → node for the metadata.
 // A program that does not compile is E1312: the import missed a check, never a file to write.
@@ -187,7 +180,8 @@ ImportedModel write_model(const Builder& builder, const WriterInput& input) {
   nlohmann::json names = nlohmann::json::object();
   for (const ParamRecord& record : builder.params) {
     names[path_text(record.path)] = record.onnx_name;
-    model.weights.emplace_back(path_text(record.path), weight_tensor(*record.constant));
+    const Constant& constant = *record.constant;
+    model.weights.push_back({path_text(record.path), weight_type(constant), constant.shape, record.constant});
   }
     // Names that are not UTF-8 are written with U+FFFD in place of the bad bytes.
   const auto replace = nlohmann::json::error_handler_t::replace;

@@ -24,4 +24,7 @@ struct WriterInput {
 
 ImportedModel write_model(const Builder& builder, const WriterInput& input);
 
+// The type a parameter made from `constant` is stored in (weights_file.cpp).
+ElementType weight_type(const Constant& constant);
+
 }  // namespace presk::onnx_import

@@ -524,15 +524,28 @@ void SafetensorsFile::copy_bytes(const SafetensorsEntry& entry, uint64_t offset,
   copy_out(destination, raw_bytes(entry).data() + offset, size);
 }
 
-double SafetensorsFile::value(const SafetensorsEntry& entry, uint64_t index) const {
+// Element `index`'s storage bytes copied to `element` (8 bytes); returns its index there (i4:
+// the nibble, else 0). E0121 for a BOOL byte other than 0 or 1.
+uint64_t SafetensorsFile::copy_element(const SafetensorsEntry& entry, uint64_t index, std::byte* element) const {
   internal_assert(index < entry.element_count);
   const uint32_t bits = facts(entry.type).bits;
-  std::byte element[8] = {};
   const uint64_t byte_index = index * bits / 8;
   copy_bytes(entry, byte_index, element, bits < 8 ? 1 : bits / 8);
-  const uint64_t index_in_bytes = index - byte_index * 8 / bits;  // i4: the nibble, else 0
   if (entry.type == ElementType::boolean) check_bool_byte(entry, element[0], index, name_);
+  return index - byte_index * 8 / bits;
+}
+
+double SafetensorsFile::value(const SafetensorsEntry& entry, uint64_t index) const {
+  std::byte element[8] = {};
+  const uint64_t index_in_bytes = copy_element(entry, index, element);
   return load_element(entry.type, element, index_in_bytes);
+}
+
+int64_t SafetensorsFile::integer(const SafetensorsEntry& entry, uint64_t index) const {
+  internal_assert(!facts(entry.type).is_float);
+  std::byte element[8] = {};
+  const uint64_t index_in_bytes = copy_element(entry, index, element);
+  return load_integer(entry.type, element, index_in_bytes);
 }
 
 Tensor SafetensorsFile::read(const SafetensorsEntry& entry) const {

@@ -65,6 +65,8 @@ class SafetensorsFile {
   Tensor read(std::string_view tensor_name) const { return read(entry(tensor_name)); }
   // One element without copying the tensor (index < element_count), as load_element.
   double value(const SafetensorsEntry& entry, uint64_t index) const;
+  // One element of an integer or BOOL tensor, exactly (a double holds I64 only to 2^53).
+  int64_t integer(const SafetensorsEntry& entry, uint64_t index) const;
   // Copies `size` stored bytes of a tensor from byte `offset` of its data to `destination`
   // (offset + size within the tensor's bytes); E0101 when the mapped file shrank meanwhile.
   void copy_bytes(const SafetensorsEntry& entry, uint64_t offset, void* destination, size_t size) const;
@@ -77,6 +79,7 @@ class SafetensorsFile {
  private:
   friend SafetensorsFile parse_safetensors_source(std::shared_ptr<const Bytes> bytes,
                                                   std::string name);
+  uint64_t copy_element(const SafetensorsEntry& entry, uint64_t index, std::byte* element) const;
   // memcpy from the file's bytes, guarded when they are mapped (E0101 on a fault).
   void copy_out(void* destination, const std::byte* source, size_t size) const;
   std::string name_;

@@ -23,6 +23,7 @@ import models  # noqa: E402
 import models_index  # noqa: E402
 import models_hostile  # noqa: E402
 import models_int  # noqa: E402
+import models_external  # noqa: E402
 import models_more  # noqa: E402
 
 GROUPS = {
@@ -43,6 +44,7 @@ GROUPS = {
     "fix_input": models_more.fix_input_cases,
     "indexing": models_index.indexing_cases,
     "qlinear": models_index.qlinear_cases,
+    "external": models_external.external_cases,
 }
 SOLVE_GROUPS = {"solve": lambda: [models.transformer_case()],
                 "solve_cnn": lambda: [models.cnn_case(), models.depthwise_case()]}
@@ -89,10 +91,19 @@ def presk_values(args, work, name, entry, mode, dims):
     return np.array([float(v) for v in output["values"]]), output["shape"]
 
 
-def import_case(args, work, name, made, import_args=()):
+def import_case(args, work, name, made, import_args=(), external=False):
+    """`made` imported twice (the same bytes both times); `external`: saved with every initializer
+    in the external data file NAME.weights beside it, as onnx.save(save_as_external_data) writes."""
     model_path = f"{work}/{name}.onnx"
-    with open(model_path, "wb") as f:
-        f.write(made.SerializeToString())
+    if external:
+        import onnx
+        saved = onnx.ModelProto()
+        saved.CopyFrom(made)
+        onnx.save_model(saved, model_path, save_as_external_data=True, all_tensors_to_one_file=True,
+                        location=f"{name}.weights", size_threshold=0)
+    else:
+        with open(model_path, "wb") as f:
+            f.write(made.SerializeToString())
     files = []
     for attempt in range(2):
         psk, weights = f"{work}/{name}.{attempt}.psk", f"{work}/{name}.{attempt}.safetensors"
@@ -118,8 +129,9 @@ def write_tensor_file(work, stem, value, kind):
 def ort_inputs(inputs):
     kinds = {np.float32: "float32", np.int64: "int64", np.bool_: "bool", np.uint8: "uint8", np.int8: "int8",
              np.int32: "int32"}
-    return {k: {"type": kinds[v.dtype.type], "dims": list(v.shape), "data": v.astype(np.float64).ravel().tolist()}
-            for k, v in inputs.items()}
+    def data(v):  # INT64 as decimal strings (ort_run.js makes BigInts of them): exact beyond 2^53
+        return [str(x) for x in v.ravel().tolist()] if v.dtype == np.int64 else v.astype(np.float64).ravel().tolist()
+    return {k: {"type": kinds[v.dtype.type], "dims": list(v.shape), "data": data(v)} for k, v in inputs.items()}
 
 
 def error_cases():
@@ -333,7 +345,8 @@ def check_against_ort(args, cases, modules):
     exit status 1 when a gap exceeds the case's tolerance (check_exports.py runs it too)."""
     manifest, ours, expected = [], {}, {}
     for name, made, inputs, tolerance, *rest in cases:
-        # a fifth element: {"import_args": [...], "ort_model": the model ONNX Runtime runs instead}
+        # a fifth element: {"import_args": [...], "ort_model": the model ONNX Runtime runs instead,
+        # "external": saved with external data, "weight_dtypes": the types the weights file must hold}
         options = rest[0] if rest else {}
         import_args = list(options.get("import_args", ()))
         fixed = options.get("fix_inputs", {})  # --fix-input NAME=FILE; ONNX Runtime is fed the value
@@ -341,7 +354,13 @@ def check_against_ort(args, cases, modules):
         for input_name, value in fixed.items():
             file = write_tensor_file(args.work, f"{name}.{input_name}", value, options["format"])
             import_args += ["--fix-input", f"{input_name}={file}"]
-        model_path = import_case(args, args.work, name, made, import_args)
+        model_path = import_case(args, args.work, name, made, import_args, options.get("external", False))
+        if "weight_dtypes" in options:  # {parameter: (dtype, bytes a value)} of the weights file
+            dtype_failures = models_external.check_weight_dtypes(f"{args.work}/{name}.safetensors", options["weight_dtypes"])
+            for failure in dtype_failures:
+                print("FAIL", failure, file=sys.stderr)
+            if dtype_failures:
+                return 1
         write_safetensors(f"{args.work}/{name}.data.safetensors", inputs)
         if "ort_model" in options:
             model_path = f"{args.work}/{name}.ort.onnx"

@@ -1,6 +1,7 @@
 // Runs ONNX models on ONNX Runtime's CPU provider (npm onnxruntime-node) for the import tests:
 //   node ort_run.js MANIFEST.json OUT.json
 // MANIFEST: [{name, model, inputs: {NAME: {type: "float32"|"int64"|"bool"|"uint8"|"int8"|"int32", dims, data}}}]
+// (int64 data as decimal strings or numbers: BigInt reads either, strings exactly beyond 2^53)
 // OUT: {name: {OUTPUT: {dims, data}}}, every value as a JSON number.
 const fs = require('fs');
 const ort = require('onnxruntime-node');

@@ -9,7 +9,7 @@ else()
 endif()
 set(PRESK_ORT_DIR ${presk_cache_home}/presk/onnxruntime-node-1.20.1 CACHE PATH
     "The folder scripts/install-deps installed npm's onnxruntime-node into")
-foreach(group elementwise contraction layout models shapes conv activation reduce cnn quant select math integers integer_ops fix_input indexing qlinear errors hostile integer_exact solve solve_cnn)
+foreach(group elementwise contraction layout models shapes conv activation reduce cnn quant select math integers integer_ops fix_input indexing qlinear external errors hostile integer_exact solve solve_cnn)
   add_test(NAME import.${group}
     COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_import.py --presk $<TARGET_FILE:presk>
             --ort ${PRESK_ORT_DIR} --work ${PROJECT_BINARY_DIR}/tests/import/${group} --group ${group})

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -114,6 +115,20 @@ TEST(Safetensors, ReadsAFileLaidOutByAnotherWriter) {
   EXPECT_EQ(file.read("b").get(1), -2.0);
   EXPECT_EQ(file.read("a").get_integer(0), 7);
   EXPECT_EQ(file.entries()[0].name, "a");
+}
+
+TEST(Safetensors, IntegersAreReadExactly) {
+  // Through a double, 2^53 + 1 would read as 2^53 and 2^63 − 1 as 2^63 (−2^63 once converted).
+  Tensor wide(ElementType::i64, {4});
+  const int64_t values[4] = {(int64_t{1} << 53) + 1, INT64_MAX, INT64_MIN, -(int64_t{1} << 53) - 1};
+  for (uint64_t i = 0; i < 4; ++i) wide.set_integer(i, values[i]);
+  Tensor small(ElementType::i8, {2});
+  small.set_integer(0, -128);
+  small.set_integer(1, 127);
+  SafetensorsFile file = parse(serialize_safetensors({{"wide", wide}, {"small", small}}));
+  for (uint64_t i = 0; i < 4; ++i) EXPECT_EQ(file.integer(file.entry("wide"), i), values[i]);
+  EXPECT_EQ(file.integer(file.entry("small"), 0), -128);
+  EXPECT_EQ(file.integer(file.entry("small"), 1), 127);
 }
 
 TEST(Safetensors, LargeFilesAreMemoryMapped) {

@@ -10,6 +10,7 @@
 #include "exec/native/contract_driver.h"
 #include "exec/native/convert.h"
 #include "exec/native/ops.h"
+#include "ir/integer_overflow.h"
 #include "support/diagnostics.h"
 #include "support/exact_real.h"
 
@@ -559,9 +560,10 @@ int64_t integer_op(const ir::Let& let, int64_t a, int64_t b) {
   }
   if (overflow) {
     const bool unary = let.operands.size() == 1;
-    user_error("E0670", let.span).hint("Z values are 64-bit integers: keep them within ±9223372036854775807")
-        << "integer overflow: `" << ir::op_name(let.op) << "` of " << a << (unary ? "" : " and " + std::to_string(b))
-        << " lies outside 64 bits";
+    const std::string operation = "`" + std::string(ir::op_name(let.op)) + "` of " + std::to_string(a) +
+                                  (unary ? "" : " and " + std::to_string(b));
+    const ir::IntegerOverflowText text = ir::integer_overflow_text(let, operation);
+    user_error("E0670", let.span).hint(text.hint) << text.message;
   }
   return r;
 }

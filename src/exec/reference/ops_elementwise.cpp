@@ -7,6 +7,7 @@
 #include "exec/reference/arith_mpfr.h"
 #include "exec/reference/ops.h"
 #include "exec/reference/ziv.h"
+#include "ir/integer_overflow.h"
 #include "support/diagnostics.h"
 
 namespace presk::reference {
@@ -160,8 +161,8 @@ void real_binary(const A& a, Op op, N* r, const N* x, const N* y) {
 // wrapped (or saturated) value; the native executor raises E0670 for the same lets.
 [[noreturn]] void integer_overflow(const ir::Let& let, int64_t x, int64_t y, bool binary) {
   const std::string operands = std::to_string(x) + (binary ? " and " + std::to_string(y) : "");
-  user_error("E0550", let.span).hint("Z values are 64-bit integers: keep them within ±9223372036854775807")
-      << "integer overflow: `" << ir::op_name(let.op) << "` of " << operands << " lies outside 64 bits";
+  const ir::IntegerOverflowText text = ir::integer_overflow_text(let, "`" + std::string(ir::op_name(let.op)) + "` of " + operands);
+  user_error("E0550", let.span).hint(text.hint) << text.message;
 }
 
 int64_t integer_unary(const ir::Let& let, int64_t x) {

@@ -164,10 +164,12 @@ std::vector<HostTensor> DataFile::sample(int64_t index) const {
     const auto row = static_cast<uint64_t>(host.type.shape.empty() ? 1 : host.type.shape.back());
     const auto stored_row = static_cast<uint64_t>(host.type.shape.empty() ? 1 : state_->tensors[k]->shape.back());
     const uint64_t first = row == 0 ? 0 : static_cast<uint64_t>(index) * (count / row) * stored_row;
+    const SafetensorsEntry& tensor = *state_->tensors[k];
     for (uint64_t i = 0; i < count; ++i) {
-      double value = state_->file.value(*state_->tensors[k], first + i / row * stored_row + i % row);
-      if (host.type.kind == ir::ElemKind::Real) host.reals.push_back(value);
-      else host.integers.push_back(static_cast<int64_t>(value));
+      const uint64_t index = first + i / row * stored_row + i % row;
+      // Integers read exactly: through a double, I64 beyond 2^53 would round (2^63 − 1 to −2^63).
+      if (host.type.kind == ir::ElemKind::Real) host.reals.push_back(state_->file.value(tensor, index));
+      else host.integers.push_back(state_->file.integer(tensor, index));
     }
     inputs.push_back(std::move(host));
   }
