@@ -69,6 +69,12 @@ TEST(ChipCli, UsageErrors) {
   EXPECT_NE(r.output.find("E1700"), std::string::npos) << r.output;
 }
 
+// A file's bytes as text.
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 class ChipMeasure : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -83,6 +89,17 @@ class ChipMeasure : public ::testing::Test {
       "blocks.ff.up.w": {"bits": 8, "over": -2}, "blocks.ff.down.w": {"bits": 8, "over": -2}}})";
   }
   static void TearDownTestSuite() { fs::remove_all(dir_); }
+
+  // An envelope of the corpus GPT's decode entry (T = 8, 2 samples) on synthetic weights in
+  // dir_/<name>, written to dir_/<name>.json; its path.
+  static std::string decode_envelope(const std::string& name) {
+    write_weights("examples/gpt.psk", "T=8", dir_ + "/" + name);
+    const auto calibrate = run_command(presk() + " calibrate --precision " + source("examples/gpt.psk") +
+                                       " --entry decode --dim T=8 --samples 2 --bits 128 --quiet --weights " + dir_ +
+                                       "/" + name + " --out " + dir_ + "/" + name + ".json");
+    EXPECT_EQ(calibrate.status, 0) << calibrate.output;
+    return dir_ + "/" + name + ".json";
+  }
 
   // gpt_tiny's head starts at zeros, which makes every logit 0 whatever the activations: the
   // tests read a synthetic checkpoint whose head is small values that are not zero.
@@ -222,10 +239,6 @@ TEST_F(ChipMeasure, SolvedContractInsideItsBudgetInAndOutOfSampleAtAnyThreadCoun
   const auto one = solve("solved1.json", 1);
   ASSERT_EQ(one.status, 0) << one.output;
   ASSERT_EQ(solve("solved2.json", 2).status, 0);
-  const auto read = [](const std::string& path) {
-    std::ifstream in(path);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  };
   EXPECT_EQ(read(dir_ + "/solved1.json"), read(dir_ + "/solved2.json"));
   const nlohmann::json solved = nlohmann::json::parse(read(dir_ + "/solved1.json"));
   const nlohmann::json& record = solved["solve"];
@@ -258,11 +271,8 @@ TEST_F(ChipMeasure, SolvedContractInsideItsBudgetInAndOutOfSampleAtAnyThreadCoun
 // The chip's solve on the corpus GPT's decode entry: which caches are kept narrow (and which
 // products read their activation quantized), accepted by measurement on decode runs.
 TEST_F(ChipMeasure, CachesSolvedOnDecodeRunsInsideTheBudgetAtAnyThreadCount) {
-  write_weights("examples/gpt.psk", "T=8", dir_ + "/gpt-synth");
-  const auto calibrate = run_command(presk() + " calibrate --precision " + source("examples/gpt.psk") +
-                                     " --entry decode --dim T=8 --samples 2 --bits 128 --quiet --weights " + dir_ +
-                                     "/gpt-synth --out " + dir_ + "/gpt-decode.json");
-  ASSERT_EQ(calibrate.status, 0) << calibrate.output;
+  decode_envelope("gpt-decode");
+  ASSERT_FALSE(HasFailure());
   std::ofstream(dir_ + "/both.json") << R"({"format": 1, "chip": "W8A8 and int8 KV rows, rotated",
     "activation": {"block": "row", "scale": "absmax", "words": "one"}, "cache": "int8_rows_rotated",
     "accumulator": {"bits": 32, "overflow": "wrap"}})";
@@ -275,10 +285,6 @@ TEST_F(ChipMeasure, CachesSolvedOnDecodeRunsInsideTheBudgetAtAnyThreadCount) {
     return run_command(presk() + " solve " + source("examples/gpt.psk") + " --precision " + dir_ +
                        "/gpt-decode.json --contract " + contract + " --realize f32 --budget " + budget +
                        " --heldout 2 --quiet --json --threads " + std::to_string(threads) + " --out " + dir_ + "/" + out);
-  };
-  const auto read = [](const std::string& path) {
-    std::ifstream in(path);
-    return std::string(std::istreambuf_iterator<char>(in), {});
   };
   for (const auto& [contract, budget] : {std::pair<std::string, std::string>{kv_int8, "2e-5"},
                                          {dir_ + "/both.json", "1e-3"}}) {
@@ -324,15 +330,8 @@ TEST_F(ChipMeasure, CachesSolvedOnDecodeRunsInsideTheBudgetAtAnyThreadCount) {
 // proposed by its measured term, priced by its operands' bytes, widened a rung at a time — and
 // the solved contract is inside its budget in and out of sample, the same bytes at 1 and 2 threads.
 TEST_F(ChipMeasure, AttentionFormsSolvedOnDecodeRunsInsideTheBudget) {
-  write_weights("examples/gpt.psk", "T=8", dir_ + "/gpt-kv");
-  const auto calibrate = run_command(presk() + " calibrate --precision " + source("examples/gpt.psk") +
-                                     " --entry decode --dim T=8 --samples 2 --bits 128 --quiet --weights " + dir_ +
-                                     "/gpt-kv --out " + dir_ + "/gpt-kv.json");
-  ASSERT_EQ(calibrate.status, 0) << calibrate.output;
-  const auto read = [](const std::string& path) {
-    std::ifstream in(path);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  };
+  decode_envelope("gpt-kv");
+  ASSERT_FALSE(HasFailure());
   for (const std::string contract : {"kv_int8.json", "kv_int8_rotated.json"}) {
     for (int threads : {1, 2}) {
       const auto solved = run_command(presk() + " solve " + source("examples/gpt.psk") + " --precision " + dir_ +
@@ -376,11 +375,8 @@ TEST_F(ChipMeasure, AttentionFormsSolvedOnDecodeRunsInsideTheBudget) {
 // the bytes narrow them; the example profile solves too, its record priced by time and naming the
 // profile as an example; and a bad profile is a coded error.
 TEST_F(ChipMeasure, AProfileChangesWhatTheBytesDecide) {
-  write_weights("examples/gpt.psk", "T=8", dir_ + "/gpt-priced");
-  const auto calibrate = run_command(presk() + " calibrate --precision " + source("examples/gpt.psk") +
-                                     " --entry decode --dim T=8 --samples 2 --bits 128 --quiet --weights " + dir_ +
-                                     "/gpt-priced --out " + dir_ + "/gpt-priced.json");
-  ASSERT_EQ(calibrate.status, 0) << calibrate.output;
+  decode_envelope("gpt-priced");
+  ASSERT_FALSE(HasFailure());
   std::ofstream(dir_ + "/slow-quantize.json") << R"({"format": 1, "chip": "a chip whose quantizes are slow",
     "source": "example", "int8_mac_seconds": 2e-14, "float_mac_seconds": 1.6e-13, "quantize_seconds": 1e-3,
     "bytes_per_second": 1e11})";
@@ -392,13 +388,10 @@ TEST_F(ChipMeasure, AProfileChangesWhatTheBytesDecide) {
                        " --realize f32 --budget 1e-2 --heldout 2 --quiet" + (profile.empty() ? "" : " --profile " + profile) +
                        " --out " + dir_ + "/" + out);
   };
-  const auto read = [&](const std::string& name) {
-    std::ifstream in(dir_ + "/" + name);
-    return nlohmann::json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
-  };
+  const auto record = [&](const std::string& name) { return nlohmann::json::parse(read(dir_ + "/" + name)); };
   ASSERT_EQ(solve("", "by-bytes.json").status, 0);
   ASSERT_EQ(solve(dir_ + "/slow-quantize.json", "by-time.json").status, 0);
-  const nlohmann::json bytes = read("by-bytes.json"), time = read("by-time.json");
+  const nlohmann::json bytes = record("by-bytes.json"), time = record("by-time.json");
   EXPECT_EQ(bytes["solve"]["priced_by"], "bytes");
   EXPECT_EQ(time["solve"]["priced_by"], "time");
   EXPECT_EQ(bytes["caches"]["SelfAttention.decode/%2"], "int8_rows") << bytes;
@@ -422,8 +415,8 @@ TEST_F(ChipMeasure, AProfileChangesWhatTheBytesDecide) {
   const std::string example = source("examples/chip_profiles/example_npu.json");
   const auto priced = solve(example, "example.json");
   ASSERT_EQ(priced.status, 0) << priced.output;
-  EXPECT_EQ(read("example.json")["solve"]["profile"]["source"], "example");
-  EXPECT_GT(read("example.json")["solve"]["predicted"]["widest"].get<double>(), 0);
+  EXPECT_EQ(record("example.json")["solve"]["profile"]["source"], "example");
+  EXPECT_GT(record("example.json")["solve"]["predicted"]["widest"].get<double>(), 0);
   const auto bad = solve(dir_ + "/bad-profile.json", "bad.json");
   EXPECT_EQ(bad.status, 1) << bad.output;
   EXPECT_NE(bad.output.find("E1732"), std::string::npos) << bad.output;
