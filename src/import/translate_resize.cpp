@@ -126,7 +126,7 @@ void translate_resize(Builder& builder, bool upsample) {
   const int scales_index = upsample || builder.opset < 11 ? 1 : 2;
   std::vector<double> scales;
   std::vector<int64_t> sizes;
-  if (builder.has_input(scales_index) && !builder.constant_input(scales_index, "the scales").element_count() == 0) {
+  if (builder.has_input(scales_index) && builder.constant_input(scales_index, "the scales").element_count() != 0) {
     scales = builder.constant_input(scales_index, "the scales").values();
   } else if (!upsample && builder.has_input(3)) {
     sizes = builder.constant_input(3, "the sizes").integers();
