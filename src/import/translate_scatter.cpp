@@ -254,8 +254,8 @@ void translate_scatter_nd(Builder& builder) {
   }
   const int64_t count = known_extent(builder, product(indices.shape, 0, m - 1), "the number of updates");
   Value position = linear_index(builder, indices, dims);
-  Shape flat = {Extent{count, {}}};
-  flat.insert(flat.end(), rest.size(), Extent{});
+  Shape flat = {Extent{}, Extent{count, {}}};  // [1, count, 1…]: against the positions [block, 1, 1…]
+  flat.insert(flat.end(), rest.size(), Extent{});  // (a lone block's position is the scalar 0)
   Value tuple = reshaped(builder, position, flat, "_flat");
   Shape update_rows = {Extent{count, {}}};
   update_rows.insert(update_rows.end(), rest.begin(), rest.end());

@@ -49,6 +49,11 @@ def indexing_cases():
     for reduction in ["none", "add", "mul"]:
         cases.append(node_case(f"ScatterND_{reduction}", "ScatterND", {"data": data, "i": where, "u": updates},
                                [("y", TensorProto.FLOAT)], {"reduction": reduction}, opset=16, tolerance=2))
+    # one block (data [1, 4, 5]) written twice: both updates reach it (added, multiplied; the last one wins)
+    for reduction in ["none", "add", "mul"]:
+        cases.append(node_case(f"ScatterND_one_block_{reduction}", "ScatterND",
+                               {"data": normal(1, 4, 5), "i": np.array([[0], [-1]], np.int64), "u": normal(2, 4, 5)},
+                               [("y", TensorProto.FLOAT)], {"reduction": reduction}, opset=16, tolerance=2))
     rows = np.array([[0, 4], [-1, 2], [3, 3]], np.int64)  # a repeated index: summed (add), multiplied (mul)
     for reduction in ["add", "mul"]:
         cases.append(node_case(f"ScatterElements_{reduction}", "ScatterElements", {"data": x, "i": rows, "u": normal(3, 2)},
