@@ -243,38 +243,41 @@ std::pair<int64_t, int64_t> rows_of(const ContractionPlan& plan, const PackedOpe
 
 // The outputs a row of the operand in binades at a time (a stable counting sort), so that the
 // row's entries stay in cache while every row of the other operand reads them: the outputs of
-// that operand's row r are order[start[r] … start[r + 1]).
+// that operand's row r are order[start[r] … start[r + 1]), and output o's rows are rows[o].
 struct RowOrder {
   std::vector<int64_t> order, start;
+  std::vector<std::pair<int64_t, int64_t>> rows;  // (x's row, w's row)
 };
 RowOrder binade_row_order(const ContractionPlan& plan, const PackedOperand& x, const PackedOperand& w,
                           int64_t count) {
   const bool by_w = w.rows.binades();
-  std::vector<int64_t> key(static_cast<size_t>(count));
   RowOrder out{std::vector<int64_t>(static_cast<size_t>(count)),
-               std::vector<int64_t>(static_cast<size_t>((by_w ? w : x).rows.row_count()) + 1, 0)};
+               std::vector<int64_t>(static_cast<size_t>((by_w ? w : x).rows.row_count()) + 1, 0),
+               std::vector<std::pair<int64_t, int64_t>>(static_cast<size_t>(count))};
+  auto key = [&](int64_t o) { return static_cast<size_t>(by_w ? out.rows[static_cast<size_t>(o)].second
+                                                               : out.rows[static_cast<size_t>(o)].first); };
   for (int64_t o = 0; o < count; ++o) {
-    const auto [xr, wr] = rows_of(plan, x, w, o);
-    key[static_cast<size_t>(o)] = by_w ? wr : xr;
-    ++out.start[static_cast<size_t>(key[static_cast<size_t>(o)]) + 1];
+    out.rows[static_cast<size_t>(o)] = rows_of(plan, x, w, o);
+    ++out.start[key(o) + 1];
   }
   for (size_t r = 1; r < out.start.size(); ++r) out.start[r] += out.start[r - 1];
   std::vector<int64_t> next(out.start.begin(), out.start.end() - 1);
-  for (int64_t o = 0; o < count; ++o) out.order[static_cast<size_t>(next[static_cast<size_t>(key[static_cast<size_t>(o)])]++)] = o;
+  for (int64_t o = 0; o < count; ++o) out.order[static_cast<size_t>(next[key(o)]++)] = o;
   return out;
 }
 
 // The outputs of one binade row, outputs[0, n): where the group kernel applies, each run of a
 // whole group of x's rows (8·g, 8·g + 1, … in order) at once, the others one by one.
-void binade_row_outputs(const ContractionPlan& plan, const PackedOperand& x, const PackedOperand& w,
-                        const int64_t* outputs, int64_t n, bool groups, const OutputAt& out, uint8_t* decided) {
+void binade_row_outputs(const RowOrder& order, const PackedOperand& x, const PackedOperand& w, const int64_t* outputs,
+                        int64_t n, bool groups, const OutputAt& out, uint8_t* decided) {
   constexpr int64_t kGroup = FixedRows::kGroup;
   const int64_t x_rows = x.rows.row_count();
+  auto rows = [&](int64_t i) { return order.rows[static_cast<size_t>(outputs[i])]; };
   for (int64_t i = 0; i < n;) {
-    const auto [xr, wr] = rows_of(plan, x, w, outputs[i]);
+    const auto [xr, wr] = rows(i);
     const int64_t size = std::min(kGroup, x_rows - xr);
     bool run = groups && xr % kGroup == 0 && i + size <= n;
-    for (int64_t j = 1; run && j < size; ++j) run = rows_of(plan, x, w, outputs[i + j]) == std::pair{xr + j, wr};
+    for (int64_t j = 1; run && j < size; ++j) run = rows(i + j) == std::pair{xr + j, wr};
     if (!run) {
       decided[outputs[i]] = FixedRows::dot(x.rows, xr, w.rows, wr, out(outputs[i])) ? 1 : 0;
       ++i;
@@ -299,8 +302,8 @@ std::vector<int64_t> contract_fixed(const ContractionPlan& plan, const PackedOpe
     const bool groups = FixedRows::group_ready(x.rows, w.rows);
     parallel_chunks(static_cast<int64_t>(rows.start.size()) - 1, 1, [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
-        binade_row_outputs(plan, x, w, rows.order.data() + rows.start[r], rows.start[r + 1] - rows.start[r], groups,
-                           out, decided.data());
+        binade_row_outputs(rows, x, w, rows.order.data() + rows.start[r], rows.start[r + 1] - rows.start[r], groups, out,
+                           decided.data());
       }
     });
   } else {
