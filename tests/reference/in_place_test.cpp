@@ -117,6 +117,7 @@ TEST(ReferenceInPlace, CorpusGptHasTheBitsOfParametersConvertedWhole) {
     EXPECT_GE(lets_in_place(program), 4) << entry;
     const reference::ParameterStore params = reference::synthesize_parameters(program, 7, 1);
     expect_same_bits<MpfrArith>(program, entry, params);
+    expect_same_bits<BallArith>(program, entry, params);  // contract_ball_tiles: its radii too
     for (auto sums : {reference::ContractionSums::MpfrDot, reference::ContractionSums::FmaChain}) {
       reference::set_contraction_sums(sums);
       expect_same_bits<MpfrArith>(program, entry, params);

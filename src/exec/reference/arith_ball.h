@@ -93,7 +93,8 @@ class BallArith {
   void pi(Number* r) const { arb_const_pi(r, bits_); }
   void scale_2exp(Number* r, const Number* x, long k) const { arb_mul_2exp_si(r, x, k); }
 
-  // r ← r + Σ xᵢ·yᵢ, enclosed by arb_dot (one call per run of terms).
+  // r ← r + Σ xᵢ·yᵢ, enclosed by arb_dot (one call per run of terms; contract_ball.cpp's path
+  // where the operands are finite).
   void dot_accumulate(Number* r, const Number* x, int64_t x_stride, const Number* y,
                       int64_t y_stride, int64_t count) const;
 

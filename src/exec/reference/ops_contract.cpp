@@ -4,7 +4,8 @@
 // MPFR: the exact sum of the exact products, rounded once (fixed_dot.h, exact_dot.h; or by
 // mpfr_dot under ContractionSums::MpfrDot); or, when the process selects
 // ContractionSums::FmaChain, starting from an exact 0, each term added with one rounding,
-// r ← ∘(xᵢwᵢ + r). Arb: the same terms enclosed by arb_dot. Output elements are independent and computed in
+// r ← ∘(xᵢwᵢ + r). Arb: the exact contraction of the midpoints and a bound on the rest
+// (contract_ball.cpp), or, with a NaN or infinity about, the same terms enclosed by arb_dot. Output elements are independent and computed in
 // parallel, each entirely by one thread, so the bits do not depend on --threads.
 #include <cmath>
 #include <optional>
@@ -100,11 +101,7 @@ TermStatistics term_statistics(const A& a, const ContractionPlan& plan, const Va
                          [&](int64_t i) { return a.to_double(w.real(i)); }, flat);
 }
 
-// The rows of operand x (is_x) or w: the offsets of the K contracted entries (in for_each_run's
-// order), each row's base offset, and the free letters' strides in rows.
-struct RowLayout {
-  std::vector<int64_t> offsets, bases, row_strides;
-};
+}  // namespace
 
 RowLayout row_layout(const ContractionPlan& plan, bool is_x) {
   auto stride = [&](const Letter& l) { return is_x ? l.x_stride : l.w_stride; };
@@ -131,6 +128,8 @@ RowLayout row_layout(const ContractionPlan& plan, bool is_x) {
   return layout;
 }
 
+namespace {
+
 // One output element exactly, rounded once (exact_dot.h), from the operands as they are.
 void exact_element(ExactDot& dot, const ContractionPlan& plan, const Value<MpfrArith>& x,
                    const Value<MpfrArith>& w, int64_t o, __mpfr_struct* r) {
@@ -150,9 +149,8 @@ void exact_element(ExactDot& dot, const ContractionPlan& plan, const Value<MpfrA
   dot.finish(r);
 }
 
-// Each output element exactly, rounded once: the fixed-point rows decide almost every element;
-// ExactDot computes the rest (the same number). One operand may be packed in binades (a weight
-// of binary64, f32 or bf16 values; w first, else x), never both.
+}  // namespace
+
 void contract_exact(const MpfrArith& arith, const ContractionPlan& plan,
                     const Value<MpfrArith>& x, const Value<MpfrArith>& w, Value<MpfrArith>& out) {
   const OutputAt at = [&](int64_t o) { return out.real(o); };
@@ -167,6 +165,8 @@ void contract_exact(const MpfrArith& arith, const ContractionPlan& plan,
   }
   contract_exact_elements(arith, plan, x, w, rest, at);
 }
+
+namespace {
 
 // Each output element by mpfr_dot, the definition (a zero sum is +0).
 void contract_mpfr_dot(const ContractionPlan& plan, const Value<MpfrArith>& x, const Value<MpfrArith>& w,
@@ -342,6 +342,7 @@ Value<A> eval_contract(const A& arith, const ir::Let& let, const Value<A>& x, co
     if (sums == ContractionSums::Exact) contract_exact(arith, plan, x, w, out);
     if (sums == ContractionSums::MpfrDot) contract_mpfr_dot(plan, x, w, out);
   }
+  if constexpr (std::is_same_v<A, BallArith>) exact = contract_ball(arith, plan, x, w, out);
   if (!exact) contract_chain(arith, plan, x, w, out);
   if (terms != nullptr) {
     terms->resize(static_cast<size_t>(out.size()));

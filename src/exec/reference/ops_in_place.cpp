@@ -65,9 +65,9 @@ std::vector<double> read_tile(const Value<A>& source, size_t axis, int64_t first
   return values;
 }
 
-// The same slice as exact numbers.
-template <class A>
-Value<A> convert_tile(const A& arith, const Value<A>& source, size_t axis, int64_t first, int64_t count) {
+// The same slice as exact numbers (of A; the source may be another arithmetic's value).
+template <class A, class S>
+Value<A> convert_tile(const A& arith, const Value<S>& source, size_t axis, int64_t first, int64_t count) {
   Shape shape = source.shape;
   shape[axis] = count;
   Value<A> tile = Value<A>::make_real(arith, shape);
@@ -102,8 +102,9 @@ struct Tiling {
 // rows decide have the bits eval_contract gives them, and one they do not (a NaN or infinite
 // entry, a row spread over more than 384 bits, a rounding too close to call) is computed
 // exactly from the tile converted, as eval_contract computes it.
+template <class S>
 Value<MpfrArith> contract_tiles_exact(const MpfrArith& arith, const ir::Let& let, const Value<MpfrArith>& other,
-                                      const Value<MpfrArith>& source, bool tile_w, const Tiling& t) {
+                                      const Value<S>& source, bool tile_w, const Tiling& t) {
   Value<MpfrArith> out = Value<MpfrArith>::make_real(arith, let.type.shape);
   std::optional<PackedOperand> packed_other;
   for (int64_t first = 0; first < t.extent; first += t.step) {
@@ -127,6 +128,41 @@ Value<MpfrArith> contract_tiles_exact(const MpfrArith& arith, const ir::Let& let
     const Value<MpfrArith> exact = convert_tile(arith, source, t.axis, first, count);
     contract_exact_elements(arith, plan, tile_w ? other : exact, tile_w ? exact : other, rest, at);
   }
+  return out;
+}
+
+// The ball contraction (contract_ball.cpp) of a ball operand and a parameter read in place: the
+// midpoints by contract_tiles_exact (the parameter's tiles packed from its stored values, IFMA
+// where it applies), the radii Σ r·|w| from the tiles read again (the parameter is exact).
+// nullopt where the other operand has a NaN, an infinity or a number beyond binary64.
+std::optional<Value<BallArith>> contract_ball_tiles(const BallArith& arith, const ir::Let& let,
+                                                    const Value<BallArith>& other, const Value<BallArith>& source,
+                                                    bool tile_w, const Tiling& t) {
+  const auto plan_of = [&](int64_t count) {
+    Shape tile_shape = source.shape;
+    tile_shape[t.axis] = count;
+    return plan_contraction(let.attrs.spec, tile_w ? other.shape : tile_shape, tile_w ? tile_shape : other.shape);
+  };
+  BallRows rows;
+  if (!ball_rows(arith, plan_of(std::min(t.step, t.extent)), other, tile_w, rows)) return std::nullopt;
+  const Value<MpfrArith> mid = contract_tiles_exact(MpfrArith(arith.bits()), let, rows.mid, source, tile_w, t);
+  std::vector<double> radius(rows.exact ? 0 : static_cast<size_t>(mid.size()), 0);
+  for (int64_t first = 0; first < t.extent && !rows.exact; first += t.step) {
+    const int64_t count = std::min(t.step, t.extent - first), run = count * t.inner;
+    const ContractionPlan plan = plan_of(count);
+    const std::vector<double> values = read_tile(source, t.axis, first, count);
+    const BallRows tile = exact_ball_rows(plan, values.data(), !tile_w);
+    int64_t outputs = 1;
+    for (const Letter& letter : plan.free) outputs *= letter.extent;
+    parallel_chunks(outputs, 8, [&](int64_t begin, int64_t end) {
+      for (int64_t p = begin; p < end; ++p) {
+        radius[static_cast<size_t>((p / run * t.extent + first) * t.inner + p % run)] =
+            tile_w ? radius_bound(plan, rows, tile, p) : radius_bound(plan, tile, rows, p);
+      }
+    });
+  }
+  Value<BallArith> out = Value<BallArith>::make_real(arith, let.type.shape);
+  set_balls(arith, mid, radius, out);
   return out;
 }
 
@@ -154,6 +190,13 @@ Value<A> contract_in_place(const A& arith, const ir::Let& let, const Value<A>& x
     if (terms == nullptr && contraction_sums() == ContractionSums::Exact && FixedRows::supports(arith.bits()) &&
         x.size() > 0 && w.size() > 0) {
       return contract_tiles_exact(arith, let, tile_w ? x : w, source, tile_w, Tiling{axis, out_axis, extent, step, inner});
+    }
+  }
+  if constexpr (std::is_same_v<A, BallArith>) {
+    if (terms == nullptr && FixedRows::supports(arith.bits()) && x.size() > 0 && w.size() > 0) {
+      std::optional<Value<BallArith>> out =
+          contract_ball_tiles(arith, let, tile_w ? x : w, source, tile_w, Tiling{axis, out_axis, extent, step, inner});
+      if (out) return std::move(*out);
     }
   }
   Value<A> out = Value<A>::make_real(arith, let.type.shape);
