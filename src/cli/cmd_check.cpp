@@ -38,6 +38,7 @@ struct CheckOptions {
   std::string model = "cond";
   int sites = 10;
   bool measure = false;
+  long certify_bits = proof::kCertifyMaxBits;  // --certify-bits
   std::string contract;  // --contract C: the chip contract's gap (cli/check_contract.h)
 };
 
@@ -82,9 +83,10 @@ Report compute(const CheckOptions& options, const precision::Envelope& envelope,
     report.measured =
         precision::measure_gap(prepared.program, *prepared.entry, realization, prepared.parameters,
                                prepared.count, inputs, exact, global.threads);
-    report.reference =
-        proof::certify_reference(prepared.program, *prepared.entry, prepared.parameters,
-                                 prepared.count, inputs, exact, global.threads);
+    report.reference = proof::certify_gap(prepared.program, *prepared.entry, prepared.parameters, prepared.count,
+                                          inputs, exact, global.threads, report.measured->absolute,
+                                          std::max<long>(options.certify_bits, envelope.bits),
+                                          [](const std::string& line) { std::cerr << "check --measure: " << line << std::endl; });
   }
   return report;
 }
@@ -147,6 +149,7 @@ nlohmann::json report_json(const CheckOptions& options, const precision::Envelop
                        {"magnitude", number(report.measured->magnitude)},
                        {"bits", envelope.bits},
                        {"reference_radius", number(report.reference->radius)},
+                       {"reference_ball_bits", report.reference->bits},
                        {"certified", certified(report)}};
   }
   return out;
@@ -190,7 +193,7 @@ void print_report(const CheckOptions& options, const precision::Envelope& envelo
     std::cout << fmt::format(
         "{:<10} {:>12.3e} {:>12}   (the reference's own distance to the denotation, proven by Arb "
         "balls at {} bits on the {} samples, {:.1f} s)\n",
-        "reference", report.reference->radius, "", envelope.bits, report.reference->samples,
+        "reference", report.reference->radius, "", report.reference->bits, report.reference->samples,
         report.reference->seconds);
     if (!certified(report)) {
       std::cout << fmt::format(
@@ -252,6 +255,7 @@ Registration registration("check", 35, [](CLI::App& app, GlobalOptions& global) 
   command->add_flag(
       "--measure", options->measure,
       "Also run R natively and the exact reference on the envelope's samples: the largest gap");
+  add_certify_bits_option(*command, options->certify_bits);
   command->add_option("--contract", options->contract,
                       "With --measure: a chip contract's gap against the exact meaning, product by product "
                       "(docs/chip.md)");

@@ -113,7 +113,7 @@ void print_reference(const SolveRun& run) {
   const proof::CertifiedReference& r = *run.reference;
   std::cout << fmt::format("reference   within {:.3e} of the denotation, proven (Arb balls at {} bits on {} of the {} "
                            "samples, {:.1f} s)\n",
-                           r.radius, run.envelope.bits, r.samples, run.prepared.count, r.seconds);
+                           r.radius, r.bits, r.samples, run.prepared.count, r.seconds);
   if (!proof::certifies(r, run.solution.gap.absolute)) {
     std::cout << fmt::format("flagged     the measured gap is not {:g}× the reference's proven distance to the denotation: "
                              "it is not read as a value (calibrate at more --bits)\n",

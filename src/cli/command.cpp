@@ -19,6 +19,14 @@ void add_threads_option(CLI::App& command, GlobalOptions& global) {
       ->check(CLI::Range(1, 4096));
 }
 
+void add_certify_bits_option(CLI::App& command, long& bits) {
+  command.add_option("--certify-bits", bits,
+                     "The most bits the Arb ball reference may take: it runs at the envelope's bits and, where its "
+                     "bound does not certify the gap (balls lose bits to wrapping, ~20-30 a transformer layer), again "
+                     "at the bits that bound says it needs, up to this many (above 512 bits, ~10x slower)")
+      ->check(CLI::Range(53L, 1L << 20))->capture_default_str();
+}
+
 void add_seed_option(CLI::App& command, GlobalOptions& global) {
   command.add_option("--seed", global.seed, "Seed of every generator this run uses")
       ->capture_default_str();

@@ -39,6 +39,8 @@ struct Registration {
 void add_threads_option(CLI::App& command, GlobalOptions& global);
 void add_seed_option(CLI::App& command, GlobalOptions& global);
 void add_json_option(CLI::App& command, GlobalOptions& global);
+// --certify-bits (check --measure, solve --certify): the most bits the ball reference may take.
+void add_certify_bits_option(CLI::App& command, long& bits);
 
 // A registered command added to an app, and what runs it once the command line is parsed.
 struct CommandRunner {

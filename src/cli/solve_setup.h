@@ -26,6 +26,7 @@ struct SolveCommandOptions {
   bool exhaustive = false, quiet = false;
   bool no_exact_cache = false;     // --no-exact-cache: run the reference, read and write no cache
   int64_t certify = 1;             // --certify N: δ_p proven by Arb balls on the first N samples (0: off)
+  long certify_bits = proof::kCertifyMaxBits;  // --certify-bits: the most bits a ball run may take
   bool quant = false;              // --quant: the integer pass after the float solve
   std::string scheme = "absmax";   // --scheme: its scales
   std::string sweep = "exact";     // --sweep: --quant's cotangents from the reference, or native f64

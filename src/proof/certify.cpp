@@ -3,6 +3,8 @@
 
 #include <arb.h>
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -47,10 +49,11 @@ double distance_bound(const arb_struct* ball, const __mpfr_struct* x, long bits)
 CertifiedReference certify_reference(const ir::Program& program, const ir::Function& entry,
                                      const reference::ParameterStore& parameters, int64_t count,
                                      const precision::SampleInputs& inputs,
-                                     const precision::ExactOutputs& exact, int threads) {
+                                     const precision::ExactOutputs& exact, int threads, long bits) {
+  internal_assert(bits >= exact.bits);
   const auto start = std::chrono::steady_clock::now();
   reference::RunOptions options;
-  options.bits = exact.bits;
+  options.bits = bits;
   options.threads = threads;
   reference::SampleArguments<reference::BallArith> arguments_of =
       [&](const reference::BallArith& arith, int64_t k) {
@@ -70,13 +73,52 @@ CertifiedReference certify_reference(const ir::Program& program, const ir::Funct
       if (!ball.is_real()) continue;  // integers are exact
       for (int64_t i = 0; i < reference::element_count(ball.shape); ++i) {
         certified.radius =
-            std::max(certified.radius, distance_bound(ball.real(i), point.real(i), exact.bits));
+            std::max(certified.radius, distance_bound(ball.real(i), point.real(i), bits));
       }
     }
   }
+  certified.bits = bits;
   certified.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  certified.runs = {{bits, certified.radius, certified.seconds}};
   return certified;
+}
+
+CertifiedReference certify_gap(const ir::Program& program, const ir::Function& entry,
+                               const reference::ParameterStore& parameters, int64_t count,
+                               const precision::SampleInputs& inputs, const precision::ExactOutputs& exact,
+                               int threads, double gap, long max_bits,
+                               const std::function<void(const std::string&)>& note) {
+  std::vector<BallRun> runs;
+  double seconds = 0;
+  for (long bits = exact.bits;;) {
+    if (note) note(fmt::format("certifying the reference's own gap: Arb balls at {} bits on {} samples", bits, count));
+    CertifiedReference certified = certify_reference(program, entry, parameters, count, inputs, exact, threads, bits);
+    runs.push_back(certified.runs.front());
+    seconds += certified.seconds;
+    long next = 2 * bits;  // from an infinite radius
+    if (std::isfinite(certified.radius) && certified.radius > 0) {
+      const double lost = std::log2(16 * kCertifiedFactor * certified.radius / gap);
+      next = (bits + static_cast<long>(std::ceil(lost)) + 63) / 64 * 64;
+    }
+    // More bits help only while the balls' growth is what bounds it: once the bound is the MPFR
+    // reference's own distance |x − m| (it did not fall 4× with the bits), they do not.
+    const bool stalled = runs.size() >= 2 && certified.radius > runs[runs.size() - 2].radius / 4;
+    if (certifies(certified, gap) || !(gap > 0) || bits >= max_bits || next <= bits || stalled) {
+      if (note && !certifies(certified, gap)) {
+        note(fmt::format("the reference's own gap is bounded by {:.3e} at {} bits: not certified{}", certified.radius,
+                         bits, stalled ? " (more bits do not narrow it: calibrate at more --bits)" : ""));
+      }
+      certified.runs = std::move(runs);
+      certified.seconds = seconds;
+      return certified;
+    }
+    if (note) {
+      note(fmt::format("the bound {:.3e} at {} bits does not certify the gap {:.3e}: again at {} bits",
+                       certified.radius, bits, gap, std::min(next, max_bits)));
+    }
+    bits = std::min(next, max_bits);
+  }
 }
 
 }  // namespace presk::proof

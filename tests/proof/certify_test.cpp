@@ -65,7 +65,7 @@ TEST(CertifiedReference, BoundsTheDistanceToAFourTimesFinerReference) {
       const precision::ExactOutputs finer =
           precision::run_exactly(program, entry, parameters, 2, inputs, 4 * bits, 1);
       const CertifiedReference certified =
-          certify_reference(program, entry, parameters, 2, inputs, at_p, 1);
+          certify_reference(program, entry, parameters, 2, inputs, at_p, 1, bits);
       const double distance = largest_difference(at_p, finer);
       EXPECT_EQ(certified.samples, 2);
       EXPECT_GE(certified.radius, distance) << file << " at " << bits;
@@ -107,6 +107,63 @@ TEST(CertifiedReference, CheckMeasurePrintsItAndFlagsAGapBelowIt) {
   }
 }
 
+// The program and samples of the tests below.
+struct Case {
+  ir::Program program;
+  reference::ParameterStore parameters;
+  precision::SampleInputs inputs;
+  const ir::Function& entry() const { return *program.find_function("logits"); }
+};
+Case mlp_case() {
+  lang::FrontendOptions options;
+  options.entry = "logits";
+  options.dims = {{"B", 3}};
+  Case c{lang::compile(lang::read_source(std::string(PRESK_SOURCE_DIR) + "/examples/mlp.psk"), options), {}, {}};
+  c.parameters = reference::synthesize_parameters(c.program, 1, 1);
+  const ir::Function& entry = c.entry();
+  c.inputs = [&entry](int64_t k) { return reference::synthesize_inputs(entry, 7, 2, k); };
+  return c;
+}
+
+// certify_gap runs the balls again at more bits where their bound does not certify the gap: at
+// 128 bits the bound r is mostly the balls' own growth, so a gap of exactly 1000·r (not
+// certified: the gap must exceed it) is certified at 128 + ⌈log2 16⌉ → 192 bits, whose bound is
+// below r; capped at 128 bits, or with a gap of 0, it runs once. At 53 bits the bound is the
+// MPFR reference's own distance, which more bits do not narrow, for a gap too small: it stops.
+TEST(CertifiedReference, MoreBitsCertifyWhatTheBallsWrappedAndStopWhereTheyCannot) {
+  const Case c = mlp_case();
+  const precision::ExactOutputs at_128 = precision::run_exactly(c.program, c.entry(), c.parameters, 2, c.inputs, 128, 1);
+  const CertifiedReference once = certify_reference(c.program, c.entry(), c.parameters, 2, c.inputs, at_128, 1, 128);
+  const double gap = kCertifiedFactor * once.radius;
+  ASSERT_FALSE(certifies(once, gap));
+  std::vector<std::string> notes;
+  const auto note = [&](const std::string& line) { notes.push_back(line); };
+  const CertifiedReference again =
+      certify_gap(c.program, c.entry(), c.parameters, 2, c.inputs, at_128, 1, gap, kCertifyMaxBits, note);
+  ASSERT_EQ(again.runs.size(), 2u);
+  EXPECT_EQ(again.runs[0].bits, 128);
+  EXPECT_EQ(again.runs[0].radius, once.radius);
+  EXPECT_EQ(again.runs[1].bits, 192);
+  EXPECT_EQ(again.bits, 192);
+  EXPECT_LT(again.radius, once.radius);
+  EXPECT_TRUE(certifies(again, gap));
+  EXPECT_EQ(notes.size(), 3u);  // two runs and the step between them
+  EXPECT_EQ(certify_gap(c.program, c.entry(), c.parameters, 2, c.inputs, at_128, 1, gap, 128, {}).runs.size(), 1u);
+  EXPECT_EQ(certify_gap(c.program, c.entry(), c.parameters, 2, c.inputs, at_128, 1, 0, 512, {}).runs.size(), 1u);
+
+  const precision::ExactOutputs at_53 = precision::run_exactly(c.program, c.entry(), c.parameters, 2, c.inputs, 53, 1);
+  const CertifiedReference coarse = certify_reference(c.program, c.entry(), c.parameters, 2, c.inputs, at_53, 1, 53);
+  // A gap 1000× below anything the 53-bit reference can be proven to: the runs stop on their
+  // own (the bound no longer falls 4×), before the cap.
+  const double tiny = coarse.radius;
+  const CertifiedReference stalled =
+      certify_gap(c.program, c.entry(), c.parameters, 2, c.inputs, at_53, 1, tiny, kCertifyMaxBits, {});
+  ASSERT_GE(stalled.runs.size(), 2u);
+  EXPECT_FALSE(certifies(stalled, tiny));
+  EXPECT_LT(stalled.bits, kCertifyMaxBits);
+  EXPECT_GT(stalled.runs.back().radius, stalled.runs[stalled.runs.size() - 2].radius / 4);
+}
+
 // presk solve certifies the reference it measured against (--certify N, default 1): the record
 // holds δ_p's bound, the report prints it and flags a gap that does not exceed it by
 // kCertifiedFactor; --certify 0 records none; the record is the same bytes at 1 and 2 threads.
@@ -126,7 +183,12 @@ TEST(CertifiedReference, SolveRecordsItPrintsItAndFlagsAGapBelowIt) {
                       r2 = folder.file(std::string("r2_") + bits + ".json");
     result = testing::run_command(solve + r1 + " --threads 1", false);
     ASSERT_EQ(result.status, 0) << result.output;
-    EXPECT_NE(result.output.find("of the denotation, proven (Arb balls at " + std::string(bits) +
+    // At 53 bits the balls run again at more bits (certify_gap), which cannot help: the bound is
+    // the 53-bit reference's own distance. The report names the bits of the run it prints.
+    const nlohmann::json first = nlohmann::json::parse(read_text(r1))["solve"]["reference"];
+    EXPECT_EQ(first["runs"].size() > 1, std::string(bits) == "53") << first.dump();
+    EXPECT_EQ(first["reference_bits"].get<int>(), std::stoi(bits));
+    EXPECT_NE(result.output.find("of the denotation, proven (Arb balls at " + std::to_string(first["bits"].get<int>()) +
                                  " bits on 2 of the 3 samples"),
               std::string::npos)
         << result.output;

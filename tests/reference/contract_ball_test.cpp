@@ -1,8 +1,8 @@
 // The ball contraction (contract_ball.cpp) against values derived apart from it: each output
 // ball holds the exact least and greatest sums over its operands' balls (each term's extremes
 // are at its box's corners, summed exactly at 1024 bits), its midpoint is mpfr_dot's of the
-// midpoints, its radius is within a small factor of arb_dot's, and an operand with a NaN or an
-// infinite radius is left to arb_dot.
+// midpoints, its radius is within a small factor of arb_dot's, an infinite radius reaches the
+// outputs it touches, and an operand with a NaN is left to arb_dot.
 #include <arb.h>
 #include <gtest/gtest.h>
 #include <mpfr.h>
@@ -146,16 +146,22 @@ TEST(ReferenceContractBall, HoldsEveryExactSumOverItsOperandsAndIsNoWiderThanArb
   }
 }
 
-TEST(ReferenceContractBall, ANanOrAnInfiniteRadiusIsLeftToArbDot) {
+// An infinite radius makes the radius of every output it reaches infinite (x's row 0 reaches
+// outputs 0…2, row 1 does not), the midpoints as before; a NaN is left to arb_dot.
+TEST(ReferenceContractBall, AnInfiniteRadiusReachesItsOutputsAndANanIsLeftToArbDot) {
   std::mt19937_64 random(7);
   const BallArith arith(128);
   Ball x = random_balls(arith, {2, 8}, 1e-3, random), w = random_balls(arith, {3, 8}, 0, random);
+  arb_zero(w.real(9));  // a zero weight against the infinite radius: 0·∞ is no bound either
   const reference::ContractionPlan plan = reference::plan_contraction("td,vd->tv", x.shape, w.shape);
-  Ball out = Ball::make_real(arith, {6});
-  EXPECT_TRUE(reference::contract_ball(arith, plan, x, w, out));
-  mag_inf(arb_radref(x.real(5)));
-  EXPECT_FALSE(reference::contract_ball(arith, plan, x, w, out));
-  x = random_balls(arith, {2, 8}, 1e-3, random);
+  Ball finite = Ball::make_real(arith, {6}), out = Ball::make_real(arith, {6});
+  ASSERT_TRUE(reference::contract_ball(arith, plan, x, w, finite));
+  mag_inf(arb_radref(x.real(1)));
+  ASSERT_TRUE(reference::contract_ball(arith, plan, x, w, out));
+  for (int64_t o = 0; o < 6; ++o) {
+    EXPECT_EQ(mag_is_inf(arb_radref(out.real(o))) != 0, o < 3) << o;
+    EXPECT_TRUE(arf_equal(arb_midref(out.real(o)), arb_midref(finite.real(o)))) << o;
+  }
   arb_indeterminate(w.real(3));
   EXPECT_FALSE(reference::contract_ball(arith, plan, x, w, out));
 }

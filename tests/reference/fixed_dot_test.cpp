@@ -3,7 +3,7 @@
 // cancellations and boundaries too close to call) exist in the draws, so the refusal is
 // exercised too. Then every example's entries through the interpreter: the default contraction
 // (fixed point, ExactDot for the rest) equal to mpfr_dot's (ContractionSums::MpfrDot) on every
-// output element, at 128 and 256 bits. Rows in binades (weights of binary64, f32 and bf16
+// output element, at 128, 256 and 512 bits. Rows in binades (weights of binary64, f32 and bf16
 // values) against mpfr_dot and against the rows of the same operand, and the interpreter on
 // weights rounded to f32 against mpfr_dot.
 #include <gtest/gtest.h>
@@ -45,7 +45,7 @@ TEST(ReferenceFixedDot, EveryDecidedElementIsMpfrDots) {
   gmp_randinit_default(state);
   gmp_randseed_ui(state, 13);
   int64_t decided = 0, refused = 0;
-  for (long p : {53L, 64L, 65L, 127L, 128L, 129L, 192L, 256L}) {
+  for (long p : {53L, 64L, 65L, 127L, 128L, 129L, 192L, 256L, 257L, 383L, 512L}) {
     for (int trial = 0; trial < 24; ++trial) {
       const int64_t rows = 4, n = 1 + static_cast<int64_t>(rng() % 48);
       MpfrBuffer x(rows * n, p), w(rows * n, p), got(1, p), want(1, p);
@@ -88,7 +88,7 @@ TEST(ReferenceFixedDot, EveryDecidedElementIsMpfrDots) {
 
 // Exact rows (no cut): a tie rounds to even, and an exact zero sum is +0.
 TEST(ReferenceFixedDot, ExactRowsRoundTiesToEvenAndGiveZeroAsPlusZero) {
-  for (long p : {53L, 128L, 129L, 256L}) {
+  for (long p : {53L, 128L, 129L, 256L, 512L}) {
     MpfrBuffer x(3, p), w(3, p), r(1, p), want(1, p);
     for (int i = 0; i < 3; ++i) mpfr_set_ui(w.data() + i, 1, MPFR_RNDN);
     // (2^(p−1) + 1) + (2^(p−2) + 1/2) = 3·2^(p−2) + 3/2: p + 1 bits, a tie; to even, 3·2^(p−2) + 2
@@ -132,7 +132,7 @@ TEST(ReferenceFixedDot, BinadesEqualMpfrDotAndTheRows) {
   gmp_randinit_default(state);
   gmp_randseed_ui(state, 19);
   int64_t decided = 0, refused = 0, both = 0, from_binary64 = 0;
-  for (long p : {53L, 64L, 128L, 129L, 192L, 256L}) {
+  for (long p : {53L, 64L, 128L, 129L, 192L, 256L, 320L, 512L}) {
     for (int m : {53, 24, 8}) {
       if (m > p) continue;
       for (int trial = 0; trial < 12; ++trial) {
@@ -264,7 +264,7 @@ TEST(ReferenceFixedDot, GroupsOfEightRowsAreTheScalarKernels) {
 TEST(ReferenceFixedDot, BinadesFromBinary64AreThoseOfTheSameNumbers) {
   const std::vector<double> weights = {0x1p-1074, -0x1.8p-1070, 0x1.8p-1022, 0x1p-1000, -0x1.fffffffffffffp-1023,
                                        0x1.234p+1000, -0x1.fffffffffffffp+1023, 0x1p+990, 0.0, -0.0, 1.0, 0x1p-60};
-  for (long p : {53L, 128L, 256L}) {
+  for (long p : {53L, 128L, 256L, 512L}) {
     const int64_t n = 4, rows = static_cast<int64_t>(weights.size()) / n;
     MpfrBuffer w(rows * n, p), x(rows * n, p), a(1, p), b(1, p);
     for (int64_t i = 0; i < rows * n; ++i) {
@@ -374,7 +374,7 @@ TEST(ReferenceFixedDot, EveryExampleEqualsMpfrDotThroughTheInterpreter) {
       if (type.kind == ir::ElemKind::Int && range == 0) range = reference::default_token_range(program);
     }
     auto inputs = reference::synthesize_inputs(function, 3, range);
-    for (long bits : {128L, 256L, 0L}) {  // 0: 128 bits, the parameters rounded to f32 (binades)
+    for (long bits : {128L, 256L, 512L, 0L}) {  // 0: 128 bits, the parameters rounded to f32 (binades)
       if (bits == 0) {
         bits = 128;
         for (const ir::Param& param : program.params) {

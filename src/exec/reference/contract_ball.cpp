@@ -32,8 +32,7 @@ bool ball_rows(const BallArith& arith, const ContractionPlan& plan, const Value<
   parallel_chunks(v.size(), 4096, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const arb_struct* ball = v.real(i);
-      if (!arf_is_finite(arb_midref(ball)) || !mag_is_finite(arb_radref(ball)) ||
-          arf_get_mpfr(rows.mid.real(i), arb_midref(ball), MPFR_RNDN) != 0) {
+      if (!arf_is_finite(arb_midref(ball)) || arf_get_mpfr(rows.mid.real(i), arb_midref(ball), MPFR_RNDN) != 0) {
         ok = false;
         return;
       }
@@ -52,8 +51,8 @@ bool ball_rows(const BallArith& arith, const ContractionPlan& plan, const Value<
         const arb_struct* ball = v.real(rows.layout.bases[static_cast<size_t>(r)] + rows.layout.offsets[static_cast<size_t>(k)]);
         const size_t at = static_cast<size_t>(r * k_count + k);
         rows.abs_mid[at] = std::fabs(arf_get_d(arb_midref(ball), ARF_RND_UP));  // away from 0
-        if (!rows.exact) rows.radius[at] = mag_get_d(arb_radref(ball));           // an upper bound
-        if (!std::isfinite(rows.abs_mid[at]) || (!rows.exact && !std::isfinite(rows.radius[at]))) ok = false;
+        if (!rows.exact) rows.radius[at] = mag_get_d(arb_radref(ball));           // an upper bound; ∞ stays ∞
+        if (!std::isfinite(rows.abs_mid[at])) ok = false;
       }
     }
   });
@@ -99,7 +98,7 @@ double radius_bound(const ContractionPlan& plan, const BallRows& x, const BallRo
     const double* rw = w.exact ? nullptr : w.radius.data() + wo;
     for (int64_t k = 0; k < k_count; ++k) s[k & 3] += rx[k] * (rw == nullptr ? aw[k] : aw[k] + rw[k]);
   }
-  const double sum = (s[0] + s[1]) + (s[2] + s[3]);
+  const double sum = (s[0] + s[1]) + (s[2] + s[3]);  // ∞, or NaN (0·∞): not finite, an infinite radius
   const double n = 2 * static_cast<double>(k_count);  // the summands, at most
   const double raised = (sum + 2 * n * 0x1p-1074) * (1 + 2 * (n + 6) * 0x1p-53);
   constexpr double kInf = std::numeric_limits<double>::infinity();

@@ -63,8 +63,8 @@ struct BallRows {
   std::vector<double> abs_mid, radius;
   bool exact = true;  // every radius 0 (radius empty)
 };
-// false where an entry is NaN or infinite, has more bits than the working precision, or a
-// magnitude beyond binary64's.
+// false where an entry's midpoint is NaN or infinite, has more bits than the working precision,
+// or a magnitude beyond binary64's (an infinite radius is held as ∞).
 bool ball_rows(const BallArith& arith, const ContractionPlan& plan, const Value<BallArith>& v, bool is_x,
                BallRows& rows);
 // An exact operand of binary64 values in its row-major layout (no midpoints: |v| only).

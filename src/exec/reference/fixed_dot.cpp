@@ -24,7 +24,7 @@ using limbs::Limb;
 using limbs::product;
 using limbs::Wide;
 
-constexpr int kMaxLimbs = 5;  // L ≤ N + 1 ≤ 5 (256 bits)
+constexpr int kMaxLimbs = 9;  // L ≤ N + 1 ≤ 9 (512 bits)
 
 int limbs_of(long bits) { return static_cast<int>((bits + kLimbBits - 1) / kLimbBits); }
 
@@ -155,8 +155,8 @@ void accumulate_binade(const Limb* x, const BinadeEntry* e, const BinadeEntry* e
 
 using AccumulateBinade = void (*)(const Limb*, const BinadeEntry*, const BinadeEntry*, Limb, Limb*);
 constexpr std::array<AccumulateBinade, kMaxLimbs> kAccumulateBinade = {
-    &accumulate_binade<1>, &accumulate_binade<2>, &accumulate_binade<3>, &accumulate_binade<4>,
-    &accumulate_binade<5>};
+    &accumulate_binade<1>, &accumulate_binade<2>, &accumulate_binade<3>, &accumulate_binade<4>, &accumulate_binade<5>,
+    &accumulate_binade<6>, &accumulate_binade<7>, &accumulate_binade<8>, &accumulate_binade<9>};
 
 // total (size limbs) += a·2^shift, a two's complement of `count` limbs (sign-extended).
 void add_shifted(Limb* total, int size, const Limb* a, int count, int64_t shift) {

@@ -52,8 +52,8 @@ class FixedRows {
   FixedRows(long bits, const double* data, const std::vector<int64_t>& row_base,
             const std::vector<int64_t>& offsets);
 
-  // Whether the fixed point applies at this precision (≤ 256 bits); above it, use ExactDot.
-  static bool supports(long bits) { return bits <= 256; }
+  // Whether the fixed point applies at this precision (≤ 512 bits); above it, use ExactDot.
+  static bool supports(long bits) { return bits <= 512; }
 
   // r ← ∘(Σ_k x(xr, k)·w(wr, k)) at r's precision (= bits) when the integer sum decides it;
   // false (r untouched) when it does not: a NaN or infinite entry, a cancellation or a

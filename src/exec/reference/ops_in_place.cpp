@@ -5,7 +5,7 @@
 // element is computed from its own terms alone, in the same order, by the same code (the
 // fixed-point rows decide the correctly rounded sum or ExactDot computes the same number; the fma
 // chain, mpfr_dot and arb_dot are per element), so the bits are those of the operand converted
-// whole. The exact contraction at 256 bits or fewer (the default) skips the conversion: each tile
+// whole. The exact contraction at 512 bits or fewer (the default: 128) skips the conversion: each tile
 // is packed in binades straight from its stored values (contract_tiles_exact below), the same
 // rows. An embed converts only the rows it gathers (ops_layout.cpp).
 #include <algorithm>
