@@ -176,6 +176,7 @@ void certify_solve(const SolveCommandOptions& options, const GlobalOptions& glob
   nlohmann::ordered_json runs = nlohmann::ordered_json::array();
   for (const proof::BallRun& r : run.reference->runs) {
     runs.push_back({{"bits", r.bits}, {"radius", json_number<nlohmann::ordered_json>(r.radius)}});
+    if (!r.wrapped_at.empty()) runs.back()["wrapped_at"] = r.wrapped_at;
   }
   run.file["solve"]["reference"] = {{"radius", json_number<nlohmann::ordered_json>(run.reference->radius)},
                                     {"samples_certified", count},

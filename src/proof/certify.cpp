@@ -44,6 +44,33 @@ double distance_bound(const arb_struct* ball, const __mpfr_struct* x, long bits)
   return bound;
 }
 
+// A ball whose radius became infinite while its midpoint is finite, or indeterminate (a NaN
+// midpoint: a division or a root of a ball about 0): the balls have wrapped past this precision
+// (each contraction multiplies the radii by about Σ|w|), so every bound after it is infinite or
+// nearly; the run stops there (WrapWatch) instead of running its special cases (MPFR at each
+// ball's endpoints) to the end. A program whose MPFR values are themselves NaN somewhere is
+// never certified (a NaN output never was; an intermediate one that a `where` discards now is
+// not either).
+struct Wrapped {
+  std::string site;
+};
+
+class WrapWatch : public reference::Observer {
+ public:
+  bool wants_parameters() const override { return false; }
+  void on_value(const reference::SiteContext& site, const reference::ValueView& value) override {
+    if (value.ball == nullptr) return;
+    for (int64_t i = 0; i < value.count; ++i) {
+      const arb_struct* ball = value.ball + i;
+      if ((mag_is_inf(arb_radref(ball)) && arf_is_finite(arb_midref(ball))) || arf_is_nan(arb_midref(ball))) {
+        std::string layers;
+        for (int64_t l : site.layers) layers += fmt::format("[{}]", l);
+        throw Wrapped{site.module_path + layers + " " + site.site_name()};
+      }
+    }
+  }
+};
+
 }  // namespace
 
 CertifiedReference certify_reference(const ir::Program& program, const ir::Function& entry,
@@ -52,9 +79,11 @@ CertifiedReference certify_reference(const ir::Program& program, const ir::Funct
                                      const precision::ExactOutputs& exact, int threads, long bits) {
   internal_assert(bits >= exact.bits);
   const auto start = std::chrono::steady_clock::now();
+  WrapWatch watch;
   reference::RunOptions options;
   options.bits = bits;
   options.threads = threads;
+  options.observer = &watch;
   reference::SampleArguments<reference::BallArith> arguments_of =
       [&](const reference::BallArith& arith, int64_t k) {
         std::vector<Ball> arguments;
@@ -62,11 +91,18 @@ CertifiedReference certify_reference(const ir::Program& program, const ir::Funct
           arguments.push_back(reference::to_value(arith, input));
         return arguments;
       };
-  const std::vector<std::vector<Ball>> balls = reference::run_samples<reference::BallArith>(
-      program, entry, parameters, count, arguments_of, options);
   CertifiedReference certified;
   certified.samples = count;
-  for (int64_t k = 0; k < count; ++k) {
+  certified.bits = bits;
+  std::vector<std::vector<Ball>> balls;
+  try {
+    balls = reference::run_samples<reference::BallArith>(program, entry, parameters, count, arguments_of, options);
+  } catch (const Wrapped& wrapped) {
+    certified.radius = std::numeric_limits<double>::infinity();
+    certified.wrapped_at = wrapped.site;
+    balls.clear();
+  }
+  for (int64_t k = 0; k < static_cast<int64_t>(balls.size()); ++k) {
     for (size_t r = 0; r < balls[k].size(); ++r) {
       const Ball& ball = balls[k][r];
       const Point& point = exact.samples.at(k).at(r);
@@ -77,10 +113,9 @@ CertifiedReference certify_reference(const ir::Program& program, const ir::Funct
       }
     }
   }
-  certified.bits = bits;
   certified.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  certified.runs = {{bits, certified.radius, certified.seconds}};
+  certified.runs = {{bits, certified.radius, certified.seconds, certified.wrapped_at}};
   return certified;
 }
 
@@ -114,8 +149,11 @@ CertifiedReference certify_gap(const ir::Program& program, const ir::Function& e
       return certified;
     }
     if (note) {
-      note(fmt::format("the bound {:.3e} at {} bits does not certify the gap {:.3e}: again at {} bits",
-                       certified.radius, bits, gap, std::min(next, max_bits)));
+      note(certified.wrapped_at.empty()
+               ? fmt::format("the bound {:.3e} at {} bits does not certify the gap {:.3e}: again at {} bits",
+                             certified.radius, bits, gap, std::min(next, max_bits))
+               : fmt::format("the balls' radius became infinite at {} ({} bits): again at {} bits", certified.wrapped_at,
+                             bits, std::min(next, max_bits)));
     }
     bits = std::min(next, max_bits);
   }

@@ -23,6 +23,7 @@ struct BallRun {
   long bits = 0;
   double radius = 0;
   double seconds = 0;
+  std::string wrapped_at;  // where a radius became infinite (the run stopped there), or empty
 };
 
 struct CertifiedReference {
@@ -33,10 +34,13 @@ struct CertifiedReference {
   long bits = 0;        // the ball run's working precision (≥ the MPFR reference's)
   double seconds = 0;   // the ball runs' wall time, all of them
   std::vector<BallRun> runs;  // certify_gap: each run, in order (the last is the bound's)
+  std::string wrapped_at;     // the last run's BallRun::wrapped_at
 };
 
 // Runs `entry` in Arb ball arithmetic at `bits` (≥ exact.bits) on the samples of `exact` (MPFR)
-// and bounds each MPFR output's distance to the denotation.
+// and bounds each MPFR output's distance to the denotation. A run in which a ball's radius
+// becomes infinite while its midpoint is finite stops there, with an infinite bound (wrapped_at
+// says where): the balls have lost every bit of this precision.
 CertifiedReference certify_reference(const ir::Program& program, const ir::Function& entry,
                                      const reference::ParameterStore& parameters, int64_t count,
                                      const precision::SampleInputs& inputs,

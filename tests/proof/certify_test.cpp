@@ -164,6 +164,32 @@ TEST(CertifiedReference, MoreBitsCertifyWhatTheBallsWrappedAndStopWhereTheyCanno
   EXPECT_GT(stalled.runs.back().radius, stalled.runs[stalled.runs.size() - 2].radius / 4);
 }
 
+// Balls that lose every bit (x/3·3 − x holds 0, so its reciprocal is indeterminate) stop where
+// they do, at each precision: 128, 256, then 512 bits (the cap), each run naming the site, the
+// bound infinite.
+TEST(CertifiedReference, ARunWhoseBallsWrapStopsThereAndDoublesItsBits) {
+  testing_support::TempFolder folder;
+  const std::string path = folder.file("wrap.psk");
+  std::ofstream(path) << "dim T\nentry f(x : R[T]) -> R[T] = 1 / (x / 3 * 3 - x)\n";
+  lang::FrontendOptions options;
+  options.entry = "f";
+  options.dims = {{"T", 4}};
+  const ir::Program program = lang::compile(lang::read_source(path), options);
+  const ir::Function& entry = *program.find_function("f");
+  const reference::ParameterStore parameters = reference::synthesize_parameters(program, 1, 1);
+  const precision::SampleInputs inputs = [&](int64_t k) { return reference::synthesize_inputs(entry, 7, 2, k); };
+  const precision::ExactOutputs exact = precision::run_exactly(program, entry, parameters, 1, inputs, 128, 1);
+  const CertifiedReference certified =
+      certify_gap(program, entry, parameters, 1, inputs, exact, 1, 1.0, kCertifyMaxBits, {});
+  ASSERT_EQ(certified.runs.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(certified.runs[i].bits, 128L << i);
+    EXPECT_NE(certified.runs[i].wrapped_at.find("f/%"), std::string::npos) << certified.runs[i].wrapped_at;
+    EXPECT_TRUE(std::isinf(certified.runs[i].radius));
+  }
+  EXPECT_FALSE(certifies(certified, 1.0));
+}
+
 // presk solve certifies the reference it measured against (--certify N, default 1): the record
 // holds δ_p's bound, the report prints it and flags a gap that does not exceed it by
 // kCertifiedFactor; --certify 0 records none; the record is the same bytes at 1 and 2 threads.

@@ -145,7 +145,8 @@ Value<A> Evaluator<A>::evaluate(const ir::Function& function, uint32_t index,
   Value<A> value;
   switch (let.op) {
     case ir::Op::param:  // in place unless an observer is handed every value
-      value = read_param(let, context, observer_ == nullptr && ir::read_in_place(function, index));
+      value = read_param(let, context,
+                         (observer_ == nullptr || !observer_->wants_parameters()) && ir::read_in_place(function, index));
       break;
     case ir::Op::call: value = run_call(let, context, operands); break;
     case ir::Op::fold: value = run_fold(let, context, *operands.at(0)); break;
@@ -163,7 +164,7 @@ Value<A> Evaluator<A>::evaluate(const ir::Function& function, uint32_t index,
     default: value = compute(let, operands, want_terms ? &terms : nullptr); break;
   }
   internal_assert(value.kind == let.type.kind && value.shape == let.type.shape);
-  if (observer_ != nullptr && !let.type.is_tuple()) {
+  if (observer_ != nullptr && !let.type.is_tuple() && !value.is_in_place()) {
     if (want_terms) observer_->on_terms(site, terms);
     report(site, value, let.type);
   }

@@ -68,6 +68,9 @@ class Observer {
   virtual void on_value(const SiteContext& site, const ValueView& value) = 0;
   // Whether on_terms should be called (the interpreter then computes the statistics).
   virtual bool wants_terms() const { return false; }
+  // Whether on_value is handed the parameters read in place too (they are then converted whole,
+  // as exact numbers); false: they stay in place, and on_value does not see them.
+  virtual bool wants_parameters() const { return true; }
   // Per output element (row-major) of a sum, mean or contraction site, before on_value.
   virtual void on_terms(const SiteContext& site, std::span<const TermStatistics> terms) {
     (void)site;
