@@ -95,10 +95,9 @@ size_t element_bytes(int data_type) {
 
 const char* data_type_name(int data_type) {
   if (!onnx::TensorProto::DataType_IsValid(data_type)) return "unknown";
-  static std::string names[32];
-  std::string& name = names[data_type & 31];
-  if (name.empty()) name = onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(data_type));
-  return name.c_str();
+  // protobuf's own name, a reference to a string it keeps for the life of the process (no lazy
+  // table of ours, which two threads could fill at once)
+  return onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(data_type)).c_str();
 }
 
 std::vector<double> decode_raw(int data_type, std::span<const std::byte> bytes) {
