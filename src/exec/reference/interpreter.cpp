@@ -4,6 +4,7 @@
 // in the op family files (ops.h).
 #include "exec/reference/interpreter.h"
 
+#include <malloc.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
@@ -353,6 +354,9 @@ std::vector<Value<A>> run_function(const ir::Program& program, const ir::Functio
   tbb::task_arena arena(std::max(1, options.threads));
   std::vector<Value<A>> results;
   arena.execute([&] { results = evaluator.call(function, CallContext{}, pointers); });
+  // The run's buffers are freed; give back what the allocator keeps of them (presk's main keeps
+  // freed memory between ops, mallopt), so that what runs next does not stack on top of it.
+  malloc_trim(0);
   return results;
 }
 
