@@ -352,12 +352,9 @@ Value constant_output(Builder& builder, const std::string& name, const Value& va
   return made;
 }
 
-}  // namespace
-
-ImportedModel import_onnx(std::span<const uint8_t> bytes, const ImportOptions& options) {
-  // Held by a shared pointer: the constants of its initializers point into it, until the
-  // weights are written.
-  auto held = std::make_shared<onnx::ModelProto>(parse_model(bytes, options.source_name));
+// Held by a shared pointer: the constants of its initializers point into it, until the
+// weights are written.
+ImportedModel import_parsed(const std::shared_ptr<onnx::ModelProto>& held, const ImportOptions& options) {
   onnx::ModelProto& model = *held;
   ExternalData external(options.folder);
   external.check_all(model);
@@ -388,12 +385,17 @@ ImportedModel import_onnx(std::span<const uint8_t> bytes, const ImportOptions& o
   return write_model(builder, input);
 }
 
+}  // namespace
+
+ImportedModel import_onnx(std::span<const uint8_t> bytes, const ImportOptions& options) {
+  return import_parsed(std::make_shared<onnx::ModelProto>(parse_model(bytes, options.source_name)), options);
+}
+
 ImportedModel import_onnx_file(const std::string& path, const ImportOptions& options) {
-  std::string bytes = read_model_file(path);
   ImportOptions with_folder = options;
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   with_folder.folder = parent.empty() ? std::string(".") : parent.string();
-  return import_onnx({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, with_folder);
+  return import_parsed(std::make_shared<onnx::ModelProto>(parse_model_file(path, options.source_name)), with_folder);
 }
 
 }  // namespace presk::onnx_import

@@ -156,17 +156,34 @@ std::shared_ptr<Constant> decode_tensor(const onnx::TensorProto& tensor, const s
   return constant;
 }
 
-onnx::ModelProto parse_model(std::span<const uint8_t> bytes, const std::string& name) {
-  onnx::ModelProto model;
-  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
-      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+namespace {
+
+// E1301 unless `parsed` (the model was read whole) and it has a graph.
+void check_parsed(const onnx::ModelProto& model, bool parsed, uint64_t bytes, const std::string& name) {
+  if (!parsed) {
     user_error("E1301").hint("re-export the model; check that the file was copied whole")
-        << "`" << name << "` is not a valid ONNX model: its protobuf is corrupt or truncated ("
-        << bytes.size() << " bytes)";
+        << "`" << name << "` is not a valid ONNX model: its protobuf is corrupt or truncated (" << bytes << " bytes)";
   }
   if (!model.has_graph()) {
     user_error("E1301") << "`" << name << "` holds no graph: it is not an ONNX model";
   }
+}
+
+}  // namespace
+
+onnx::ModelProto parse_model(std::span<const uint8_t> bytes, const std::string& name) {
+  onnx::ModelProto model;
+  check_parsed(model,
+               bytes.size() <= static_cast<size_t>(INT32_MAX) &&
+                   model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())),
+               bytes.size(), name);
+  return model;
+}
+
+onnx::ModelProto parse_model_file(const std::string& path, const std::string& name) {
+  const InputFile file(path, InputFileKind{"ONNX model", "E1300", "check the path and its permissions", uint64_t{2} << 30});
+  onnx::ModelProto model;
+  check_parsed(model, model.ParseFromFileDescriptor(file.fd()), file.size(), name);
   return model;
 }
 
@@ -183,10 +200,6 @@ int default_opset(const onnx::ModelProto& model, const std::string& name) {
   return opset;
 }
 
-std::string read_model_file(const std::string& path) {
-  InputFileKind kind{"ONNX model", "E1300", "check the path and its permissions", uint64_t{2} << 30};
-  return read_input_file(path, kind);
-}
 
 }  // namespace presk::onnx_import
 

@@ -22,8 +22,10 @@ inline constexpr int kMaxOpset = 21;
 onnx::ModelProto parse_model(std::span<const uint8_t> bytes, const std::string& name);
 // The opset of the default domain: E1306 outside kMinOpset … kMaxOpset.
 int default_opset(const onnx::ModelProto& model, const std::string& name);
-// The file's bytes (E1300 when it cannot be read, E0016 past 2 GiB).
-std::string read_model_file(const std::string& path);
+// The model in the file at `path`, parsed as it is read (no copy of the file's bytes beside the
+// model: peak memory about the model's size): E1300 when it cannot be read, E0016 past 2 GiB
+// (protobuf's limit), E1301 as parse_model.
+onnx::ModelProto parse_model_file(const std::string& path, const std::string& name);
 // A tensor file for --fix-input: a serialized TensorProto (.pb) or a .npy array (E1300 when it
 // cannot be read, E1337 when it is neither).
 onnx::TensorProto read_tensor_file(const std::string& path);

@@ -26,24 +26,35 @@ namespace {
 // Closes the descriptor on every way out.
 struct Descriptor {
   int fd;
-  ~Descriptor() { ::close(fd); }
+  ~Descriptor() {
+    if (fd >= 0) ::close(fd);
+  }
 };
 
 }  // namespace
 
-std::string read_input_file(const std::string& path, const InputFileKind& kind) {
-  Descriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (file.fd < 0) refuse_unreadable(path, kind, std::strerror(errno));
+InputFile::InputFile(const std::string& path, const InputFileKind& kind)
+    : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+  if (fd_ < 0) refuse_unreadable(path, kind, std::strerror(errno));
+  Descriptor closer{fd_};  // until the checks pass
   struct stat info {};
-  if (::fstat(file.fd, &info) != 0) refuse_unreadable(path, kind, std::strerror(errno));
+  if (::fstat(fd_, &info) != 0) refuse_unreadable(path, kind, std::strerror(errno));
   if (S_ISDIR(info.st_mode)) refuse_unreadable(path, kind, "it is a folder");
   if (S_ISREG(info.st_mode) && uint64_t(info.st_size) > kind.limit) {
     refuse_too_large(path, kind, byte_count_text(uint64_t(info.st_size)));
   }
+  size_ = S_ISREG(info.st_mode) ? uint64_t(info.st_size) : 0;
+  closer.fd = -1;
+}
+
+InputFile::~InputFile() { ::close(fd_); }
+
+std::string read_input_file(const std::string& path, const InputFileKind& kind) {
+  const InputFile file(path, kind);
   std::string bytes;
   char buffer[1 << 16];
   for (;;) {
-    ssize_t got = ::read(file.fd, buffer, sizeof buffer);
+    ssize_t got = ::read(file.fd(), buffer, sizeof buffer);
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) refuse_unreadable(path, kind, std::strerror(errno));
     if (got == 0) break;

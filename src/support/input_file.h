@@ -25,6 +25,22 @@ struct InputFileKind {
 // folder), E0016 when it holds more than `kind.limit` bytes (checked before and while reading).
 std::string read_input_file(const std::string& path, const InputFileKind& kind);
 
+// `path` open for reading, checked as read_input_file checks it before it reads (the caller
+// reads it itself, e.g. a parser that streams it, and keeps to kind.limit): closed with it.
+class InputFile {
+ public:
+  InputFile(const std::string& path, const InputFileKind& kind);
+  ~InputFile();
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+  int fd() const { return fd_; }
+  uint64_t size() const { return size_; }  // a regular file's size; else 0
+
+ private:
+  int fd_ = -1;
+  uint64_t size_ = 0;
+};
+
 // "16 MiB", "1.5 GiB": a byte count for messages.
 std::string byte_count_text(uint64_t bytes);
 
