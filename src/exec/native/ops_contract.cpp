@@ -213,7 +213,7 @@ void contract_by_kernels(const Spec& s, const Value& av, const Value& bv, bool l
 template <typename C>
 bool contract_by_chip(const Spec& s, const Value& av, const Value& bv, Buffer<C>& c, const OpContext& ctx) {
   if (ctx.realization.integer_sums.bits <= 0 || s.a != s.batch + s.m + s.k) return false;
-  const std::optional<std::vector<double>> chip = chip_product(s.a, s.b, s.k, s.batch, av, bv, ctx);
+  const std::optional<std::vector<double>> chip = chip_product({s.a, s.b, s.batch, s.m, s.n, s.k}, av, bv, ctx);
   if (!chip) return false;
   internal_assert(chip->size() == c.size());
   for (size_t i = 0; i < c.size(); ++i) {
