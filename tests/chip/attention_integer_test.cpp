@@ -64,15 +64,17 @@ ir::Program chip_of(const ir::Program& program, const Contract& contract) {
   return chip_program(program, contract, quantize(program, contract, products), products);
 }
 
-// A value's elements, exactly, row-major in its shape.
+// A value's elements, exactly, row-major in its shape; `coded`: a quantize's in a scheme (the
+// chip holds its codes), or a transpose of one.
 struct Exact {
   std::vector<int64_t> shape;
   std::vector<double> values;
+  bool coded = false;
 };
 
 Exact observed(const exec::native::Value& value) {
   const exec::native::Buffer<double> x = exec::native::load_f64(value);
-  return {value.shape, std::vector<double>(x.begin(), x.end())};
+  return {value.shape, std::vector<double>(x.begin(), x.end()), false};
 }
 
 // What a quantize let's result stands for, exactly, by the meaning on the operands the native
@@ -88,6 +90,7 @@ Exact exact_quantize(const ir::Let& let, const std::vector<const exec::native::V
     std::vector<double> scales;
     for (size_t r = 0; r < v.values.size(); r += row) scales.push_back(quantize_block_exact(v.values.data() + r, row, form.values).scale);
     const std::vector<size_t> row_of = value_row_of_weights(form, x.shape, v.shape);
+    x.coded = form.weights.scheme.has_value();
     for (size_t start = 0; start < x.values.size(); start += block) {
       std::vector<mpq_class> t;
       for (size_t i = start; i < start + block; ++i) t.push_back(mpq_class(x.values[i]) * mpq_class(scales[row_of[i]]));
@@ -100,6 +103,7 @@ Exact exact_quantize(const ir::Let& let, const std::vector<const exec::native::V
   }
   const std::optional<Scheme> codes = codes_of_spec(let.attrs.spec, let.attrs.starts);
   const std::optional<Keep> keep = keep_of_spec(let.attrs.spec);
+  x.coded = !keep;
   for (size_t start = 0; start < x.values.size(); start += block) {
     double* row = x.values.data() + start;
     if (keep) {
@@ -121,7 +125,7 @@ Exact exact_transpose(const Exact& x, const std::vector<int64_t>& axes) {
   for (int64_t a : axes) shape.push_back(x.shape[static_cast<size_t>(a)]);
   std::vector<size_t> strides(x.shape.size(), 1);
   for (size_t a = x.shape.size() - 1; a-- > 0;) strides[a] = strides[a + 1] * static_cast<size_t>(x.shape[a + 1]);
-  Exact out{shape, std::vector<double>(x.values.size())};
+  Exact out{shape, std::vector<double>(x.values.size()), x.coded};
   std::vector<int64_t> index(shape.size(), 0);
   for (double& value : out.values) {
     size_t from = 0;
@@ -169,8 +173,8 @@ std::vector<double> exact_einsum(const std::string& spec, const Exact& a, const 
 }
 
 // Follows a native run let by let: the exact values of its quantizes (and transposes of them),
-// and each contraction of two such values — an attention's scores or weighted sum — against its
-// exact sum rounded once to binary64 and once into the site's type.
+// and each contraction of two such values in schemes — an attention's scores or weighted sum on
+// codes — against its exact sum rounded once to binary64 and once into the site's type.
 struct MeaningCheck {
   std::map<std::pair<std::string, uint32_t>, Exact> exact;  // by function and let, the latest call's
   int checked = 0, differing = 0;
@@ -187,7 +191,7 @@ struct MeaningCheck {
       exact[{o.function.name, o.let_index}] = exact_quantize(let, o.operands);
     } else if (let.op == ir::Op::transpose && recorded(0)) {
       exact[{o.function.name, o.let_index}] = exact_transpose(*recorded(0), let.attrs.axes);
-    } else if (let.op == ir::Op::contract && recorded(0) && recorded(1)) {
+    } else if (let.op == ir::Op::contract && recorded(0) && recorded(1) && recorded(0)->coded && recorded(1)->coded) {
       const std::vector<double> meant = exact_einsum(let.attrs.spec, *recorded(0), *recorded(1));
       const Exact got = observed(o.value);
       for (size_t i = 0; i < meant.size(); ++i) {
@@ -275,10 +279,10 @@ Observed run(const Model& model, const exec::native::Realization& realization, i
   return out;
 }
 
-// Every attention product of the prefill and of each decode step is the meaning's bits, and
-// the runs at 1 and 2 threads, SIMD and scalar, the same bytes.
-void expect_meaning(const std::string& file, Words queries, RealType type) {
-  const Contract contract = integer_attention(queries);
+// Every attention product on codes (`products` of each attention: 2, or 1 where the queries are
+// a float's) of the prefill and of each decode step is the meaning's bits, and the runs at 1 and
+// 2 threads, SIMD and scalar, the same bytes.
+void expect_meaning(const std::string& file, const Contract& contract, RealType type, int products = 2) {
   const Model model(file, contract);
   const std::vector<AttentionSite> sites = attention_sites(model.program);
   ASSERT_EQ(sites.size(), 2u) << "the prefill's and the decode step's";
@@ -286,7 +290,7 @@ void expect_meaning(const std::string& file, Words queries, RealType type) {
   const Observed observed = run(model, realization, 2, false, true);
   // Per layer (the caches' first axis): the prefill's two products, and each decode step's two.
   const int64_t layers = model.chip.find_function("decode")->argument_types[0].shape[0];
-  EXPECT_EQ(observed.check.checked, layers * 2 * (1 + kT));
+  EXPECT_EQ(observed.check.checked, layers * products * (1 + kT));
   EXPECT_EQ(observed.check.differing, 0) << observed.check.first_difference;
   const Observed one = run(model, realization, 1, false, false);
   for (const auto& [threads, scalar] : {std::pair{2, false}, {1, true}}) {
@@ -295,23 +299,31 @@ void expect_meaning(const std::string& file, Words queries, RealType type) {
 }
 
 TEST(AttentionIntegerSums, GptPrefillAndDecodeAreTheMeaningBitForBitInF32) {
-  expect_meaning("gpt.psk", Words::one, RealType::f32);
+  expect_meaning("gpt.psk", integer_attention(Words::one), RealType::f32);
 }
 TEST(AttentionIntegerSums, GptPrefillAndDecodeAreTheMeaningBitForBitInF64) {
-  expect_meaning("gpt.psk", Words::one, RealType::f64);
+  expect_meaning("gpt.psk", integer_attention(Words::one), RealType::f64);
+}
+TEST(AttentionIntegerSums, GptPrefillAndDecodeAreTheMeaningBitForBitInBf16) {
+  expect_meaning("gpt.psk", integer_attention(Words::one), RealType::bf16);
 }
 TEST(AttentionIntegerSums, TwoWordQueriesAreTheMeaningBitForBit) {
-  expect_meaning("gpt.psk", Words::two_rest, RealType::f32);
+  expect_meaning("gpt.psk", integer_attention(Words::two_rest), RealType::f32);
 }
 TEST(AttentionIntegerSums, LlamaPrefillAndDecodeAreTheMeaningBitForBit) {
-  expect_meaning("llama.psk", Words::one, RealType::f32);
+  expect_meaning("llama.psk", integer_attention(Words::one), RealType::f32);
+}
+// The rotated int8 KV example as it ships: queries in f32 (the scores on the forms' values), the
+// weights unsigned — the weighted sum on codes.
+TEST(AttentionIntegerSums, RotatedKvCachesWeightedSumIsTheMeaningBitForBit) {
+  expect_meaning("gpt.psk", read_contract_file(std::string(PRESK_SOURCE_DIR) + "/examples/contracts/kv_int8_rotated.json"),
+                 RealType::f32, 1);
 }
 
 // Without the integer sums, the contractions run in f32 on the values the forms stand for: not
 // the meaning's bits.
 TEST(AttentionIntegerSums, TheFloatPathOnTheFormsValuesIsNotTheMeaning) {
-  const Contract contract = integer_attention(Words::one);
-  const Model model("gpt.psk", contract);
+  const Model model("gpt.psk", integer_attention(Words::one));
   const Observed floats = run(model, exec::native::uniform_realization(RealType::f32), 1, false, true);
   EXPECT_GT(floats.check.checked, 0);
   EXPECT_GT(floats.check.differing, 0);

@@ -160,7 +160,9 @@ std::optional<std::vector<double>> by_codes(const ChipLetters& letters, const Va
   const size_t row = static_cast<size_t>(a.shape.back()), block = codes.block;
   const std::optional<ScaledColumns> columns = scaled_columns(b, letters);
   if (!columns || columns->k != row || (block % columns->block != 0 && columns->block % block != 0)) return std::nullopt;
-  const size_t rows = a.count() / row, batches = offsets_of(letters.batch, letters.b, b.shape, strides_of(b.shape)).size();
+  size_t batches = 1;
+  for (char c : letters.batch) batches *= static_cast<size_t>(b.shape[letters.b.find(c)]);
+  const size_t rows = a.count() / row;
   const size_t m = rows / batches, n = columns->codes.size() / (row * batches);
   const IntegerSums& sums = ctx.realization.integer_sums;
   const bool simd = !ctx.options.force_scalar;
