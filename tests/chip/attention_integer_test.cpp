@@ -13,6 +13,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -27,6 +28,8 @@
 #include "numerics/scheme/meaning.h"
 #include "numerics/scheme/rational.h"
 #include "exec/reference/parameters.h"
+#include "ir/parser.h"
+#include "ir/verifier.h"
 #include "support/random.h"
 
 namespace presk::numerics {
@@ -327,6 +330,44 @@ TEST(AttentionIntegerSums, TheFloatPathOnTheFormsValuesIsNotTheMeaning) {
   const Observed floats = run(model, exec::native::uniform_realization(RealType::f32), 1, false, true);
   EXPECT_GT(floats.check.checked, 0);
   EXPECT_GT(floats.check.differing, 0);
+}
+
+// The scores and weighted sum of two queries over two keys of width 8, the keys through a
+// transpose: a small attention whose scores are a result too.
+ir::Program small_attention() {
+  const std::string text =
+      "entry f($0 q : R[2, 8], $1 k : R[2, 8], $2 v : R[2, 8]) -> (R[2, 2], R[2, 8]) {\n"
+      "  %0 = transpose($1) axes=[1, 0] : R[8, 2]\n"
+      "  %1 = contract($0, %0) spec=\"xy,yz->xz\" : R[2, 2]\n"
+      "  %2 = softmax(%1) axes=[1] : R[2, 2]\n"
+      "  %3 = contract(%2, $2) spec=\"xy,yz->xz\" : R[2, 8]\n"
+      "  return %1, %3\n}\n";
+  ir::Program program = ir::parse_program(std::make_shared<SourceFile>(SourceFile{"a.pir", text}));
+  ir::verify_program(program, ir::VerifyMode::UserInput);
+  return program;
+}
+
+// The attention's integer sums are the contract's accumulator's: 16 bits saturating hold no sum
+// of eight products 127·127 (129032), so the chip's score of a query by a key of the same values
+// is 32767·s², where 32 bits give the meaning, 129032·s² (s = f32(1/127) for rows of ones).
+TEST(AttentionIntegerSums, TheirSumsAreTheContractsAccumulator) {
+  Contract contract = integer_attention(Words::one);
+  const ir::Program chip = chip_of(small_attention(), contract);
+  std::vector<Tensor> inputs;
+  for (int i = 0; i < 3; ++i) {
+    Tensor& t = inputs.emplace_back(ElementType::f64, std::vector<int64_t>{2, 8});
+    for (size_t j = 0; j < 16; ++j) t.set(j, i == 2 ? static_cast<double>(j) - 7.5 : 1.0);
+  }
+  const double s = static_cast<float>(1.0 / 127);
+  for (const auto& [bits, overflow, sum] : {std::tuple{32, Overflow::wrap, 129032.0}, {16, Overflow::saturate, 32767.0}}) {
+    contract.accumulator_bits = bits;
+    contract.overflow = overflow;
+    const auto realization = chip_realization(exec::native::uniform_realization(RealType::f64), contract);
+    for (int threads : {1, 2}) {
+      const Tensor scores = exec::native::execute(chip, "f", realization, inputs, {}, {threads, false}).at(0);
+      for (size_t i = 0; i < 4; ++i) EXPECT_EQ(scores.get(i), sum * (s * s)) << bits << " bits, score " << i;
+    }
+  }
 }
 
 }  // namespace attention_integer
