@@ -5,9 +5,8 @@
 // values the forms stand for, rounded once to binary64 and once into the site's type — bit for
 // bit, at 1 and 2 threads and on the scalar path. The float arithmetic on the forms' values,
 // which the executor ran before, is not.
-#include <gtest/gtest.h>
-
 #include <gmpxx.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <map>
@@ -19,6 +18,9 @@
 
 #include "exec/native/executor.h"
 #include "exec/native/realization.h"
+#include "exec/reference/parameters.h"
+#include "ir/parser.h"
+#include "ir/verifier.h"
 #include "lang/frontend.h"
 #include "numerics/attention_forms.h"
 #include "numerics/bind.h"
@@ -27,9 +29,6 @@
 #include "numerics/scheme/attention_spec.h"
 #include "numerics/scheme/meaning.h"
 #include "numerics/scheme/rational.h"
-#include "exec/reference/parameters.h"
-#include "ir/parser.h"
-#include "ir/verifier.h"
 #include "support/random.h"
 
 namespace presk::numerics {
@@ -49,7 +48,8 @@ Taken scheme_taken(Block block, Scale::Kind scale, Words words) {
 // taken in `queries` words by rows and its weights unsigned over every key: both of the
 // attention's products on codes.
 Contract integer_attention(Words queries) {
-  Contract c = read_contract_file(std::string(PRESK_SOURCE_DIR) + "/examples/contracts/kv_int8.json");
+  Contract c =
+      read_contract_file(std::string(PRESK_SOURCE_DIR) + "/examples/contracts/kv_int8.json");
   c.attention->queries = scheme_taken(Block::of_row(), Scale::Kind::absmax, queries);
   c.attention->weights = scheme_taken(Block::of_row(), Scale::Kind::unsigned_pow2, Words::one);
   return c;
@@ -59,7 +59,8 @@ ir::Program compile(const std::string& file) {
   lang::FrontendOptions options;
   if (file == "gpt.psk") options.consts = {{"V", 11}, {"D", 8}};
   options.dims = {{"T", kT}};
-  return lang::compile(lang::read_source(std::string(PRESK_SOURCE_DIR) + "/examples/" + file), options);
+  return lang::compile(lang::read_source(std::string(PRESK_SOURCE_DIR) + "/examples/" + file),
+                       options);
 }
 
 ir::Program chip_of(const ir::Program& program, const Contract& contract) {
@@ -91,15 +92,18 @@ Exact exact_quantize(const ir::Let& let, const std::vector<const exec::native::V
     const Exact v = observed(*operands[1]);
     const size_t row = static_cast<size_t>(v.shape.back());
     std::vector<double> scales;
-    for (size_t r = 0; r < v.values.size(); r += row) scales.push_back(quantize_block_exact(v.values.data() + r, row, form.values).scale);
+    for (size_t r = 0; r < v.values.size(); r += row)
+      scales.push_back(quantize_block_exact(v.values.data() + r, row, form.values).scale);
     const std::vector<size_t> row_of = value_row_of_weights(form, x.shape, v.shape);
     x.coded = form.weights.scheme.has_value();
     for (size_t start = 0; start < x.values.size(); start += block) {
       std::vector<mpq_class> t;
-      for (size_t i = start; i < start + block; ++i) t.push_back(mpq_class(x.values[i]) * mpq_class(scales[row_of[i]]));
+      for (size_t i = start; i < start + block; ++i)
+        t.push_back(mpq_class(x.values[i]) * mpq_class(scales[row_of[i]]));
       for (size_t i = 0; i < block; ++i) {
-        x.values[start + i] = form.weights.scheme ? quantize_rationals(t, *form.weights.scheme).values[i]
-                                                  : round_rational(t[i], *form.weights.float_format);
+        x.values[start + i] = form.weights.scheme
+                                  ? quantize_rationals(t, *form.weights.scheme).values[i]
+                                  : round_rational(t[i], *form.weights.float_format);
       }
     }
     return x;
@@ -114,9 +118,11 @@ Exact exact_quantize(const ir::Let& let, const std::vector<const exec::native::V
       std::copy(kept.values.begin(), kept.values.end(), row);
     } else if (codes) {
       const QuantizedBlock q = quantize_block_exact(row, block, *codes);
-      for (size_t i = 0; i < block; ++i) row[i] = q.scale == 0 ? 0 : codes_value(q.words, i, codes->words);
+      for (size_t i = 0; i < block; ++i)
+        row[i] = q.scale == 0 ? 0 : codes_value(q.words, i, codes->words);
     } else {
-      const QuantizedBlock q = quantize_block_exact(row, block, scheme_of_spec(let.attrs.spec, let.attrs.starts));
+      const QuantizedBlock q =
+          quantize_block_exact(row, block, scheme_of_spec(let.attrs.spec, let.attrs.starts));
       std::copy(q.values.begin(), q.values.end(), row);
     }
   }
@@ -127,12 +133,14 @@ Exact exact_transpose(const Exact& x, const std::vector<int64_t>& axes) {
   std::vector<int64_t> shape;
   for (int64_t a : axes) shape.push_back(x.shape[static_cast<size_t>(a)]);
   std::vector<size_t> strides(x.shape.size(), 1);
-  for (size_t a = x.shape.size() - 1; a-- > 0;) strides[a] = strides[a + 1] * static_cast<size_t>(x.shape[a + 1]);
+  for (size_t a = x.shape.size() - 1; a-- > 0;)
+    strides[a] = strides[a + 1] * static_cast<size_t>(x.shape[a + 1]);
   Exact out{shape, std::vector<double>(x.values.size()), x.coded};
   std::vector<int64_t> index(shape.size(), 0);
   for (double& value : out.values) {
     size_t from = 0;
-    for (size_t a = 0; a < shape.size(); ++a) from += static_cast<size_t>(index[a]) * strides[static_cast<size_t>(axes[a])];
+    for (size_t a = 0; a < shape.size(); ++a)
+      from += static_cast<size_t>(index[a]) * strides[static_cast<size_t>(axes[a])];
     value = x.values[from];
     for (size_t a = shape.size(); a-- > 0 && ++index[a] == shape[a];) index[a] = 0;
   }
@@ -142,7 +150,8 @@ Exact exact_transpose(const Exact& x, const std::vector<int64_t>& axes) {
 // The einsum `spec` of a and b: each output the exact sum, rounded once to binary64.
 std::vector<double> exact_einsum(const std::string& spec, const Exact& a, const Exact& b) {
   const size_t comma = spec.find(','), arrow = spec.find("->");
-  const std::string la = spec.substr(0, comma), lb = spec.substr(comma + 1, arrow - comma - 1), lo = spec.substr(arrow + 2);
+  const std::string la = spec.substr(0, comma), lb = spec.substr(comma + 1, arrow - comma - 1),
+                    lo = spec.substr(arrow + 2);
   std::string letters = lo;  // the output's, then the contracted ones
   std::map<char, int64_t> extent;
   for (size_t i = 0; i < la.size(); ++i) extent[la[i]] = a.shape[i];
@@ -150,14 +159,17 @@ std::vector<double> exact_einsum(const std::string& spec, const Exact& a, const 
   for (char c : la) {
     if (lo.find(c) == std::string::npos) letters += c;
   }
-  auto index_in = [&](const std::string& operand, const std::vector<int64_t>& shape, const std::map<char, int64_t>& at) {
+  auto index_in = [&](const std::string& operand, const std::vector<int64_t>& shape,
+                      const std::map<char, int64_t>& at) {
     size_t index = 0;
-    for (size_t i = 0; i < operand.size(); ++i) index = index * static_cast<size_t>(shape[i]) + static_cast<size_t>(at.at(operand[i]));
+    for (size_t i = 0; i < operand.size(); ++i)
+      index = index * static_cast<size_t>(shape[i]) + static_cast<size_t>(at.at(operand[i]));
     return index;
   };
   size_t outputs = 1, terms = 1;
   for (char c : lo) outputs *= static_cast<size_t>(extent[c]);
-  for (size_t i = lo.size(); i < letters.size(); ++i) terms *= static_cast<size_t>(extent[letters[i]]);
+  for (size_t i = lo.size(); i < letters.size(); ++i)
+    terms *= static_cast<size_t>(extent[letters[i]]);
   std::vector<double> out;
   for (size_t o = 0; o < outputs; ++o) {
     mpq_class sum = 0;
@@ -168,7 +180,8 @@ std::vector<double> exact_einsum(const std::string& spec, const Exact& a, const 
         at[letters[i]] = static_cast<int64_t>(rest % static_cast<size_t>(extent[letters[i]]));
         rest /= static_cast<size_t>(extent[letters[i]]);
       }
-      sum += mpq_class(a.values[index_in(la, a.shape, at)]) * mpq_class(b.values[index_in(lb, b.shape, at)]);
+      sum += mpq_class(a.values[index_in(la, a.shape, at)]) *
+             mpq_class(b.values[index_in(lb, b.shape, at)]);
     }
     out.push_back(nearest_binary64(sum));
   }
@@ -179,7 +192,8 @@ std::vector<double> exact_einsum(const std::string& spec, const Exact& a, const 
 // and each contraction of two such values in schemes — an attention's scores or weighted sum on
 // codes — against its exact sum rounded once to binary64 and once into the site's type.
 struct MeaningCheck {
-  std::map<std::pair<std::string, uint32_t>, Exact> exact;  // by function and let, the latest call's
+  std::map<std::pair<std::string, uint32_t>, Exact>
+      exact;  // by function and let, the latest call's
   int checked = 0, differing = 0;
   std::string first_difference;
 
@@ -194,16 +208,19 @@ struct MeaningCheck {
       exact[{o.function.name, o.let_index}] = exact_quantize(let, o.operands);
     } else if (let.op == ir::Op::transpose && recorded(0)) {
       exact[{o.function.name, o.let_index}] = exact_transpose(*recorded(0), let.attrs.axes);
-    } else if (let.op == ir::Op::contract && recorded(0) && recorded(1) && recorded(0)->coded && recorded(1)->coded) {
+    } else if (let.op == ir::Op::contract && recorded(0) && recorded(1) && recorded(0)->coded &&
+               recorded(1)->coded) {
       const std::vector<double> meant = exact_einsum(let.attrs.spec, *recorded(0), *recorded(1));
       const Exact got = observed(o.value);
       for (size_t i = 0; i < meant.size(); ++i) {
-        const double want = o.value.type == RealType::f64   ? meant[i]
-                            : o.value.type == RealType::f32 ? static_cast<float>(meant[i])
-                                                            : round_to_float_format(meant[i], FloatFormat::bf16);
+        const double want = o.value.type == RealType::f64 ? meant[i]
+                            : o.value.type == RealType::f32
+                                ? static_cast<float>(meant[i])
+                                : round_to_float_format(meant[i], FloatFormat::bf16);
         if (got.values[i] != want && differing++ == 0) {
           std::ostringstream text;
-          text << o.function.site_name(o.let_index) << "[" << i << "]: " << std::hexfloat << got.values[i] << " for " << want;
+          text << o.function.site_name(o.let_index) << "[" << i << "]: " << std::hexfloat
+               << got.values[i] << " for " << want;
           first_difference = text.str();
         }
       }
@@ -254,25 +271,33 @@ struct Model {
 
 // The chip's prefill (`logits`) and then a decode step at each position, under `realization`,
 // each let observed by a MeaningCheck where `observe`.
-Observed run(const Model& model, const exec::native::Realization& realization, int threads, bool scalar, bool observe) {
+Observed run(const Model& model, const exec::native::Realization& realization, int threads,
+             bool scalar, bool observe) {
   using namespace exec::native;
   Observed out;
   const LetObserver observer = [&](const LetObservation& o) { out.check.observe(o); };
   ExecuteOptions options(threads, scalar);
   if (observe) options.observer = &observer;
-  const PreparedParameters parameters =
-      prepare_parameters(model.chip, realization, [&](const std::string& path) { return model.store.find(path); });
-  out.bytes.push_back(bytes_of(execute(model.chip, "logits", realization, {integers(kTokens, {kT})}, parameters, options).at(0)));
-  const std::vector<int64_t> cache_shape = model.chip.find_function("decode")->argument_types[0].shape;
-  Value kc = argument_value(model.chip, "decode", 0, Tensor(ElementType::f64, cache_shape), realization);
-  Value vc = argument_value(model.chip, "decode", 1, Tensor(ElementType::f64, cache_shape), realization);
+  const PreparedParameters parameters = prepare_parameters(
+      model.chip, realization, [&](const std::string& path) { return model.store.find(path); });
+  out.bytes.push_back(bytes_of(
+      execute(model.chip, "logits", realization, {integers(kTokens, {kT})}, parameters, options)
+          .at(0)));
+  const std::vector<int64_t> cache_shape =
+      model.chip.find_function("decode")->argument_types[0].shape;
+  Value kc =
+      argument_value(model.chip, "decode", 0, Tensor(ElementType::f64, cache_shape), realization);
+  Value vc =
+      argument_value(model.chip, "decode", 1, Tensor(ElementType::f64, cache_shape), realization);
   for (int64_t t = 0; t < kT; ++t) {
     std::vector<Value> arguments;
     arguments.push_back(std::move(kc));
     arguments.push_back(std::move(vc));
     arguments.push_back(argument_value(model.chip, "decode", 2, integers({t}, {}), realization));
-    arguments.push_back(argument_value(model.chip, "decode", 3, integers({kTokens[static_cast<size_t>(t)]}, {1}), realization));
-    std::vector<Value> results = execute_values(model.chip, "decode", realization, std::move(arguments), parameters, options);
+    arguments.push_back(argument_value(
+        model.chip, "decode", 3, integers({kTokens[static_cast<size_t>(t)]}, {1}), realization));
+    std::vector<Value> results = execute_values(model.chip, "decode", realization,
+                                                std::move(arguments), parameters, options);
     out.bytes.push_back(bytes_of(output_tensor(results[0])));
     kc = std::move(results[1]);
     vc = std::move(results[2]);
@@ -285,7 +310,8 @@ Observed run(const Model& model, const exec::native::Realization& realization, i
 // Every attention product on codes (`products` of each attention: 2, or 1 where the queries are
 // a float's) of the prefill and of each decode step is the meaning's bits, and the runs at 1 and
 // 2 threads, SIMD and scalar, the same bytes.
-void expect_meaning(const std::string& file, const Contract& contract, RealType type, int products = 2) {
+void expect_meaning(const std::string& file, const Contract& contract, RealType type,
+                    int products = 2) {
   const Model model(file, contract);
   const std::vector<AttentionSite> sites = attention_sites(model.program);
   ASSERT_EQ(sites.size(), 2u) << "the prefill's and the decode step's";
@@ -297,7 +323,8 @@ void expect_meaning(const std::string& file, const Contract& contract, RealType 
   EXPECT_EQ(observed.check.differing, 0) << observed.check.first_difference;
   const Observed one = run(model, realization, 1, false, false);
   for (const auto& [threads, scalar] : {std::pair{2, false}, {1, true}}) {
-    EXPECT_EQ(run(model, realization, threads, scalar, false).bytes, one.bytes) << threads << " threads, scalar " << scalar;
+    EXPECT_EQ(run(model, realization, threads, scalar, false).bytes, one.bytes)
+        << threads << " threads, scalar " << scalar;
   }
 }
 
@@ -319,7 +346,9 @@ TEST(AttentionIntegerSums, LlamaPrefillAndDecodeAreTheMeaningBitForBit) {
 // The rotated int8 KV example as it ships: queries in f32 (the scores on the forms' values), the
 // weights unsigned — the weighted sum on codes.
 TEST(AttentionIntegerSums, RotatedKvCachesWeightedSumIsTheMeaningBitForBit) {
-  expect_meaning("gpt.psk", read_contract_file(std::string(PRESK_SOURCE_DIR) + "/examples/contracts/kv_int8_rotated.json"),
+  expect_meaning("gpt.psk",
+                 read_contract_file(std::string(PRESK_SOURCE_DIR) +
+                                    "/examples/contracts/kv_int8_rotated.json"),
                  RealType::f32, 1);
 }
 
@@ -327,7 +356,8 @@ TEST(AttentionIntegerSums, RotatedKvCachesWeightedSumIsTheMeaningBitForBit) {
 // the meaning's bits.
 TEST(AttentionIntegerSums, TheFloatPathOnTheFormsValuesIsNotTheMeaning) {
   const Model model("gpt.psk", integer_attention(Words::one));
-  const Observed floats = run(model, exec::native::uniform_realization(RealType::f32), 1, false, true);
+  const Observed floats =
+      run(model, exec::native::uniform_realization(RealType::f32), 1, false, true);
   EXPECT_GT(floats.check.checked, 0);
   EXPECT_GT(floats.check.differing, 0);
 }
@@ -359,13 +389,17 @@ TEST(AttentionIntegerSums, TheirSumsAreTheContractsAccumulator) {
     for (size_t j = 0; j < 16; ++j) t.set(j, i == 2 ? static_cast<double>(j) - 7.5 : 1.0);
   }
   const double s = static_cast<float>(1.0 / 127);
-  for (const auto& [bits, overflow, sum] : {std::tuple{32, Overflow::wrap, 129032.0}, {16, Overflow::saturate, 32767.0}}) {
+  for (const auto& [bits, overflow, sum] :
+       {std::tuple{32, Overflow::wrap, 129032.0}, {16, Overflow::saturate, 32767.0}}) {
     contract.accumulator_bits = bits;
     contract.overflow = overflow;
-    const auto realization = chip_realization(exec::native::uniform_realization(RealType::f64), contract);
+    const auto realization =
+        chip_realization(exec::native::uniform_realization(RealType::f64), contract);
     for (int threads : {1, 2}) {
-      const Tensor scores = exec::native::execute(chip, "f", realization, inputs, {}, {threads, false}).at(0);
-      for (size_t i = 0; i < 4; ++i) EXPECT_EQ(scores.get(i), sum * (s * s)) << bits << " bits, score " << i;
+      const Tensor scores =
+          exec::native::execute(chip, "f", realization, inputs, {}, {threads, false}).at(0);
+      for (size_t i = 0; i < 4; ++i)
+        EXPECT_EQ(scores.get(i), sum * (s * s)) << bits << " bits, score " << i;
     }
   }
 }
