@@ -379,8 +379,10 @@ ir::Program small_attention() {
 
 // The attention's integer sums are the contract's accumulator's: 16 bits saturating hold no sum
 // of eight products 127·127 (129032), so the chip's score of a query by a key of the same values
-// is 32767·s², where 32 bits give the meaning, 129032·s² (s = f32(1/127) for rows of ones).
-TEST(AttentionIntegerSums, TheirSumsAreTheContractsAccumulator) {
+// is 32767·s², where 32 bits give the meaning, 129032·s² (s = f32(1/127) for rows of ones); and
+// holds_accumulator says so from the forms: the scores need 18 bits (8·127·127), the weighted
+// sum 17 (2 keys · 255 · 127).
+TEST(AttentionIntegerSums, TheirSumsAreTheContractsAccumulatorAndItsCheck) {
   Contract contract = integer_attention(Words::one);
   const ir::Program chip = chip_of(small_attention(), contract);
   std::vector<Tensor> inputs;
@@ -401,7 +403,26 @@ TEST(AttentionIntegerSums, TheirSumsAreTheContractsAccumulator) {
       for (size_t i = 0; i < 4; ++i)
         EXPECT_EQ(scores.get(i), sum * (s * s)) << bits << " bits, score " << i;
     }
+    const ir::Program program = small_attention();
+    const AttentionAccumulators sums =
+        attention_accumulators(program, attention_sites(program)[0], *contract.attention, contract);
+    ASSERT_TRUE(sums.scores && sums.weighted);
+    EXPECT_EQ(sums.scores->bits_needed, 18);
+    EXPECT_EQ(sums.weighted->bits_needed, 17);
+    EXPECT_EQ(sums.scores->holds, bits == 32);
+    EXPECT_EQ(sums.weighted->holds, bits == 32);
   }
+  EXPECT_NE(attention_text(small_attention(), contract)
+                .find("its scores in integers: 18 accumulator bits; 16 do not hold them"),
+            std::string::npos)
+      << attention_text(small_attention(), contract);
+  // The shipped int8 KV contract takes its queries and weights in f32: no integer sums.
+  const Contract kv =
+      read_contract_file(std::string(PRESK_SOURCE_DIR) + "/examples/contracts/kv_int8.json");
+  const ir::Program program = small_attention();
+  const AttentionAccumulators floats =
+      attention_accumulators(program, attention_sites(program)[0], *kv.attention, kv);
+  EXPECT_FALSE(floats.scores || floats.weighted);
 }
 
 }  // namespace attention_integer
