@@ -163,6 +163,7 @@ std::optional<std::vector<double>> by_codes(const ChipLetters& letters, const Va
   size_t batches = 1;
   for (char c : letters.batch) batches *= static_cast<size_t>(b.shape[letters.b.find(c)]);
   const size_t rows = a.count() / row;
+  if (rows == 0) return std::vector<double>{};  // an empty batch or M: no output
   const size_t m = rows / batches, n = columns->codes.size() / (row * batches);
   const IntegerSums& sums = ctx.realization.integer_sums;
   const bool simd = !ctx.options.force_scalar;
