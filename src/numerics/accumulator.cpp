@@ -88,4 +88,12 @@ AccumulatedOperands operands_of(const exec::native::QuantizedWeights& weights, c
   return operands;
 }
 
+AccumulatedOperands operands_of_codes(const Scheme& scheme, int word, int64_t run) {
+  AccumulatedOperands operands;
+  operands.activation_largest = largest_code(scheme, word);
+  operands.weight_largest = 127;
+  operands.terms = run;
+  return operands;
+}
+
 }  // namespace presk::numerics

@@ -39,4 +39,9 @@ AccumulatorCheck holds_accumulator(const AccumulatedOperands& operands, int bits
 AccumulatedOperands operands_of(const exec::native::QuantizedWeights& weights, const Scheme& scheme, int word,
                                 int64_t run);
 
+// The operands of an attention's product on codes (docs/chip.md, "The chip's products"): word
+// `word` of a row in `scheme` (the queries, or the weights) against int8 codes of at most 127
+// (the keys, or the values' codes), summed in integers over runs of `run` terms.
+AccumulatedOperands operands_of_codes(const Scheme& scheme, int word, int64_t run);
+
 }  // namespace presk::numerics

@@ -2,6 +2,7 @@
 // and the chip's integer form.
 #include "numerics/attention.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "numerics/scheme/kernels.h"
@@ -47,23 +48,48 @@ std::vector<double> attend_values_exact(const std::vector<double>& weights, cons
   return out;
 }
 
+namespace {
+
+// A row of n values quantized in `scheme` a block of `block` at a time, as the chip holds it.
+struct RowCodes {
+  std::vector<std::vector<uint8_t>> words;
+  std::vector<double> scales;
+  size_t block = 0;
+
+  CodesRow row() const {
+    CodesRow r;
+    for (size_t w = 0; w < words.size(); ++w) r.words[w] = words[w].data();
+    r.scales = scales.data();
+    r.block = block;
+    return r;
+  }
+};
+
+template <typename T>
+RowCodes row_codes(const T* x, size_t n, size_t block, const Scheme& scheme) {
+  RowCodes out{std::vector<std::vector<uint8_t>>(static_cast<size_t>(word_count(scheme.words)), std::vector<uint8_t>(n)), {}, block};
+  for (size_t start = 0; start < n; start += block) {
+    const NativeBlock q = quantize_block_native(x + start, block, scheme);
+    for (size_t w = 0; w < out.words.size(); ++w) std::copy(q.words[w].begin(), q.words[w].end(), out.words[w].begin() + static_cast<long>(start));
+    out.scales.push_back(q.scale);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<double> attend_values_native(const std::vector<float>& weights, const std::vector<KeptRow>& rows,
                                          const Scheme& scheme) {
   internal_assert(weights.size() == rows.size() && !rows.empty() && scheme.words == Words::one);
-  const size_t keys = rows.size(), width = rows[0].codes.size(), tile = tile_of(scheme, keys);
+  const size_t keys = rows.size(), width = rows[0].codes.size();
   std::vector<double> t(keys);
   for (size_t j = 0; j < keys; ++j) t[j] = static_cast<double>(weights[j]) * rows[j].scale;  // exact: 24 + 11 bits
-  const bool is_unsigned = scheme.scale.kind == Scale::Kind::unsigned_pow2;
-  std::vector<double> out(width, 0.0);
-  std::vector<int8_t> column(tile);
-  for (size_t start = 0; start < keys; start += tile) {
-    const NativeBlock block = quantize_block_native(t.data() + start, tile, scheme);
-    for (size_t d = 0; d < width; ++d) {
-      for (size_t j = 0; j < tile; ++j) column[j] = static_cast<int8_t>(rows[start + j].codes[d]);
-      const int32_t sum = is_unsigned ? dot_u8i8(block.words[0].data(), column.data(), tile, true)
-                                      : dot_i8(reinterpret_cast<const int8_t*>(block.words[0].data()), column.data(), tile, true);
-      out[d] += static_cast<double>(sum) * block.scale;
-    }
+  const RowCodes taken = row_codes(t.data(), keys, tile_of(scheme, keys), scheme);
+  std::vector<double> out(width);
+  std::vector<int8_t> column(keys);
+  for (size_t d = 0; d < width; ++d) {
+    for (size_t j = 0; j < keys; ++j) column[j] = static_cast<int8_t>(rows[j].codes[d]);
+    out[d] = attention_dot(taken.row(), {column.data(), nullptr, keys}, keys, scheme, 32, Overflow::wrap, true, nullptr);
   }
   return out;
 }
@@ -106,20 +132,14 @@ std::vector<double> attend_scores_exact(const std::vector<double>& query, const 
 std::vector<double> attend_scores_native(const std::vector<float>& query, const std::vector<std::vector<float>>& keys,
                                          const Scheme& queries, const Scheme& keys_scheme) {
   internal_assert(keys_scheme.words == Words::one && keys_scheme.scale.kind != Scale::Kind::unsigned_pow2);
-  const size_t n = query.size(), block = tile_of(queries, n);
-  internal_assert(tile_of(keys_scheme, n) == block);
-  std::vector<NativeBlock> q;
-  for (size_t start = 0; start < n; start += block) q.push_back(quantize_block_native(query.data() + start, block, queries));
+  const size_t n = query.size();
+  const RowCodes q = row_codes(query.data(), n, tile_of(queries, n), queries);
   std::vector<double> scores;
   for (const std::vector<float>& key : keys) {
     internal_assert(key.size() == n);
-    double score = 0;
-    for (size_t b = 0; b < q.size(); ++b) {
-      const NativeBlock k = quantize_block_native(key.data() + b * block, block, keys_scheme);
-      const WordsDot dot = dot_words(q[b], queries, reinterpret_cast<const int8_t*>(k.words[0].data()), block, true);
-      score += std::ldexp(static_cast<double>(dot.sum), -dot.shift) * (q[b].scale * k.scale);
-    }
-    scores.push_back(score);
+    const RowCodes k = row_codes(key.data(), n, tile_of(keys_scheme, n), keys_scheme);
+    const ScaledColumn column{reinterpret_cast<const int8_t*>(k.words[0].data()), k.scales.data(), k.block};
+    scores.push_back(attention_dot(q.row(), column, n, queries, 32, Overflow::wrap, true, nullptr));
   }
   return scores;
 }

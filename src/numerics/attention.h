@@ -22,7 +22,8 @@ std::vector<double> attend_values_exact(const std::vector<double>& weights, cons
 
 // The chip's integer form, for weights quantized in a one-word scheme: per tile, the codes' sum
 // Σ_j q_j·c_j[d] in 32-bit integers (u8 × int8 under an unsigned scale), times the tile's scale,
-// tiles added in binary64 (one tile: the exact meaning's bits). Weights are binary32 values.
+// tiles added in binary64 (one tile: the exact meaning's bits) — attention_dot (kernels.h), as
+// the native executor computes the weighted sum. Weights are binary32 values.
 std::vector<double> attend_values_native(const std::vector<float>& weights, const std::vector<KeptRow>& rows,
                                          const Scheme& scheme);
 
@@ -35,10 +36,11 @@ std::vector<double> attend_scores_exact(const std::vector<double>& query, const 
                                         const Taken& queries, const Taken& keys_taken);
 
 // The chip's integer form, for queries in a scheme of any words and keys in a one-word scheme of
-// signed codes, with blocks of the same length: per block, the query's words dotted with the key's
-// int8 codes in 32-bit integers and combined exactly (dot_words: sum·2^−shift), times the product
+// signed codes, with blocks that nest: per block, the query's words dotted with the key's
+// int8 codes in 32-bit integers and combined exactly (sum·2^−shift), times the product
 // of the two scales (exact in binary64: each has at most 24 significant bits), blocks added in
-// binary64 (one block: the meaning's bits). Queries and keys are binary32 values.
+// binary64 (one block: the meaning's bits) — attention_dot (kernels.h), as the native executor
+// computes the scores. Queries and keys are binary32 values.
 std::vector<double> attend_scores_native(const std::vector<float>& query, const std::vector<std::vector<float>>& keys,
                                          const Scheme& queries, const Scheme& keys_scheme);
 

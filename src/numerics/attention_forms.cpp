@@ -259,6 +259,29 @@ void check_attention(const Contract& contract, const ir::Program& program) {
   }
 }
 
+AttentionAccumulators attention_accumulators(const ir::Program& program, const AttentionSite& site,
+                                             const AttentionNumerics& forms, const Contract& contract) {
+  const AttentionOperands operands = attention_operands(program, site);
+  // The widest word's check of a row in `scheme` against int8 codes over runs of `run` terms.
+  const auto check = [&](const Scheme& scheme, int64_t run) {
+    AccumulatorCheck widest;
+    for (int word = 0; word < word_count(scheme.words); ++word) {
+      const AccumulatorCheck one = holds_accumulator(operands_of_codes(scheme, word, run), contract.accumulator_bits);
+      if (word == 0 || one.bits_needed > widest.bits_needed) widest = one;
+    }
+    return widest;
+  };
+  AttentionAccumulators out;
+  if (forms.queries.scheme && forms.keys.scheme) {
+    const int64_t row = operands.rows[0];
+    out.scores = check(*forms.queries.scheme, std::min(block_of(forms.queries, row), block_of(forms.keys, row)));
+  }
+  if (forms.weights.scheme && forms.values.scheme) {
+    out.weighted = check(*forms.weights.scheme, block_of(forms.weights, operands.rows[3]));
+  }
+  return out;
+}
+
 std::string forms_text(const AttentionNumerics& forms) {
   const auto form = [](const Taken& t) { return t.float_format ? std::string(float_format_name(*t.float_format)) : scheme_text(*t.scheme); };
   return "queries " + form(forms.queries) + ", keys " + form(forms.keys) + ", values " + form(forms.values) + ", weights " +
@@ -272,6 +295,13 @@ std::string attention_text(const ir::Program& program, const Contract& contract)
     const std::optional<AttentionNumerics> forms = contract.attention_of(site.name);
     text += "attention " + site.name + " · " + f.site_name(site.weighted) + "  " +
             (forms ? forms_text(*forms) : std::string("on its values as kept")) + "\n";
+    if (!forms) continue;
+    const AttentionAccumulators sums = attention_accumulators(program, site, *forms, contract);
+    for (const auto& [what, sum] : {std::pair{"scores", &sums.scores}, {"weighted sum", &sums.weighted}}) {
+      if (!*sum) continue;
+      text += std::string("  its ") + what + " in integers: " + std::to_string((*sum)->bits_needed) + " accumulator bits" +
+              ((*sum)->holds ? "" : "; " + std::to_string(contract.accumulator_bits) + " do not hold them: " + (*sum)->reason) + "\n";
+    }
   }
   return text.empty() ? "no attention\n" : text;
 }

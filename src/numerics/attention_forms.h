@@ -12,10 +12,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ir/ir.h"
+#include "numerics/accumulator.h"
 #include "numerics/ir_edit.h"
 #include "numerics/scheme/contract.h"
 
@@ -48,11 +50,22 @@ AttentionOperands attention_operands(const ir::Program& program, const Attention
 // a query or key row that reaches its scores through a view something else reads (E1727).
 void check_attention(const Contract& contract, const ir::Program& program);
 
+// Whether the contract's accumulator holds an attention's integer sums (holds_accumulator, from
+// the forms' code ranges and runs; the widest word where there are several): the scores' where
+// its queries and keys are quantized, the weighted sum's where its weights and values are; none
+// for a product on the forms' values.
+struct AttentionAccumulators {
+  std::optional<AccumulatorCheck> scores, weighted;
+};
+AttentionAccumulators attention_accumulators(const ir::Program& program, const AttentionSite& site,
+                                             const AttentionNumerics& forms, const Contract& contract);
+
 // "queries f32, keys row/absmax/one, values …, weights … times the value rows' scales".
 std::string forms_text(const AttentionNumerics& forms);
 
 // A table for `presk dump --stage chip`: each attention and the forms it takes its operands in
-// (the contract's `attention`, or its own in `attentions`).
+// (the contract's `attention`, or its own in `attentions`), and the accumulator bits its integer
+// sums need.
 std::string attention_text(const ir::Program& program, const Contract& contract);
 
 // Adds the quantizes of the forms of each attention of function `function` that has forms to `edit`.

@@ -59,8 +59,8 @@ ir::Program chip_program(const ir::Program& program, const Contract& contract, c
 
 // `realization` with the contract's integer sums (exec::native::IntegerSums: its accumulator's
 // bits, wrapping or saturating): the chip's program runs under it natively, each product of a
-// quantize's codes by integer weights computed as the chip computes it (docs/chip.md, "The
-// chip's products").
+// quantize's codes by integer weights, and each attention product of two quantizes' codes,
+// computed as the chip computes it (docs/chip.md, "The chip's products").
 exec::native::Realization chip_realization(const exec::native::Realization& realization, const Contract& contract);
 
 // A table for `presk dump --stage chip`, and its JSON form.

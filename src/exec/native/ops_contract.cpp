@@ -6,7 +6,8 @@
 // parameter at rest, integer weights dequantized in the kernel's load) when it is [batch, K,
 // N], or [batch, N, K] stored in the site's own type (reverse mode's dY · Wᵀ, q · kᵀ); otherwise
 // each is first loaded and permuted. Where the realization has integer sums and A holds a
-// quantize's codes, a product by integer weights is computed as the chip does (ops_chip.h).
+// quantize's codes, a product by integer weights or by another quantize's codes (an attention's
+// keys, its values' codes) is computed as the chip does (ops_chip.h).
 #include <algorithm>
 
 #include "exec/native/contract_driver.h"
@@ -208,12 +209,13 @@ void contract_by_kernels(const Spec& s, const Value& av, const Value& bv, bool l
   }
 }
 
-// The chip's product (ops_chip.h) where A is [M, K] holding a quantize's codes and B integer
-// weights: its outputs rounded once into the compute type; false where it does not apply.
+// The chip's product (ops_chip.h) where A is [batch, M, K] holding a quantize's codes and B
+// integer weights or codes: its outputs rounded once into the compute type; false where it does
+// not apply.
 template <typename C>
 bool contract_by_chip(const Spec& s, const Value& av, const Value& bv, Buffer<C>& c, const OpContext& ctx) {
   if (ctx.realization.integer_sums.bits <= 0 || s.a != s.batch + s.m + s.k) return false;
-  const std::optional<std::vector<double>> chip = chip_product(s.a, s.b, s.k, s.batch, av, bv, ctx);
+  const std::optional<std::vector<double>> chip = chip_product({s.a, s.b, s.batch, s.m, s.n, s.k}, av, bv, ctx);
   if (!chip) return false;
   internal_assert(chip->size() == c.size());
   for (size_t i = 0; i < c.size(); ++i) {

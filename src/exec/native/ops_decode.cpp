@@ -59,6 +59,7 @@ Value run_cache_write(const ir::Let& let, const std::vector<const Value*>& opera
   // The cache is ours alone here (the executor's ownership rule): written through its storage.
   auto& storage = const_cast<Storage&>(*out.storage);
   storage.codes.reset();  // a quantize's codes (ops_chip.h) no longer stand for the values written
+  storage.codes_axes.clear();
   auto write = [&](auto member) {
     const auto& from = (*source.storage).*member;
     auto& to = storage.*member;

@@ -6,16 +6,26 @@
 #include <limits>
 
 #include "exec/native/ops.h"
+#include "exec/native/ops_chip.h"
 #include "support/diagnostics.h"
 
 namespace presk::exec::native {
 namespace {
 
+// A transpose of a whole quantize's result names its codes in their own order (Storage::codes_axes),
+// so that a contraction reads them as the quantize laid them out (ops_chip.h: an attention's keys).
 Value transpose(const ir::Let& let, const Value& v) {
   const std::vector<size_t> in = strides_of(v.shape);
   std::vector<size_t> strides;
   for (int64_t axis : let.attrs.axes) strides.push_back(in[static_cast<size_t>(axis)]);
-  return gather_strided(v, let.type.shape, strides, 0);
+  Value out = gather_strided(v, let.type.shape, strides, 0);
+  const Storage& from = *v.storage;
+  if (v.kind == Value::Kind::real && from.codes && from.codes_axes.empty() && v.offset == 0 && v.shape == from.codes->shape) {
+    auto& storage = const_cast<Storage&>(*out.storage);  // made by the gather, held nowhere else yet
+    storage.codes = from.codes;
+    storage.codes_axes = let.attrs.axes;
+  }
+  return out;
 }
 
 // A slice that is one contiguous run of v's elements (extent 1 before some axis, whole axes

@@ -35,17 +35,37 @@ void record_codes(ActivationCodes& codes, size_t b, double scale, const Words& w
   }
 }
 
+// Room for the codes of a quantize's result of `count` elements in blocks of `block`, where the
+// realization's integer sums read them; null otherwise.
+std::shared_ptr<ActivationCodes> codes_room(const ir::Let& let, const numerics::Scheme& scheme, size_t block, size_t count,
+                                            bool units, const OpContext& ctx) {
+  if (ctx.realization.integer_sums.bits <= 0) return nullptr;
+  auto codes = std::make_shared<ActivationCodes>();
+  codes->scheme = scheme;
+  codes->block = block;
+  codes->words.assign(static_cast<size_t>(numerics::word_count(scheme.words)), std::vector<uint8_t>(count));
+  codes->scales.resize(count / block);
+  codes->shape = let.type.shape;
+  codes->units = units;
+  return codes;
+}
+
+// The result's values, with the codes beside them where there are any.
+template <typename C>
+Value with_codes(Buffer<C>&& x, std::shared_ptr<ActivationCodes> codes, const ir::Let& let, const OpContext& ctx) {
+  Value out = store_as<C>(std::move(x), let.type.shape, ctx.site, ctx.options.threads);
+  // The storage was made here and nothing else holds it yet.
+  if (codes) std::const_pointer_cast<Storage>(out.storage)->codes = std::move(codes);
+  return out;
+}
+
 template <typename C>
 Value quantize(const ir::Let& let, const Value& operand, const OpContext& ctx) {
   const numerics::Scheme scheme = numerics::scheme_of_spec(let.attrs.spec, let.attrs.starts);
   const size_t block = static_cast<size_t>(scheme.block.count);
   Buffer<C> x = load_as<C>(operand, ctx.site);
   internal_assert(block > 0 && x.size() % block == 0);
-  std::shared_ptr<ActivationCodes> codes;
-  if (ctx.realization.integer_sums.bits > 0) {
-    codes = std::make_shared<ActivationCodes>(ActivationCodes{scheme, block, {}, std::vector<double>(x.size() / block)});
-    codes->words.assign(static_cast<size_t>(numerics::word_count(scheme.words)), std::vector<uint8_t>(x.size()));
-  }
+  const std::shared_ptr<ActivationCodes> codes = codes_room(let, scheme, block, x.size(), false, ctx);
   parallel_chunks(x.size() / block, ctx.options.threads, [&](size_t begin, size_t end) {
     for (size_t b = begin; b < end; ++b) {
       C* values = x.data() + b * block;
@@ -60,10 +80,7 @@ Value quantize(const ir::Let& let, const Value& operand, const OpContext& ctx) {
       }
     }
   });
-  Value out = store_as<C>(std::move(x), let.type.shape, ctx.site, ctx.options.threads);
-  // The storage was made here and nothing else holds it yet.
-  if (codes) std::const_pointer_cast<Storage>(out.storage)->codes = std::move(codes);
-  return out;
+  return with_codes<C>(std::move(x), codes, let, ctx);
 }
 
 // Each row (the last axis) kept as a cache keeps it: int8 rows at an f32 or bf16 site by the
@@ -94,31 +111,37 @@ Value keep(const ir::Let& let, const numerics::Keep& mode, const Value& operand,
 }
 
 // A tile of an attention's weights at an f64 site by the meaning: t = p·s exactly (MPFR), then
-// the weights' form on t.
+// the weights' form on t (a scheme's codes into `codes` at block b, where not null).
 std::vector<double> weights_exact(const double* p, const double* scales, const size_t* row_of, size_t tile,
-                                  const numerics::WeightsForm& form) {
+                                  const numerics::WeightsForm& form, ActivationCodes* codes, size_t b) {
   std::vector<__mpfr_struct> t(tile);
   for (size_t i = 0; i < tile; ++i) {
     mpfr_init2(&t[i], 128);
     mpfr_set_d(&t[i], p[i], MPFR_RNDN);
     mpfr_mul_d(&t[i], &t[i], scales[row_of[i]], MPFR_RNDN);  // exact: 53 + 53 bits
   }
-  std::vector<double> out =
-      form.weights.float_format
-          ? numerics::keep_row_exact(t.data(), tile, {numerics::Keep::Kind::float_format, *form.weights.float_format}).values
-          : numerics::quantize_block_exact(t.data(), tile, *form.weights.scheme).values;
+  std::vector<double> out;
+  if (form.weights.float_format) {
+    out = numerics::keep_row_exact(t.data(), tile, {numerics::Keep::Kind::float_format, *form.weights.float_format}).values;
+  } else {
+    numerics::QuantizedBlock q = numerics::quantize_block_exact(t.data(), tile, *form.weights.scheme);
+    if (codes) record_codes(*codes, b, q.scale, q.words);
+    out = std::move(q.values);
+  }
   for (__mpfr_struct& m : t) mpfr_clear(&m);
   return out;
 }
 
 // A value row's codes in units of its scale (spec "codes/…"): each row quantized by the native
 // kernel at an f32 or bf16 site (the meaning's codes), by the meaning at an f64 site; its words'
-// value q₁ (+ q₂/128 …) is exact in binary32 (at most 22 significant bits).
+// value q₁ (+ q₂/128 …) is exact in binary32 (at most 22 significant bits). The codes kept
+// beside the values are in units (ActivationCodes::units).
 template <typename C>
 Value codes(const ir::Let& let, const numerics::Scheme& scheme, const Value& operand, const OpContext& ctx) {
   const size_t row = static_cast<size_t>(scheme.block.count);
   Buffer<C> x = load_as<C>(operand, ctx.site);
   internal_assert(row > 0 && x.size() % row == 0);
+  const std::shared_ptr<ActivationCodes> kept = codes_room(let, scheme, row, x.size(), true, ctx);
   parallel_chunks(x.size() / row, ctx.options.threads, [&](size_t begin, size_t end) {
     for (size_t r = begin; r < end; ++r) {
       C* values = x.data() + r * row;
@@ -135,6 +158,7 @@ Value codes(const ir::Let& let, const numerics::Scheme& scheme, const Value& ope
         scale = q.scale;
         words = std::move(q.words);
       }
+      if (kept) record_codes(*kept, r, scale, words);
       for (size_t i = 0; i < row; ++i) {
         values[i] = scale == 0            ? C(0)
                     : std::isfinite(scale) ? static_cast<C>(numerics::codes_value(words, i, scheme.words))
@@ -142,31 +166,37 @@ Value codes(const ir::Let& let, const numerics::Scheme& scheme, const Value& ope
       }
     }
   });
-  return store_as<C>(std::move(x), let.type.shape, ctx.site, ctx.options.threads);
+  return with_codes<C>(std::move(x), kept, let, ctx);
 }
 
 // A tile of an attention's weights t (exact binary64 products) in the weights' form: the native
 // kernel's codes for a scheme (the meaning's: t has at most 48 significant bits, whose residuals
-// stay exact), one rounding for a float format.
-std::vector<double> weights_taken(const std::vector<double>& t, const numerics::WeightsForm& form) {
+// stay exact), recorded into `codes` at block b where not null; one rounding for a float format.
+std::vector<double> weights_taken(const std::vector<double>& t, const numerics::WeightsForm& form, ActivationCodes* codes,
+                                  size_t b) {
   if (form.weights.float_format) {
     std::vector<double> out(t.size());
     for (size_t i = 0; i < t.size(); ++i) out[i] = numerics::round_to_float_format(t[i], *form.weights.float_format);
     return out;
   }
-  return numerics::quantize_block_native(t.data(), t.size(), *form.weights.scheme).values;
+  numerics::NativeBlock q = numerics::quantize_block_native(t.data(), t.size(), *form.weights.scheme);
+  if (codes) record_codes(*codes, b, q.scale, q.words);
+  return std::move(q.values);
 }
 
 // An attention's weights each taken times its value row's scale (spec "weights|…"): at an f32 or
 // bf16 site the values' row scales by the native kernel and t = p·s in binary64 (exact: 24 + 24
 // bits), each tile in the weights' form (weights_taken); at an f64 site by the meaning on exact
-// products. What each t̂ stands for rounded once into the site's type.
+// products. What each t̂ stands for rounded once into the site's type; in a scheme, the tiles'
+// codes kept beside the values for the weighted sum (ops_chip.h).
 template <typename C>
 Value weights(const ir::Let& let, const numerics::WeightsForm& form, const Value& p, const Value& v, const OpContext& ctx) {
   const size_t tile = static_cast<size_t>(let.attrs.starts.at(0)), row = static_cast<size_t>(v.shape.back());
   Buffer<C> w = load_as<C>(p, ctx.site);
   const Buffer<C> values = load_as<C>(v, ctx.site);
   internal_assert(tile > 0 && w.size() % tile == 0 && row > 0 && values.size() % row == 0);
+  const std::shared_ptr<ActivationCodes> codes =
+      form.weights.scheme ? codes_room(let, *form.weights.scheme, tile, w.size(), false, ctx) : nullptr;
   std::vector<double> scales(values.size() / row);
   parallel_chunks(scales.size(), ctx.options.threads, [&](size_t begin, size_t end) {
     for (size_t r = begin; r < end; ++r) {
@@ -185,14 +215,14 @@ Value weights(const ir::Let& let, const numerics::WeightsForm& form, const Value
       if constexpr (std::is_same_v<C, float>) {
         std::vector<double> t(tile);
         for (size_t i = 0; i < tile; ++i) t[i] = static_cast<double>(weight[i]) * scales[row_of[b * tile + i]];
-        taken = weights_taken(t, form);
+        taken = weights_taken(t, form, codes.get(), b);
       } else {
-        taken = weights_exact(weight, scales.data(), row_of.data() + b * tile, tile, form);
+        taken = weights_exact(weight, scales.data(), row_of.data() + b * tile, tile, form, codes.get(), b);
       }
       for (size_t i = 0; i < tile; ++i) weight[i] = static_cast<C>(taken[i]);
     }
   });
-  return store_as<C>(std::move(w), let.type.shape, ctx.site, ctx.options.threads);
+  return with_codes<C>(std::move(w), codes, let, ctx);
 }
 
 }  // namespace

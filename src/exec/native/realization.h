@@ -40,7 +40,8 @@ struct QuantSpec {
 // A chip's integer sums (docs/chip.md, "The chip's products"; set from a contract by
 // numerics::chip_realization, never read from a file): with `bits` > 0, a contraction of an
 // activation whose codes a `quantize` let gave (a chip's program) by integer weights scaled along
-// the contracted axis sums the codes in an accumulator of `bits` bits, wrapping or saturating;
+// the contracted axis, or by another quantize's codes (an attention's keys, its values' codes),
+// sums the codes in an accumulator of `bits` bits, wrapping or saturating;
 // 0: every contraction computes on the values, in its site's type.
 struct IntegerSums {
   int bits = 0;

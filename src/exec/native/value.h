@@ -56,7 +56,10 @@ struct Storage {
   std::vector<int64_t> ints;
   std::vector<uint8_t> bools;
   std::shared_ptr<const QuantizedWeights> quant;
-  std::shared_ptr<const ActivationCodes> codes;  // per element, as f64/f32/bf16 index it
+  std::shared_ptr<const ActivationCodes> codes;  // per element, as f64/f32/bf16 index it …
+  // … or, for a transpose of a whole quantize's result, storage axis i is the codes' axis
+  // codes_axes[i] (the transpose's axes; empty: the codes' own order)
+  std::vector<int64_t> codes_axes;
 };
 
 struct Value {

@@ -93,6 +93,23 @@ struct CodesColumn {
 double chip_dot(const CodesRow& a, const CodesColumn& w, size_t k, const Scheme& scheme, int bits, Overflow overflow,
                 bool simd, bool* overflowed);
 
+// One output of an attention's product as the chip computes it (docs/chip.md, "Attention"): a
+// row `a` in the scheme's words (one scale per block of a.block) against a column of int8 codes
+// `b` (a key row, or a value column's codes) with one scale per block of b.block — or none, every
+// scale 1, for codes whose scales the row carries (the weights times the value rows' scales).
+// Over runs of min(a.block, b.block) terms (one divides the other, both divide k): the run's
+// words dotted with b's codes in the accumulator (dot_codes) and combined exactly,
+// sum = Σ_w dot_w·2^(shift·(W−1−w)), then y += (sum·2^(−shift·(W−1)))·(s_a·s_b) in binary64, the
+// scales' product exact (binary32 scales: 48 significant bits at most) — so where the sums do
+// not overflow, one run gives the exact sum's nearest binary64: the meaning's bits.
+struct ScaledColumn {
+  const int8_t* codes = nullptr;
+  const double* scales = nullptr;  // null: every scale 1
+  size_t block = 0;
+};
+double attention_dot(const CodesRow& a, const ScaledColumn& b, size_t k, const Scheme& scheme, int bits, Overflow overflow,
+                     bool simd, bool* overflowed);
+
 // A block's words dotted with int8 weights b (n values): Σ_i value_i·b_i = s·sum/2^shift, with
 // the words' integer dot products combined exactly (sum = Σ_w dot_w·2^(shift − shift_w)).
 struct WordsDot {

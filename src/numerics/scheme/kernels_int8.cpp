@@ -168,19 +168,45 @@ double chip_dot(const CodesRow& a, const CodesColumn& w, size_t k, const Scheme&
   return y;
 }
 
-WordsDot dot_words(const NativeBlock& block, const Scheme& scheme, const int8_t* b, size_t n, bool simd) {
+namespace {
+
+// A run's words dotted with int8 codes b, each word's sum in the accumulator (dot_codes), combined
+// exactly: Σ_w dot_w·2^(step·(W−1−w)), W words each a 2^−step of the one before.
+int64_t combined_words(const uint8_t* const* words, const Scheme& scheme, const int8_t* b, size_t n, int bits,
+                       Overflow overflow, bool simd, bool* overflowed) {
   const bool is_unsigned = scheme.scale.kind == Scale::Kind::unsigned_pow2;
-  const int words = word_count(scheme.words);
-  const int step_shift = scheme.words == Words::two_code16 ? 8 : 7;  // each word's step under the one before
-  WordsDot dot;
-  dot.shift = step_shift * (words - 1);
-  for (int w = 0; w < words; ++w) {
-    const uint8_t* bytes = block.words[static_cast<size_t>(w)].data();
-    const int64_t part = w == 0 && is_unsigned ? dot_u8i8(bytes, b, n, simd)
-                                               : dot_i8(reinterpret_cast<const int8_t*>(bytes), b, n, simd);
-    dot.sum += part * (int64_t{1} << (step_shift * (words - 1 - w)));
+  const int count = word_count(scheme.words), step = word_shift(scheme.words);
+  int64_t sum = 0;
+  for (int w = 0; w < count; ++w) {
+    const int64_t part = dot_codes(words[w], w == 0 && is_unsigned, b, n, bits, overflow, simd, overflowed);
+    sum += part * (int64_t{1} << (step * (count - 1 - w)));
   }
-  return dot;
+  return sum;
+}
+
+}  // namespace
+
+WordsDot dot_words(const NativeBlock& block, const Scheme& scheme, const int8_t* b, size_t n, bool simd) {
+  const uint8_t* words[3] = {nullptr, nullptr, nullptr};
+  for (size_t w = 0; w < block.words.size(); ++w) words[w] = block.words[w].data();
+  return {combined_words(words, scheme, b, n, 32, Overflow::wrap, simd, nullptr),
+          word_shift(scheme.words) * (word_count(scheme.words) - 1)};
+}
+
+double attention_dot(const CodesRow& a, const ScaledColumn& b, size_t k, const Scheme& scheme, int bits, Overflow overflow,
+                     bool simd, bool* overflowed) {
+  const size_t run = std::min(a.block, b.block);
+  internal_assert(run > 0 && a.block % run == 0 && b.block % run == 0 && k % run == 0);
+  const int shift = word_shift(scheme.words) * (word_count(scheme.words) - 1);
+  double y = 0;
+  for (size_t start = 0; start < k; start += run) {
+    const uint8_t* words[3] = {nullptr, nullptr, nullptr};
+    for (int w = 0; w < word_count(scheme.words); ++w) words[w] = a.words[w] + start;
+    const int64_t sum = combined_words(words, scheme, b.codes + start, run, bits, overflow, simd, overflowed);
+    const double scales = a.scales[start / a.block] * (b.scales ? b.scales[start / b.block] : 1.0);  // exact
+    y += std::ldexp(static_cast<double>(sum), -shift) * scales;
+  }
+  return y;
 }
 
 }  // namespace presk::numerics
