@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/nonzero_parameters.h"
 #include "exec/native/executor.h"
 #include "exec/native/realization.h"
 #include "exec/reference/parameters.h"
@@ -247,24 +248,9 @@ Tensor integers(std::vector<int64_t> values, std::vector<int64_t> shape) {
 
 const std::vector<int64_t> kTokens = {3, 1, 4, 1, 5, 9, 2};
 
-// Synthesized parameters, the all-zero ones (biases, the head) redrawn so every path counts.
-reference::ParameterStore parameters_of(const ir::Program& program) {
-  const reference::ParameterStore synthesized = reference::synthesize_parameters(program, 5, 1);
-  reference::ParameterStore store;
-  for (const ir::Param& param : program.params) {
-    std::vector<double> values = *synthesized.find(param.path);
-    const uint64_t stream = random::stream_of(param.path + ".nonzero");
-    for (size_t i = 0; i < values.size(); ++i) {
-      if (values[i] == 0) values[i] = random::normal(5, stream, i, 0.3);
-    }
-    store.set(param.path, std::move(values));
-  }
-  return store;
-}
-
 struct Model {
   explicit Model(const std::string& file, const Contract& contract)
-      : program(compile(file)), chip(chip_of(program, contract)), store(parameters_of(program)) {}
+      : program(compile(file)), chip(chip_of(program, contract)), store(testing::nonzero_parameters(program)) {}
   ir::Program program, chip;
   reference::ParameterStore store;
 };

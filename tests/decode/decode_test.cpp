@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "common/nonzero_parameters.h"
 #include "ad/vjp.h"
 #include "exec/native/executor.h"
 #include "exec/native/realization.h"
@@ -29,21 +30,6 @@ ir::Program tiny(const std::string& file) {
   return lang::compile(source, options);
 }
 
-// Synthesized parameters, the all-zero ones (biases, the head) redrawn so every path counts.
-reference::ParameterStore parameters_of(const ir::Program& program) {
-  const reference::ParameterStore synthesized = reference::synthesize_parameters(program, 5, 1);
-  reference::ParameterStore store;
-  for (const ir::Param& param : program.params) {
-    std::vector<double> values = *synthesized.find(param.path);
-    const uint64_t stream = random::stream_of(param.path + ".nonzero");
-    for (size_t i = 0; i < values.size(); ++i) {
-      if (values[i] == 0) values[i] = random::normal(5, stream, i, 0.3);
-    }
-    store.set(param.path, std::move(values));
-  }
-  return store;
-}
-
 std::vector<int64_t> tokens() { return {3, 1, 4, 1, 5, 9, 2}; }
 
 Tensor integers(std::vector<int64_t> values, std::vector<int64_t> shape) {
@@ -53,7 +39,7 @@ Tensor integers(std::vector<int64_t> values, std::vector<int64_t> shape) {
 }
 
 struct Fixture {
-  explicit Fixture(const std::string& file) : program(tiny(file)), store(parameters_of(program)) {}
+  explicit Fixture(const std::string& file) : program(tiny(file)), store(testing::nonzero_parameters(program)) {}
   ir::Program program;
   reference::ParameterStore store;
 };
@@ -114,7 +100,7 @@ TEST(Decode, LlamaRowsAreTheFullLogitsBitForBit) {
 // A realization of the kind presk solve writes: parameters in their own types, a default, an
 // interleaved sum order, and int8 weights (decode reads them as the full sequence does).
 TEST(Decode, MixedRealizationRowsAreTheFullLogitsBitForBit) {
-  const std::string path = testing::TempDir() + "/decode_mixed.json";
+  const std::string path = ::testing::TempDir() + "/decode_mixed.json";
   {
     std::FILE* file = std::fopen(path.c_str(), "w");
     ASSERT_NE(file, nullptr);
@@ -127,7 +113,7 @@ TEST(Decode, MixedRealizationRowsAreTheFullLogitsBitForBit) {
 }
 
 TEST(Decode, Int8WeightsRowsAreTheFullLogitsBitForBit) {
-  const std::string path = testing::TempDir() + "/decode_int8.json";
+  const std::string path = ::testing::TempDir() + "/decode_int8.json";
   {
     std::FILE* file = std::fopen(path.c_str(), "w");
     ASSERT_NE(file, nullptr);
@@ -159,7 +145,7 @@ TEST(Decode, AKeptCacheIsNotWritten) {
 
 // cache_write's rows must fit: positions 0 … 2 of a 4-row cache take 2 rows, 3 does not.
 TEST(Decode, RowsPastTheCacheAreE1501InBothExecutors) {
-  const std::string path = testing::TempDir() + "/cache_write.psk";
+  const std::string path = ::testing::TempDir() + "/cache_write.psk";
   {
     std::FILE* file = std::fopen(path.c_str(), "w");
     ASSERT_NE(file, nullptr);
