@@ -8,6 +8,7 @@
 
 #include "cli/envelope_run.h"
 #include "exec/native/realization.h"
+#include "numerics/attention_forms.h"
 #include "numerics/bind.h"
 #include "numerics/contract_json.h"
 #include "numerics/measure.h"
@@ -45,6 +46,28 @@ nlohmann::ordered_json caches_json(const std::vector<numerics::CacheGap>& caches
   for (const numerics::CacheGap& c : caches) {
     list.push_back({{"site", c.site}, {"keep", c.keep}, {"rows", c.rows}, {"magnitude", c.magnitude},
                     {"representation", {{"absolute", c.representation}, {"relative", relative(c.representation, c.magnitude)}}}});
+  }
+  return list;
+}
+
+// Each attention the contract gives forms: its forms and, where both operands of its scores or its
+// weighted sum are codes (the native run's integer sums), whether the accumulator holds them
+// (numerics::attention_accumulators, from the forms' code ranges).
+nlohmann::ordered_json attentions_json(const ir::Program& program, const numerics::Contract& contract) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const numerics::AttentionSite& site : numerics::attention_sites(program)) {
+    const std::optional<numerics::AttentionNumerics> forms = contract.attention_of(site.name);
+    if (!forms) continue;
+    nlohmann::ordered_json a = {{"site", site.name}, {"forms", numerics::forms_text(*forms)}};
+    const numerics::AttentionAccumulators sums = numerics::attention_accumulators(program, site, *forms, contract);
+    for (const auto& [what, sum] : {std::pair{"scores", &sums.scores}, {"weighted", &sums.weighted}}) {
+      a[what] = *sum ? nlohmann::ordered_json{{"bits", contract.accumulator_bits},
+                                              {"bits_needed", (*sum)->bits_needed},
+                                              {"holds", (*sum)->holds},
+                                              {"reason", (*sum)->reason}}
+                     : nlohmann::ordered_json(nullptr);  // on the forms' values: no integer sums
+    }
+    list.push_back(a);
   }
   return list;
 }
@@ -134,12 +157,17 @@ int run_contract_check(const ContractCheckOptions& options, GlobalOptions& globa
     nlohmann::ordered_json out = {{"contract", options.contract}, {"chip", contract.chip}, {"realize", options.realize},
                                   {"entry", prepared.entry->name}, {"samples", prepared.count}, {"bits", envelope.bits},
                                   {"entry_gap", entry_json(entry)},
-                                  {"products", gaps_json(contract, gaps.products)}, {"caches", caches_json(gaps.caches)}};
+                                  {"products", gaps_json(contract, gaps.products)}, {"caches", caches_json(gaps.caches)},
+                                  {"attentions", attentions_json(prepared.program, contract)}};
     std::cout << out.dump(2) << '\n';
   } else {
     print_gaps(options, contract, prepared.count, envelope.bits, gaps.products);
     print_entry(entry);
     print_caches(gaps.caches);
+    if (!numerics::attention_sites(prepared.program).empty()) {
+      std::cout << "each attention's forms, and the accumulator its integer sums need\n"
+                << numerics::attention_text(prepared.program, contract);
+    }
   }
   return 0;
 }

@@ -201,6 +201,20 @@ TEST_F(ChipMeasure, CachesKeptAsInt8Rows) {
       EXPECT_GT(relative, 0) << contract;
       EXPECT_LT(relative, contract == "kv_int8.json" ? 1.0 / 254 : 0.05) << contract;
     }
+    // Each attention's forms and its integer sums' accumulator: the rotated contract's weights are
+    // u8 codes against the values' int8 codes over the 16 keys, |Σ| ≤ 255·127·16 = 518160 < 2^19:
+    // 19 bits and a sign, which 32 hold; kv_int8's weights (and both contracts' queries) are f32,
+    // so those products run on the forms' values and have no integer sums to hold.
+    ASSERT_FALSE(report["attentions"].empty()) << r.output;
+    for (const nlohmann::json& attention : report["attentions"]) {
+      EXPECT_TRUE(attention["scores"].is_null()) << attention;
+      if (contract == "kv_int8.json") {
+        EXPECT_TRUE(attention["weighted"].is_null()) << attention;
+        continue;
+      }
+      EXPECT_EQ(attention["weighted"]["bits_needed"], 20) << attention;
+      EXPECT_EQ(attention["weighted"]["holds"], true) << attention;
+    }
   }
 }
 
