@@ -77,13 +77,7 @@ BallRows exact_ball_rows(const ContractionPlan& plan, const double* values, bool
 
 double radius_bound(const ContractionPlan& plan, const BallRows& x, const BallRows& w, int64_t o) {
   if (x.exact && w.exact) return 0;
-  int64_t xr = 0, wr = 0;  // output o's rows
-  for (size_t i = plan.free.size(); i-- > 0;) {
-    const int64_t index = o % plan.free[i].extent;
-    o /= plan.free[i].extent;
-    xr += index * x.layout.row_strides[i];
-    wr += index * w.layout.row_strides[i];
-  }
+  const auto [xr, wr] = rows_of(plan, x.layout.row_strides, w.layout.row_strides, o);
   const int64_t k_count = static_cast<int64_t>(x.layout.offsets.size());
   const size_t xo = static_cast<size_t>(xr * k_count), wo = static_cast<size_t>(wr * k_count);
   double s[4] = {0, 0, 0, 0};  // four chains: any order is within the bound

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "exec/reference/arith_ball.h"
@@ -29,6 +30,9 @@ struct RowLayout {
   std::vector<int64_t> offsets, bases, row_strides;
 };
 RowLayout row_layout(const ContractionPlan& plan, bool is_x);
+// Output element o's rows of x and w, from each operand's free letters' strides in rows.
+std::pair<int64_t, int64_t> rows_of(const ContractionPlan& plan, const std::vector<int64_t>& x_row_strides,
+                                    const std::vector<int64_t>& w_row_strides, int64_t o);
 
 // The operand x (is_x) or w of `plan` packed from its exact numbers (in binades if asked and
 // they fit), or from binary64 values in its row-major layout (in binades).

@@ -214,6 +214,18 @@ void contract_chain(const A& arith, const ContractionPlan& plan, const Value<A>&
 
 }  // namespace
 
+std::pair<int64_t, int64_t> rows_of(const ContractionPlan& plan, const std::vector<int64_t>& x_row_strides,
+                                    const std::vector<int64_t>& w_row_strides, int64_t o) {
+  int64_t xr = 0, wr = 0;
+  for (size_t i = plan.free.size(); i-- > 0;) {
+    const int64_t index = o % plan.free[i].extent;
+    o /= plan.free[i].extent;
+    xr += index * x_row_strides[i];
+    wr += index * w_row_strides[i];
+  }
+  return {xr, wr};
+}
+
 PackedOperand pack_operand(const MpfrArith& arith, const ContractionPlan& plan, const Value<MpfrArith>& v,
                            bool is_x, bool binades) {
   RowLayout layout = row_layout(plan, is_x);
@@ -227,19 +239,6 @@ PackedOperand pack_operand(long bits, const ContractionPlan& plan, const double*
 }
 
 namespace {
-
-// Output element o's rows of x and w.
-std::pair<int64_t, int64_t> rows_of(const ContractionPlan& plan, const PackedOperand& x, const PackedOperand& w,
-                                    int64_t o) {
-  int64_t xr = 0, wr = 0;
-  for (size_t i = plan.free.size(); i-- > 0;) {
-    const int64_t index = o % plan.free[i].extent;
-    o /= plan.free[i].extent;
-    xr += index * x.row_strides[i];
-    wr += index * w.row_strides[i];
-  }
-  return {xr, wr};
-}
 
 // The outputs a row of the operand in binades at a time (a stable counting sort), so that the
 // row's entries stay in cache while every row of the other operand reads them: the outputs of
@@ -257,7 +256,7 @@ RowOrder binade_row_order(const ContractionPlan& plan, const PackedOperand& x, c
   auto key = [&](int64_t o) { return static_cast<size_t>(by_w ? out.rows[static_cast<size_t>(o)].second
                                                                : out.rows[static_cast<size_t>(o)].first); };
   for (int64_t o = 0; o < count; ++o) {
-    out.rows[static_cast<size_t>(o)] = rows_of(plan, x, w, o);
+    out.rows[static_cast<size_t>(o)] = rows_of(plan, x.row_strides, w.row_strides, o);
     ++out.start[key(o) + 1];
   }
   for (size_t r = 1; r < out.start.size(); ++r) out.start[r] += out.start[r - 1];
@@ -309,7 +308,7 @@ std::vector<int64_t> contract_fixed(const ContractionPlan& plan, const PackedOpe
   } else {
     parallel_chunks(count, 8, [&](int64_t begin, int64_t end) {
       for (int64_t o = begin; o < end; ++o) {
-        const auto [xr, wr] = rows_of(plan, x, w, o);
+        const auto [xr, wr] = rows_of(plan, x.row_strides, w.row_strides, o);
         decided[static_cast<size_t>(o)] = FixedRows::dot(x.rows, xr, w.rows, wr, out(o)) ? 1 : 0;
       }
     });

@@ -10,6 +10,7 @@
 // rows. An embed converts only the rows it gathers (ops_layout.cpp).
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -101,10 +102,14 @@ struct Tiling {
 // stored values, the other operand packed once, the results written in place: the elements the
 // rows decide have the bits eval_contract gives them, and one they do not (a NaN or infinite
 // entry, a row spread over more than 384 bits, a rounding too close to call) is computed
-// exactly from the tile converted, as eval_contract computes it.
+// exactly from the tile converted, as eval_contract computes it. `on_tile`, when given, sees each
+// tile's plan, its values and where its outputs go (out_at: a tile's output p to out's index).
+using TileHook = std::function<void(const ContractionPlan& plan, const double* values,
+                                    const std::function<int64_t(int64_t)>& out_at)>;
 template <class S>
 Value<MpfrArith> contract_tiles_exact(const MpfrArith& arith, const ir::Let& let, const Value<MpfrArith>& other,
-                                      const Value<S>& source, bool tile_w, const Tiling& t) {
+                                      const Value<S>& source, bool tile_w, const Tiling& t,
+                                      const TileHook& on_tile = {}) {
   Value<MpfrArith> out = Value<MpfrArith>::make_real(arith, let.type.shape);
   std::optional<PackedOperand> packed_other;
   for (int64_t first = 0; first < t.extent; first += t.step) {
@@ -118,8 +123,10 @@ Value<MpfrArith> contract_tiles_exact(const MpfrArith& arith, const ir::Let& let
       if (tile_w) packed_other->rows.prepare_digits();  // for FixedRows::dot_group
     }
     const std::vector<double> values = read_tile(source, t.axis, first, count);
+    const std::function<int64_t(int64_t)> out_at = [&](int64_t p) { return (p / run * t.extent + first) * t.inner + p % run; };
+    if (on_tile) on_tile(plan, values.data(), out_at);
     const PackedOperand tile = pack_operand(arith.bits(), plan, values.data(), !tile_w);
-    const OutputAt at = [&](int64_t p) { return out.real((p / run * t.extent + first) * t.inner + p % run); };
+    const OutputAt at = [&](int64_t p) { return out.real(out_at(p)); };
     int64_t outputs = 1;
     for (const Letter& letter : plan.free) outputs *= letter.extent;
     const std::vector<int64_t> rest =
@@ -133,34 +140,31 @@ Value<MpfrArith> contract_tiles_exact(const MpfrArith& arith, const ir::Let& let
 
 // The ball contraction (contract_ball.cpp) of a ball operand and a parameter read in place: the
 // midpoints by contract_tiles_exact (the parameter's tiles packed from its stored values, IFMA
-// where it applies), the radii Σ r·|w| from the tiles read again (the parameter is exact).
+// where it applies), the radii Σ r·|w| from each tile as it passes (the parameter is exact).
 // nullopt where the other operand has a NaN, an infinity or a number beyond binary64.
 std::optional<Value<BallArith>> contract_ball_tiles(const BallArith& arith, const ir::Let& let,
                                                     const Value<BallArith>& other, const Value<BallArith>& source,
                                                     bool tile_w, const Tiling& t) {
-  const auto plan_of = [&](int64_t count) {
-    Shape tile_shape = source.shape;
-    tile_shape[t.axis] = count;
-    return plan_contraction(let.attrs.spec, tile_w ? other.shape : tile_shape, tile_w ? tile_shape : other.shape);
-  };
-  BallRows rows;
-  if (!ball_rows(arith, plan_of(std::min(t.step, t.extent)), other, tile_w, rows)) return std::nullopt;
-  const Value<MpfrArith> mid = contract_tiles_exact(MpfrArith(arith.bits()), let, rows.mid, source, tile_w, t);
-  std::vector<double> radius(rows.exact ? 0 : static_cast<size_t>(mid.size()), 0);
-  for (int64_t first = 0; first < t.extent && !rows.exact; first += t.step) {
-    const int64_t count = std::min(t.step, t.extent - first), run = count * t.inner;
-    const ContractionPlan plan = plan_of(count);
-    const std::vector<double> values = read_tile(source, t.axis, first, count);
-    const BallRows tile = exact_ball_rows(plan, values.data(), !tile_w);
+  Shape first_tile = source.shape;
+  first_tile[t.axis] = std::min(t.step, t.extent);
+  BallRows rows;  // the other operand's rows do not depend on the tile's extent
+  if (!ball_rows(arith, plan_contraction(let.attrs.spec, tile_w ? other.shape : first_tile, tile_w ? first_tile : other.shape),
+                 other, tile_w, rows)) {
+    return std::nullopt;
+  }
+  std::vector<double> radius(rows.exact ? 0 : static_cast<size_t>(element_count(let.type.shape)), 0);
+  const TileHook radii = [&](const ContractionPlan& plan, const double* values, const std::function<int64_t(int64_t)>& out_at) {
+    const BallRows tile = exact_ball_rows(plan, values, !tile_w);
     int64_t outputs = 1;
     for (const Letter& letter : plan.free) outputs *= letter.extent;
     parallel_chunks(outputs, 8, [&](int64_t begin, int64_t end) {
       for (int64_t p = begin; p < end; ++p) {
-        radius[static_cast<size_t>((p / run * t.extent + first) * t.inner + p % run)] =
-            tile_w ? radius_bound(plan, rows, tile, p) : radius_bound(plan, tile, rows, p);
+        radius[static_cast<size_t>(out_at(p))] = tile_w ? radius_bound(plan, rows, tile, p) : radius_bound(plan, tile, rows, p);
       }
     });
-  }
+  };
+  const Value<MpfrArith> mid = contract_tiles_exact(MpfrArith(arith.bits()), let, rows.mid, source, tile_w, t,
+                                                    rows.exact ? TileHook{} : radii);
   Value<BallArith> out = Value<BallArith>::make_real(arith, let.type.shape);
   set_balls(arith, mid, radius, out);
   return out;
