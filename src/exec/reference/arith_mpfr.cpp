@@ -12,6 +12,47 @@
 
 namespace presk::reference {
 
+bool mul_two_limbs(mpfr_ptr r, mpfr_srcptr x, mpfr_srcptr y) {
+  __extension__ typedef unsigned __int128 Wide;
+  const long p = mpfr_get_prec(r);
+  if (p <= 64 || p > 128 || !mpfr_regular_p(x) || !mpfr_regular_p(y) || mpfr_get_prec(x) > 128 ||
+      mpfr_get_prec(y) > 128) {
+    return false;
+  }
+  // X = x1·2^64 + x0 (x0 = 0 for a one-limb x), the significand's top bit at 127; the same for Y
+  const mp_limb_t x1 = x->_mpfr_d[mpfr_get_prec(x) > 64 ? 1 : 0], x0 = mpfr_get_prec(x) > 64 ? x->_mpfr_d[0] : 0;
+  const mp_limb_t y1 = y->_mpfr_d[mpfr_get_prec(y) > 64 ? 1 : 0], y0 = mpfr_get_prec(y) > 64 ? y->_mpfr_d[0] : 0;
+  const Wide low = static_cast<Wide>(x0) * y0, cross1 = static_cast<Wide>(x1) * y0, cross0 = static_cast<Wide>(x0) * y1,
+             high = static_cast<Wide>(x1) * y1;
+  // n3…n0 = X·Y (the top bit at 255 or 254)
+  Wide middle = static_cast<Wide>(static_cast<mp_limb_t>(low >> 64)) + static_cast<mp_limb_t>(cross1) +
+                static_cast<mp_limb_t>(cross0);
+  mp_limb_t n0 = static_cast<mp_limb_t>(low), n1 = static_cast<mp_limb_t>(middle);
+  Wide top = high + static_cast<mp_limb_t>(middle >> 64) + static_cast<mp_limb_t>(cross1 >> 64) +
+             static_cast<mp_limb_t>(cross0 >> 64);
+  mp_limb_t n3 = static_cast<mp_limb_t>(top >> 64), n2 = static_cast<mp_limb_t>(top);
+  int64_t e = int64_t{x->_mpfr_exp} + y->_mpfr_exp;
+  if ((n3 >> 63) == 0) {  // normalize: the top bit to 255
+    n3 = (n3 << 1) | (n2 >> 63), n2 = (n2 << 1) | (n1 >> 63), n1 = (n1 << 1) | (n0 >> 63), n0 <<= 1;
+    --e;
+  }
+  const int sh = static_cast<int>(128 - p);  // the unused low bits of n2
+  const mp_limb_t ulp = mp_limb_t{1} << sh;
+  const mp_limb_t round_bit = sh > 0 ? (n2 >> (sh - 1)) & 1 : n1 >> 63;
+  const bool sticky = sh > 0 ? ((n2 & ((ulp >> 1) - 1)) | n1 | n0) != 0 : ((n1 << 1) | n0) != 0;
+  n2 &= ~(ulp - 1);
+  if (round_bit != 0 && (sticky || (n2 & ulp) != 0)) {
+    const Wide sum = (static_cast<Wide>(n3) << 64 | n2) + ulp;
+    n3 = static_cast<mp_limb_t>(sum >> 64), n2 = static_cast<mp_limb_t>(sum);
+    if (n3 == 0 && n2 == 0) n3 = mp_limb_t{1} << 63, ++e;  // 0.11…1 rounded up: 0.10…0 · 2¹
+  }
+  if (e < mpfr_get_emin() || e > mpfr_get_emax()) return false;
+  r->_mpfr_d[0] = n2, r->_mpfr_d[1] = n3;
+  r->_mpfr_sign = x->_mpfr_sign * y->_mpfr_sign;
+  r->_mpfr_exp = static_cast<mpfr_exp_t>(e);
+  return true;
+}
+
 MpfrBuffer::MpfrBuffer(int64_t count, long bits) : count_(count) {
   internal_assert(count >= 0);
   size_t header_bytes = static_cast<size_t>(count) * sizeof(__mpfr_struct);

@@ -41,6 +41,12 @@ class MpfrBuffer {
   int64_t count_ = 0;
 };
 
+// r ← ∘(x·y) to nearest (ties to even) at r's precision p ∈ (64, 128], for regular x and y of
+// at most two limbs each: their significands' exact product (four limbs) rounded once, the
+// bits of mpfr_mul. False (r untouched) for anything else — a zero, infinite or NaN operand,
+// more limbs, a result outside MPFR's exponent range — which mpfr_mul then decides.
+bool mul_two_limbs(mpfr_ptr r, mpfr_srcptr x, mpfr_srcptr y);
+
 class MpfrArith {
  public:
   using Number = __mpfr_struct;
@@ -64,7 +70,9 @@ class MpfrArith {
   // Each correctly rounded.
   void add(Number* r, const Number* x, const Number* y) const { mpfr_add(r, x, y, MPFR_RNDN); }
   void sub(Number* r, const Number* x, const Number* y) const { mpfr_sub(r, x, y, MPFR_RNDN); }
-  void mul(Number* r, const Number* x, const Number* y) const { mpfr_mul(r, x, y, MPFR_RNDN); }
+  void mul(Number* r, const Number* x, const Number* y) const {
+    if (!mul_two_limbs(r, x, y)) mpfr_mul(r, x, y, MPFR_RNDN);
+  }
   void div(Number* r, const Number* x, const Number* y) const { mpfr_div(r, x, y, MPFR_RNDN); }
   void div_int(Number* r, const Number* x, int64_t n) const { mpfr_div_si(r, x, n, MPFR_RNDN); }
   void max(Number* r, const Number* x, const Number* y) const { mpfr_max(r, x, y, MPFR_RNDN); }

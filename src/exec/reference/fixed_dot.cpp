@@ -19,6 +19,7 @@ namespace presk::reference {
 namespace {
 
 using limbs::add_carry;
+using limbs::round_decided;
 using limbs::kLimbBits;
 using limbs::Limb;
 using limbs::product;
@@ -172,60 +173,8 @@ void add_shifted(Limb* total, int size, const Limb* a, int count, int64_t shift)
   }
 }
 
-// Whether the bits [lo, hi) of w are all `ones` (true for an empty range).
-bool all_bits(const Limb* w, int64_t lo, int64_t hi, bool ones) {
-  for (int64_t b = lo; b < hi;) {
-    int64_t q = b / kLimbBits;
-    int s = static_cast<int>(b % kLimbBits);
-    int n = static_cast<int>(std::min<int64_t>(kLimbBits - s, hi - b));
-    Limb mask = (n == kLimbBits ? ~Limb{0} : ((Limb{1} << n) - 1)) << s;
-    Limb bits = w[q] & mask;
-    if (bits != (ones ? mask : 0)) return false;
-    b += n;
-  }
-  return true;
-}
-
 // ⌈log₂ n⌉ for n ≥ 1.
 int ceil_log2(int64_t n) { return n <= 1 ? 0 : kLimbBits - __builtin_clzll(static_cast<uint64_t>(n - 1)); }
-
-// Whether every real within 2^eb (eb ≥ 0) of the magnitude a (top bit t) rounds to nearest at
-// `bits` as a does, and a lies on no tie: the bits between the bound and the rounding bit say
-// so. eb < 0: a is exact (nothing to decide).
-bool decided(const Limb* a, int64_t t, int64_t eb, long bits) {
-  if (eb < 0) return true;
-  int64_t kept = t - bits + 1;  // the lowest bit kept
-  if (eb + 3 > kept) return false;
-  if (all_bits(a, eb, t, false) || all_bits(a, eb, t, true)) return false;  // near a binade's end
-  bool round_bit = ((a[(kept - 1) / kLimbBits] >> ((kept - 1) % kLimbBits)) & 1) != 0;
-  return !all_bits(a, eb, kept - 1, !round_bit);  // else within the bound of a midpoint
-}
-
-// r ← the two's complement window a (size limbs, bit 0 weighing 2^lsb) rounded to nearest at
-// `bits`, when that is the rounding of every real within 2^eb units of it (eb < 0: a is the
-// exact sum; `cut`: it may not be); false (r untouched) when it is not, or when the result
-// could be near MPFR's exponent limits [emin, emax].
-bool round_decided(Limb* a, int size, int64_t lsb, int64_t eb, bool cut, long bits, int64_t emin,
-                   int64_t emax, __mpfr_struct* r) {
-  bool negative = (a[size - 1] >> (kLimbBits - 1)) != 0;
-  if (negative) {
-    unsigned char c = 1;
-    for (int j = 0; j < size; ++j) c = add_carry(c, ~a[j], 0, &a[j]);
-  }
-  int t = size - 1;
-  while (t >= 0 && a[t] == 0) --t;
-  if (t < 0) {
-    if (cut) return false;
-    mpfr_set_zero(r, 1);  // an exact zero sum is +0
-    return true;
-  }
-  int64_t top = int64_t{t} * kLimbBits + (kLimbBits - 1 - __builtin_clzll(a[t]));
-  if (lsb - 1 <= emin || lsb + int64_t{kLimbBits} * size + 1 >= emax) return false;
-  if (!decided(a, top, eb, bits)) return false;
-  limbs::round_window(a, size, lsb, bits, limbs_of(bits), r);
-  if (negative) r->_mpfr_sign = -1;
-  return true;
-}
 
 // An operand's entries as MPFR numbers of n limbs (the significand's top limb, top bit set).
 struct MpfrEntries {

@@ -1,5 +1,6 @@
-// Limb arithmetic shared by the MPFR kernels (exact_fma.cpp, exact_dot.cpp): MPFR's significands
-// are GMP limbs, least significant first.
+// Limb arithmetic shared by the MPFR kernels (exact_fma.cpp, exact_dot.cpp, fixed_dot.cpp,
+// fixed_exp.cpp; the functions in limbs.cpp): MPFR's significands are GMP limbs, least
+// significant first.
 #pragma once
 
 #include <mpfr.h>
@@ -65,5 +66,12 @@ void subtract(Limb* w, const Limb* v, int size);
 // negated in place when negative); r has precision `bits` of n limbs and the result's exponent
 // is known to fit MPFR's range.
 void round_window(Limb* w, int size, int64_t lsb, long bits, int n, __mpfr_struct* r);
+// r ← the two's complement window a (size limbs, bit 0 weighing 2^lsb) rounded to nearest at
+// `bits`, when that is the rounding of every real within 2^eb units of it (eb < 0: a is exact;
+// `cut`: it may not be, so a zero window decides nothing); false (r untouched) when it is not,
+// when a lies within the bound of a midpoint or a binade's end, or when the result could be
+// near MPFR's exponent limits [emin, emax]. a is negated in place when negative.
+bool round_decided(Limb* a, int size, int64_t lsb, int64_t eb, bool cut, long bits, int64_t emin,
+                   int64_t emax, __mpfr_struct* r);
 
 }  // namespace presk::reference::limbs

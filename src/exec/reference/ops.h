@@ -78,11 +78,17 @@ Value<A> eval_stacked_fold(const A& arith, const ir::Let& let, int64_t layers,
 class BroadcastMap {
  public:
   BroadcastMap(const Shape& out, const Shape& operand);
-  int64_t operator()(int64_t flat) const;
+  int64_t operator()(int64_t flat) const {
+    if (kind_ == Kind::Same) return flat;
+    return kind_ == Kind::One ? 0 : general(flat);
+  }
 
  private:
+  enum class Kind : uint8_t { Same, One, General };  // the operand's shape is out's; one element
+  int64_t general(int64_t flat) const;
   Shape out_;
   std::vector<int64_t> strides_;  // per axis of `out`: the operand's stride, 0 where it repeats
+  Kind kind_ = Kind::General;
 };
 
 // Runs body(begin, end) over [0, count) in chunks of about `grain`, on the threads of the

@@ -1,6 +1,9 @@
 // Shape arithmetic shared by the op families: counts, strides, broadcasting, axis attributes.
 #include "exec/reference/ops.h"
 #include "exec/reference/value.h"
+
+#include <algorithm>
+
 #include "support/diagnostics.h"
 
 namespace presk::reference {
@@ -26,9 +29,11 @@ BroadcastMap::BroadcastMap(const Shape& out, const Shape& operand)
     internal_assert(operand[i] == out[i + shift] || operand[i] == 1);
     strides_[i + shift] = operand[i] == 1 ? 0 : operand_strides[i];
   }
+  if (strides_ == row_major_strides(out)) kind_ = Kind::Same;  // (axes of extent 1 aside)
+  if (std::all_of(strides_.begin(), strides_.end(), [](int64_t s) { return s == 0; })) kind_ = Kind::One;
 }
 
-int64_t BroadcastMap::operator()(int64_t flat) const {
+int64_t BroadcastMap::general(int64_t flat) const {
   int64_t offset = 0;
   for (size_t i = out_.size(); i-- > 0;) {
     int64_t index = flat % out_[i];

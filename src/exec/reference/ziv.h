@@ -1,5 +1,6 @@
 // Correctly rounded exp, log and tanh for the MPFR arithmetic, faster than MPFR's own at a few
-// limbs of precision: Arb evaluates the function on the exact input at p + kZivExtraBits bits,
+// limbs of precision. Up to 128 bits, exp and tanh first take the fixed point of fixed_exp.h.
+// Then Arb evaluates the function on the exact input at p + kZivExtraBits bits,
 // a ball that contains the exact value; when both ends of the ball round (to nearest, ties to
 // even) to the same p-bit number, that number is the correctly rounded result. Otherwise — the
 // exact value lies within the ball's width of a rounding boundary, about one call in
