@@ -35,31 +35,6 @@ bool decided(const Limb* a, int64_t t, int64_t eb, long bits) {
 
 }  // namespace
 
-// The window's bits [lo, lo + 64) as one limb; bits outside [0, 64·size) are 0.
-Limb bits_at(const Limb* w, int size, int64_t lo) {
-  int64_t q = lo >= 0 ? lo / kLimbBits : -((-lo + kLimbBits - 1) / kLimbBits);
-  auto s = static_cast<int>(lo - q * kLimbBits);
-  auto limb = [&](int64_t i) { return i >= 0 && i < size ? w[i] : Limb{0}; };
-  return (limb(q) >> s) | spill(limb(q + 1), s);
-}
-
-// Whether any of the window's bits [0, end) is set.
-bool any_below(const Limb* w, int64_t end) {
-  if (end <= 0) return false;
-  int64_t q = end / kLimbBits;
-  auto s = static_cast<int>(end % kLimbBits);
-  for (int64_t i = 0; i < q; ++i) {
-    if (w[i] != 0) return true;
-  }
-  return s != 0 && (w[q] & ((Limb{1} << s) - 1)) != 0;
-}
-
-// w ← w − v over `size` limbs (two's complement).
-void subtract(Limb* w, const Limb* v, int size) {
-  unsigned char c = 0;
-  for (int j = 0; j < size; ++j) c = limbs::sub_borrow(c, w[j], v[j], &w[j]);
-}
-
 // r ← ∘(w · 2^lsb), w a two's complement window of `size` limbs (it is negated in place when
 // negative); r has precision `bits` of N limbs and the result's exponent is known to fit.
 void round_window(Limb* w, int size, int64_t lsb, long bits, int n, __mpfr_struct* r) {

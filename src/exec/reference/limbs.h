@@ -55,13 +55,32 @@ inline unsigned char sub_borrow(unsigned char borrow, Limb a, Limb b, Limb* out)
 // The bits of `high` that a right shift by s ∈ [0, 64) moves into the limb below (0 for s = 0).
 inline Limb spill(Limb high, int s) { return (high << 1) << (kLimbBits - 1 - s); }
 
-// The helpers of the fixed-point windows (exact_dot.cpp, fixed_dot.cpp), limbs least significant
-// first. The bits [lo, lo + 64) of w as one limb; bits outside [0, 64·size) are 0.
-Limb bits_at(const Limb* w, int size, int64_t lo);
+// The helpers of the fixed-point windows (exact_dot.cpp, fixed_dot.cpp, fixed_exp.cpp), limbs
+// least significant first. The bits [lo, lo + 64) of w as one limb; bits outside [0, 64·size)
+// are 0.
+inline Limb bits_at(const Limb* w, int size, int64_t lo) {
+  const int64_t q = lo >= 0 ? lo / kLimbBits : -((-lo + kLimbBits - 1) / kLimbBits);
+  const auto s = static_cast<int>(lo - q * kLimbBits);
+  auto limb = [&](int64_t i) { return i >= 0 && i < size ? w[i] : Limb{0}; };
+  return (limb(q) >> s) | spill(limb(q + 1), s);
+}
+
 // Whether any of w's bits [0, end) is set (end ≤ 64·size).
-bool any_below(const Limb* w, int64_t end);
+inline bool any_below(const Limb* w, int64_t end) {
+  if (end <= 0) return false;
+  const int64_t q = end / kLimbBits;
+  const auto s = static_cast<int>(end % kLimbBits);
+  for (int64_t i = 0; i < q; ++i) {
+    if (w[i] != 0) return true;
+  }
+  return s != 0 && (w[q] & ((Limb{1} << s) - 1)) != 0;
+}
+
 // w ← w − v over `size` limbs (two's complement).
-void subtract(Limb* w, const Limb* v, int size);
+inline void subtract(Limb* w, const Limb* v, int size) {
+  unsigned char c = 0;
+  for (int j = 0; j < size; ++j) c = sub_borrow(c, w[j], v[j], &w[j]);
+}
 // r ← ∘(w · 2^lsb) to nearest, ties to even, w a two's complement window of `size` limbs (it is
 // negated in place when negative); r has precision `bits` of n limbs and the result's exponent
 // is known to fit MPFR's range.
