@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "exec/reference/exact_fma.h"
+#include "exec/reference/limbs.h"
 #include "support/diagnostics.h"
 #include "support/exact_real.h"
 
@@ -46,7 +47,7 @@ bool mul_two_limbs(mpfr_ptr r, mpfr_srcptr x, mpfr_srcptr y) {
     n3 = static_cast<mp_limb_t>(sum >> 64), n2 = static_cast<mp_limb_t>(sum);
     if (n3 == 0 && n2 == 0) n3 = mp_limb_t{1} << 63, ++e;  // 0.11…1 rounded up: 0.10…0 · 2¹
   }
-  if (e < mpfr_get_emin() || e > mpfr_get_emax()) return false;
+  if (e < limbs::exponent_range().min || e > limbs::exponent_range().max) return false;
   r->_mpfr_d[0] = n2, r->_mpfr_d[1] = n3;
   r->_mpfr_sign = x->_mpfr_sign * y->_mpfr_sign;
   r->_mpfr_exp = static_cast<mpfr_exp_t>(e);

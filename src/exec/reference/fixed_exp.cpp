@@ -182,7 +182,7 @@ bool round_fixed(const Limb* y, int64_t lsb, int eb, long bits, mpfr_ptr r) {
     for (int i = 0; i < 3; ++i) carry = limbs::add_carry(carry, n[i], ulp[i], &n[i]);
   }
   const int64_t exponent = lsb - lz + 192 + carry;
-  if (exponent < mpfr_get_emin() || exponent > mpfr_get_emax()) return false;
+  if (exponent < limbs::exponent_range().min || exponent > limbs::exponent_range().max) return false;
   const int limbs_out = static_cast<int>((bits + 63) / 64);
   for (int i = 0; i < limbs_out; ++i) r->_mpfr_d[i] = carry ? 0 : n[3 - limbs_out + i];
   if (carry) r->_mpfr_d[limbs_out - 1] = Limb{1} << 63;  // 0.11…1 rounded up: 0.10…0 · 2¹
