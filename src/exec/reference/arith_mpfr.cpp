@@ -8,6 +8,7 @@
 
 #include "exec/reference/exact_fma.h"
 #include "exec/reference/limbs.h"
+#include "exec/reference/ops.h"
 #include "support/diagnostics.h"
 #include "support/exact_real.h"
 
@@ -63,11 +64,13 @@ MpfrBuffer::MpfrBuffer(int64_t count, long bits) : count_(count) {
   if (memory_ == nullptr) throw std::bad_alloc();
   numbers_ = static_cast<__mpfr_struct*>(memory_);
   char* limbs = static_cast<char*>(memory_) + header_bytes;
-  for (int64_t i = 0; i < count; ++i) {
-    void* mantissa = limbs + static_cast<size_t>(i) * limb_bytes;
-    mpfr_custom_init(mantissa, bits);
-    mpfr_custom_init_set(&numbers_[i], MPFR_ZERO_KIND, 0, bits, mantissa);
-  }
+  parallel_chunks(count, 16384, [&](int64_t begin, int64_t end) {  // each header written once
+    for (int64_t i = begin; i < end; ++i) {
+      void* mantissa = limbs + static_cast<size_t>(i) * limb_bytes;
+      mpfr_custom_init(mantissa, bits);
+      mpfr_custom_init_set(&numbers_[i], MPFR_ZERO_KIND, 0, bits, mantissa);
+    }
+  });
 }
 
 MpfrBuffer::~MpfrBuffer() { std::free(memory_); }

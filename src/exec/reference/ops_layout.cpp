@@ -43,12 +43,14 @@ Value<A> gather(const A& a, const ir::Type& type, Operands<A> in, const SourceOf
     return out;
   }
   Value<A> out = Value<A>::make_real(a, type.shape);
-  for (int64_t o = 0; o < out.size(); ++o) {
-    Source s = source(o);
-    if (s.operand == -1) a.set_neg_inf(out.real(o));
-    else if (s.operand == -2) a.set_zero(out.real(o));
-    else a.set(out.real(o), in[s.operand]->real(s.index));
-  }
+  parallel_chunks(out.size(), 2048, [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) {
+      Source s = source(o);
+      if (s.operand == -1) a.set_neg_inf(out.real(o));
+      else if (s.operand == -2) a.set_zero(out.real(o));
+      else a.set(out.real(o), in[s.operand]->real(s.index));
+    }
+  });
   return out;
 }
 
