@@ -57,12 +57,12 @@ Value<A> gather(const A& a, const ir::Type& type, Operands<A> in, const SourceOf
 // transpose: result axis i is operand axis perm[i].
 template <class A>
 Value<A> transpose(const A& a, const ir::Let& let, Operands<A> in) {
-  Shape strides = row_major_strides(in[0]->shape);
+  const Shape strides = row_major_strides(in[0]->shape), out_strides = row_major_strides(let.type.shape);
+  const Shape& shape = let.type.shape;
   const std::vector<int64_t>& perm = let.attrs.axes;
-  return gather(a, let.type, in, [&](int64_t o) {
-    Shape index = unflatten(o, let.type.shape);
+  return gather(a, let.type, in, [&](int64_t o) {  // no Shape an element: index i = (o / stride) % extent
     int64_t flat = 0;
-    for (size_t i = 0; i < index.size(); ++i) flat += index[i] * strides[perm[i]];
+    for (size_t i = 0; i < shape.size(); ++i) flat += (o / out_strides[i]) % shape[i] * strides[perm[i]];
     return Source{0, flat};
   });
 }
