@@ -1,8 +1,9 @@
 // Times one call of exp and tanh at 128 bits, per way the reference can compute it
 // (docs/reference.md "exp, log, tanh"): the fixed point (fixed_exp.h), Arb's arb_exp/arb_tanh
 // at 152 bits (the Arb path's evaluation alone, without its rounding), MPFR's own, and
-// correctly_rounded (ziv.h, what the interpreter calls). Inputs: 4096 numbers uniform in
-// (−4, 4) (GELU's and softmax's range), the median of 7 rounds, each function in turn.
+// correctly_rounded (ziv.h, what the interpreter calls); then a product of two such numbers,
+// the two-limb fast path (arith_mpfr.h) against mpfr_mul. Inputs: 4096
+// numbers uniform in (−4, 4) (GELU's and softmax's range), the median of 7 rounds, each in turn.
 //   elementary_bench [BITS]     (default 128)
 #include <arb.h>
 #include <mpfr.h>
@@ -70,6 +71,12 @@ int main(int argc, char** argv) {
   const double cr_t = nanoseconds_per_call([&](int i) { correctly_rounded(Elementary::Tanh, r.data(), x.data() + i); });
   std::printf("%-28s %8.1f %8.1f\n", "correctly_rounded (ziv.h)", cr_e, cr_t);
   std::printf("Arb / fixed point: exp %.2fx, tanh %.2fx\n", arb_e / fixed_exp, arb_t / fixed_tanh);
+  auto next = [](int i) { return (i + 1) % kInputs; };
+  const double fast_mul = nanoseconds_per_call([&](int i) { mul_two_limbs(r.data(), x.data() + i, x.data() + next(i)); });
+  const double mpfr_mul_ns = nanoseconds_per_call([&](int i) { mpfr_mul(r.data(), x.data() + i, x.data() + next(i), MPFR_RNDN); });
+  std::printf("%-28s %8s\n", "", "mul");
+  std::printf("%-28s %8.1f\n", "two limbs (arith_mpfr.h)", fast_mul);
+  std::printf("%-28s %8.1f\n", "mpfr_mul", mpfr_mul_ns);
   arb_clear(a);
   arb_clear(y);
   gmp_randclear(state);

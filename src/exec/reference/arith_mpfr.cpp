@@ -14,13 +14,41 @@
 
 namespace presk::reference {
 
-bool mul_two_limbs(mpfr_ptr r, mpfr_srcptr x, mpfr_srcptr y) {
-  __extension__ typedef unsigned __int128 Wide;
+namespace {
+
+__extension__ typedef unsigned __int128 Wide;
+
+// Whether the fast path below takes r, x and y: r of two limbs, x and y regular of at most two.
+bool two_limbs(mpfr_srcptr r, mpfr_srcptr x, mpfr_srcptr y) {
   const long p = mpfr_get_prec(r);
-  if (p <= 64 || p > 128 || !mpfr_regular_p(x) || !mpfr_regular_p(y) || mpfr_get_prec(x) > 128 ||
-      mpfr_get_prec(y) > 128) {
-    return false;
+  return p > 64 && p <= 128 && mpfr_regular_p(x) && mpfr_regular_p(y) && mpfr_get_prec(x) <= 128 &&
+         mpfr_get_prec(y) <= 128;
+}
+
+// r ← the 256-bit window high:low (its top bit at 255) · 2^(e − 256) with sign, rounded to nearest
+// at r's precision (ties to even), `sticky`: a nonzero part below the window. False when the
+// result leaves MPFR's exponent range.
+bool round_window256(mpfr_ptr r, Wide high, Wide low, bool sticky, int64_t e, int sign) {
+  const int sh = static_cast<int>(128 - mpfr_get_prec(r));  // the unused low bits of high
+  const Wide ulp = static_cast<Wide>(1) << sh;
+  const bool round_bit = sh > 0 ? ((high >> (sh - 1)) & 1) != 0 : (low >> 127) != 0;
+  const bool rest = sticky || (sh > 0 ? (high & ((ulp >> 1) - 1)) != 0 || low != 0 : (low << 1) != 0);
+  high &= ~(ulp - 1);
+  if (round_bit && (rest || (high & ulp) != 0)) {
+    high += ulp;
+    if (high == 0) high = static_cast<Wide>(1) << 127, ++e;  // 0.11…1 rounded up: 0.10…0 · 2¹
   }
+  if (e < limbs::exponent_range().min || e > limbs::exponent_range().max) return false;
+  r->_mpfr_d[0] = static_cast<mp_limb_t>(high), r->_mpfr_d[1] = static_cast<mp_limb_t>(high >> 64);
+  r->_mpfr_sign = sign;
+  r->_mpfr_exp = static_cast<mpfr_exp_t>(e);
+  return true;
+}
+
+}  // namespace
+
+bool mul_two_limbs(mpfr_ptr r, mpfr_srcptr x, mpfr_srcptr y) {
+  if (!two_limbs(r, x, y)) return false;
   // X = x1·2^64 + x0 (x0 = 0 for a one-limb x), the significand's top bit at 127; the same for Y
   const mp_limb_t x1 = x->_mpfr_d[mpfr_get_prec(x) > 64 ? 1 : 0], x0 = mpfr_get_prec(x) > 64 ? x->_mpfr_d[0] : 0;
   const mp_limb_t y1 = y->_mpfr_d[mpfr_get_prec(y) > 64 ? 1 : 0], y0 = mpfr_get_prec(y) > 64 ? y->_mpfr_d[0] : 0;
@@ -38,21 +66,8 @@ bool mul_two_limbs(mpfr_ptr r, mpfr_srcptr x, mpfr_srcptr y) {
     n3 = (n3 << 1) | (n2 >> 63), n2 = (n2 << 1) | (n1 >> 63), n1 = (n1 << 1) | (n0 >> 63), n0 <<= 1;
     --e;
   }
-  const int sh = static_cast<int>(128 - p);  // the unused low bits of n2
-  const mp_limb_t ulp = mp_limb_t{1} << sh;
-  const mp_limb_t round_bit = sh > 0 ? (n2 >> (sh - 1)) & 1 : n1 >> 63;
-  const bool sticky = sh > 0 ? ((n2 & ((ulp >> 1) - 1)) | n1 | n0) != 0 : ((n1 << 1) | n0) != 0;
-  n2 &= ~(ulp - 1);
-  if (round_bit != 0 && (sticky || (n2 & ulp) != 0)) {
-    const Wide sum = (static_cast<Wide>(n3) << 64 | n2) + ulp;
-    n3 = static_cast<mp_limb_t>(sum >> 64), n2 = static_cast<mp_limb_t>(sum);
-    if (n3 == 0 && n2 == 0) n3 = mp_limb_t{1} << 63, ++e;  // 0.11…1 rounded up: 0.10…0 · 2¹
-  }
-  if (e < limbs::exponent_range().min || e > limbs::exponent_range().max) return false;
-  r->_mpfr_d[0] = n2, r->_mpfr_d[1] = n3;
-  r->_mpfr_sign = x->_mpfr_sign * y->_mpfr_sign;
-  r->_mpfr_exp = static_cast<mpfr_exp_t>(e);
-  return true;
+  return round_window256(r, static_cast<Wide>(n3) << 64 | n2, static_cast<Wide>(n1) << 64 | n0, false, e,
+                         x->_mpfr_sign * y->_mpfr_sign);
 }
 
 MpfrBuffer::MpfrBuffer(int64_t count, long bits) : count_(count) {

@@ -105,7 +105,7 @@ Value<A> eval_cross_entropy(const A& arith, const ir::Let& let, const Value<A>& 
     for (int64_t p = begin; p < end; ++p) {
       Row<const N> row{logits.real(p * classes), 1, classes};
       max_and_sum_exp(arith, row, m, s, t);
-      arith.log(s, s);
+      elementary(arith, Elementary::Log, s, s);
       arith.sub(t, row.at(targets.integers[p]), m);
       arith.sub(t, t, s);                    // log_softmax at the target
       arith.neg(losses.data() + p, t);       // exact
