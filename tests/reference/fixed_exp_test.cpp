@@ -11,6 +11,7 @@
 
 #include "exec/reference/arith_mpfr.h"
 #include "exec/reference/fixed_exp.h"
+#include "reference/random_terms.h"
 
 namespace presk::testing {
 namespace {
@@ -104,10 +105,6 @@ TEST(ReferenceFixedExp, TheKernelIsWithinItsBoundOfTheExactValue) {
   EXPECT_GE(settled, 19990);  // k unsettled only within a unit of a multiple of ln 2
   EXPECT_GT(worst_below, 1.0);  // the floors do lose something: the check sees them
   std::printf("kernel error: at most %.2f units below, %.2f above\n", worst_below, worst_above);
-}
-
-bool same_number(mpfr_srcptr a, mpfr_srcptr b) {
-  return mpfr_equal_p(a, b) && mpfr_signbit(a) == mpfr_signbit(b);
 }
 
 TEST(ReferenceFixedExp, ExpAndTanhAreMpfrBitForBit) {

@@ -1,5 +1,6 @@
-// Random MPFR operands for the contraction kernels' tests (exact_fma_test, exact_dot_test): equal
-// numbers (sign of zero included, NaN equal to NaN) and operands drawn to stress limb arithmetic.
+// Random MPFR operands for the kernels' tests (exact_fma, exact_dot, fixed_dot, fixed_exp, ziv,
+// two_limbs): equal numbers (sign of zero included, NaN equal to NaN) and operands drawn to
+// stress limb arithmetic.
 #pragma once
 
 #include <mpfr.h>

@@ -8,15 +8,12 @@
 #include <random>
 
 #include "exec/reference/arith_mpfr.h"
+#include "reference/random_terms.h"
 
 namespace presk::testing {
 namespace {
 
 using reference::mul_two_limbs;
-
-bool same_number(mpfr_srcptr a, mpfr_srcptr b) {
-  return mpfr_equal_p(a, b) && mpfr_signbit(a) == mpfr_signbit(b);
-}
 
 TEST(ReferenceMulTwoLimbs, IsMpfrMulBitForBit) {
   std::mt19937_64 rng(41);

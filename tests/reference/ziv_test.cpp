@@ -9,6 +9,7 @@
 
 #include "exec/reference/arith_mpfr.h"
 #include "exec/reference/ziv.h"
+#include "reference/random_terms.h"
 
 namespace presk::testing {
 namespace {
@@ -21,11 +22,6 @@ void by_mpfr(Elementary f, mpfr_ptr r, mpfr_srcptr x) {
   if (f == Elementary::Exp) mpfr_exp(r, x, MPFR_RNDN);
   if (f == Elementary::Log) mpfr_log(r, x, MPFR_RNDN);
   if (f == Elementary::Tanh) mpfr_tanh(r, x, MPFR_RNDN);
-}
-
-bool same_number(mpfr_srcptr a, mpfr_srcptr b) {
-  if (mpfr_nan_p(a) || mpfr_nan_p(b)) return mpfr_nan_p(a) && mpfr_nan_p(b);
-  return mpfr_equal_p(a, b) && mpfr_signbit(a) == mpfr_signbit(b);
 }
 
 TEST(ReferenceZiv, ExpLogTanhAreMpfrBitForBit) {
