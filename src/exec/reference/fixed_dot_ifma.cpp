@@ -1,7 +1,8 @@
 // fixed_dot_ifma.h: each row's W·U summed in columns of 52-bit partial products (the low and
-// high halves of digit c times W land in columns c and c + 1), flushed into the rows' 5-limb
-// sums before a column can overflow; positive and negative weights apart, then the 2^192 that
-// U adds to each ±X taken out again: Σ ±W·U − 2^192·Σ ±W = Σ ±W·(±X).
+// high halves of digit products landing in columns c and c + 1), flushed into the rows' sums
+// before a column can overflow; positive and negative W apart, then the 2^192 that U adds to
+// each ±X taken out again: Σ ±W·U − 2^192·Σ ±W = Σ ±W·(±X). A weight in binades is one digit
+// W < 2^52; an entry of a row of 3 limbs is four (W < 2^192).
 #include "exec/reference/fixed_dot_ifma.h"
 
 #include <immintrin.h>
@@ -24,17 +25,33 @@ constexpr int kRows = FixedRows::kGroup;
 // entries keep every column below 2^63.
 constexpr int64_t kChunk = 2048;
 
-// sum (5 limbs, two's complement) ± v·2^shift, v < 2^64, shift ≤ 256.
+// sum ± v, both N limbs (two's complement).
+template <int N>
+void add_limbs(uint64_t* sum, const uint64_t* v, bool negative) {
+  unsigned char c = 0;
+  for (int i = 0; i < N; ++i) {
+    unsigned long long r = 0;
+    c = negative ? _subborrow_u64(c, sum[i], v[i], &r) : _addcarry_u64(c, sum[i], v[i], &r);
+    sum[i] = r;
+  }
+}
+
+// sum (N limbs, two's complement) ± v·2^shift mod 2^(64N), v < 2^64, shift < 64N.
+template <int N>
 void add_at(uint64_t* sum, uint64_t v, int shift, bool negative) {
-  uint64_t part[5] = {};
+  uint64_t part[N] = {};
   const int q = shift / 64, s = shift % 64;
   part[q] = v << s;
-  if (s != 0 && q + 1 < 5) part[q + 1] = v >> (64 - s);
-  unsigned char c = 0;
-  for (int i = 0; i < 5; ++i) {
-    unsigned long long r = 0;
-    c = negative ? _subborrow_u64(c, sum[i], part[i], &r) : _addcarry_u64(c, sum[i], part[i], &r);
-    sum[i] = r;
+  if (s != 0 && q + 1 < N) part[q + 1] = v >> (64 - s);
+  add_limbs<N>(sum, part, negative);
+}
+
+// sum (N limbs) ± 2^192·Σ_c digit_sums[c]·2^(52c): the 2^192 of each U, times Σ W.
+template <int N, int C>
+void add_offset(uint64_t* sum, const limbs::Wide* digit_sums, bool negative) {
+  for (int c = 0; c < C; ++c) {
+    add_at<N>(sum, static_cast<uint64_t>(digit_sums[c]), 192 + 52 * c, negative);
+    add_at<N>(sum, static_cast<uint64_t>(digit_sums[c] >> 64), 256 + 52 * c, negative);
   }
 }
 
@@ -62,47 +79,79 @@ __attribute__((target("avx512f,avx512ifma"))) void columns(const uint64_t* digit
   }
 }
 
-// The columns of row j as one number, sum (5 limbs) = Σ_c out[0][c][j]·2^(52c) +
-// out[1][c][j]·2^(52(c + 1)) (< 2^272: it wraps to 5 limbs, as every sum here does).
-void gather(const uint64_t (*out)[4][kRows], int j, uint64_t* sum) {
-  limbs::Wide limb[6] = {};
+// The columns of row j as one number mod 2^(64N), sum (N limbs) = Σ_c out[0][c][j]·2^(52(first + c))
+// + out[1][c][j]·2^(52(first + c + 1)).
+template <int C, int N>
+void gather(const uint64_t (*out)[C][kRows], int first, int j, uint64_t* sum) {
+  limbs::Wide limb[N + 2] = {};
   for (int h = 0; h < 2; ++h) {
-    for (int c = 0; c < 4; ++c) {
+    for (int c = 0; c < C; ++c) {
       const uint64_t v = out[h][c][j];
-      const int offset = 52 * (c + h), q = offset / 64, r = offset % 64;
+      const int offset = 52 * (first + c + h), q = offset / 64, r = offset % 64;
       limb[q] += static_cast<limbs::Wide>(static_cast<uint64_t>(v << r));
       if (r != 0) limb[q + 1] += v >> (64 - r);
     }
   }
-  for (int i = 0; i < 5; ++i) {  // carry each limb's excess into the next
+  for (int i = 0; i < N; ++i) {  // carry each limb's excess into the next
     sum[i] = static_cast<uint64_t>(limb[i]);
     limb[i + 1] += limb[i] >> 64;
   }
 }
 
-// sum ± v, both 5 limbs (two's complement).
-void add5(uint64_t* sum, const uint64_t* v, bool negative) {
-  unsigned char c = 0;
-  for (int i = 0; i < 5; ++i) {
-    unsigned long long r = 0;
-    c = negative ? _subborrow_u64(c, sum[i], v[i], &r) : _addcarry_u64(c, sum[i], v[i], &r);
-    sum[i] = r;
+// Each row's sum (N limbs) ± Σ W·U over [e, end), Chunk entries at a time: fill sums them in C
+// columns from column First, and gather adds the columns into the sums.
+template <int First, int64_t Chunk, class Entry, int C, size_t N>
+void add_products(void (*fill)(const uint64_t*, const Entry*, const Entry*, uint64_t (*)[C][kRows]),
+                  const uint64_t* digits, const Entry* e, const Entry* end, bool negative,
+                  std::array<uint64_t, N>* lanes) {
+  uint64_t out[2][C][kRows];
+  for (; e != end;) {
+    const Entry* stop = e + std::min<int64_t>(Chunk, end - e);
+    fill(digits, e, stop, out);
+    for (int j = 0; j < kRows; ++j) {
+      uint64_t value[N];
+      gather<C, static_cast<int>(N)>(out, First, j, value);
+      add_limbs<static_cast<int>(N)>(lanes[j].data(), value, negative);
+    }
+    e = stop;
   }
 }
 
-// Each row's sum ± Σ W·U over [e, end), a chunk at a time.
-void add_products(const uint64_t* digits, const BinadeEntry* e, const BinadeEntry* end, bool negative,
-                  std::array<uint64_t, 5>* lanes) {
-  uint64_t out[2][4][kRows];
-  for (; e != end;) {
-    const BinadeEntry* stop = e + std::min<int64_t>(kChunk, end - e);
-    columns(digits, e, stop, out);
-    for (int j = 0; j < kRows; ++j) {
-      uint64_t value[5];
-      gather(out, j, value);
-      add5(lanes[j].data(), value, negative);
+// An entry of a row of 3 limbs into one set of columns: lo[s − 2] (h = 0) and hi[s − 2] (h = 1)
+// take the low and high halves of the digit products U_a·W_b with a + b = s, column s + h;
+// left out: a + b < 2, and the low halves at a + b = 2 (lo[0] stays 0).
+__attribute__((target("avx512f,avx512ifma"), always_inline)) inline void row_entry(const uint64_t* digits, const DigitEntry& e,
+                                                                                  __m512i* lo, __m512i* hi) {
+  const uint64_t* d = digits + e.k * 4 * kRows;
+  __m512i u[4];
+  for (int a = 0; a < 4; ++a) u[a] = _mm512_loadu_si512(d + a * kRows);
+  for (int b = 0; b < 4; ++b) {
+    const __m512i w = _mm512_set1_epi64(static_cast<long long>(e.digit[b]));
+    for (int a = std::max(0, 2 - b); a < 4; ++a) {
+      if (a + b > 2) lo[a + b - 2] = _mm512_madd52lo_epu64(lo[a + b - 2], u[a], w);
+      hi[a + b - 2] = _mm512_madd52hi_epu64(hi[a + b - 2], u[a], w);
     }
-    e = stop;
+  }
+}
+
+// columns[h][c][j]: for row j, the columns c + 2 (row_entry) summed over [e, end), two entries
+// at a time into two sets (latency), added together at the end. Each column of a set takes at
+// most 4 halves (< 2^52) an entry, so 2^10 entries keep the sum of both below 2^64.
+constexpr int64_t kRowChunk = 1024;
+__attribute__((target("avx512f,avx512ifma"))) void row_columns(const uint64_t* digits, const DigitEntry* e,
+                                                               const DigitEntry* end, uint64_t (*out)[5][kRows]) {
+  __m512i lo[2][5], hi[2][5];
+  for (int u = 0; u < 2; ++u) {
+    for (int c = 0; c < 5; ++c) lo[u][c] = hi[u][c] = _mm512_setzero_si512();
+  }
+  for (; end - e >= 2; e += 2) {
+    row_entry(digits, e[0], lo[0], hi[0]);
+    row_entry(digits, e[1], lo[1], hi[1]);
+  }
+  if (e != end) row_entry(digits, e[0], lo[0], hi[0]);
+  for (int c = 0; c < 5; ++c) {
+    _mm512_storeu_si512(out[0][c], _mm512_add_epi64(lo[0][c], lo[1][c]));
+    _mm512_storeu_si512(out[1][c], _mm512_add_epi64(hi[0][c], hi[1][c]));
   }
 }
 
@@ -111,16 +160,32 @@ void add_products(const uint64_t* digits, const BinadeEntry* e, const BinadeEntr
 void ifma_bucket_sums(const uint64_t* digits, const BinadeEntry* e, const BinadeEntry* split,
                       const BinadeEntry* end, std::array<uint64_t, 5>* lanes) {
   for (int j = 0; j < kRows; ++j) lanes[j].fill(0);
-  add_products(digits, e, split, false, lanes);
-  add_products(digits, split, end, true, lanes);
+  add_products<0, kChunk>(columns, digits, e, split, false, lanes);
+  add_products<0, kChunk>(columns, digits, split, end, true, lanes);
   limbs::Wide positive = 0, negative = 0;  // Σ W of each part, < 2^(52 + 14)
   for (const BinadeEntry* p = e; p != end; ++p) (p < split ? positive : negative) += p->w;
   uint64_t shift[5] = {0, 0, 0, 0, 0};  // 2^192·(Σ W⁺ − Σ W⁻), taken from each row's sum
-  add_at(shift, static_cast<uint64_t>(positive), 192, false);
-  add_at(shift, static_cast<uint64_t>(positive >> 64), 256, false);
-  add_at(shift, static_cast<uint64_t>(negative), 192, true);
-  add_at(shift, static_cast<uint64_t>(negative >> 64), 256, true);
-  for (int j = 0; j < kRows; ++j) add5(lanes[j].data(), shift, true);
+  add_offset<5, 1>(shift, &positive, false);
+  add_offset<5, 1>(shift, &negative, true);
+  for (int j = 0; j < kRows; ++j) add_limbs<5>(lanes[j].data(), shift, true);
+}
+
+void ifma_row_sums(const uint64_t* digits, const DigitEntry* positive, const DigitEntry* positive_end,
+                   const DigitEntry* negative, const DigitEntry* negative_end, std::array<uint64_t, 7>* lanes) {
+  for (int j = 0; j < kRows; ++j) lanes[j].fill(0);
+  add_products<2, kRowChunk>(row_columns, digits, positive, positive_end, false, lanes);
+  add_products<2, kRowChunk>(row_columns, digits, negative, negative_end, true, lanes);
+  limbs::Wide sums[2][4] = {};  // Σ W of each part, digit by digit (< 2^(52 + 63))
+  for (const DigitEntry* p = positive; p != positive_end; ++p) {
+    for (int c = 0; c < 4; ++c) sums[0][c] += p->digit[c];
+  }
+  for (const DigitEntry* p = negative; p != negative_end; ++p) {
+    for (int c = 0; c < 4; ++c) sums[1][c] += p->digit[c];
+  }
+  uint64_t shift[7] = {};  // 2^192·(Σ W⁺ − Σ W⁻), taken from each row's sum
+  add_offset<7, 4>(shift, sums[0], false);
+  add_offset<7, 4>(shift, sums[1], true);
+  for (int j = 0; j < kRows; ++j) add_limbs<7>(lanes[j].data(), shift, true);
 }
 
 }  // namespace presk::reference
