@@ -334,6 +334,21 @@ TEST(ReferenceFixedDot, GroupsOfActivationRowsAreExact) {
       const int64_t end = trial % 3 == 1 ? (r + 1) * n / x_rows : static_cast<int64_t>(rng() % (n + 1));
       for (int64_t k = trial % 3 == 0 ? n : end; k < n; ++k) mpfr_set_zero(x.data() + r * n + k, 1);
     }
+    if (trial == 11) {  // every digit near its largest: U = 2^192 − X, X = 2^41 − 1; W's 128 bits set from bit 24
+      auto below = [](mpfr_ptr v, long e, bool negative) {  // ±(1 − 2^−p)·2^e
+        mpfr_set_ui_2exp(v, 1, e, MPFR_RNDN);
+        mpfr_nextbelow(v);
+        if (negative) mpfr_neg(v, v, MPFR_RNDN);
+      };
+      for (int64_t i = 0; i < x_rows * n; ++i) {
+        if (i % n == 0) mpfr_set_ui(x.data() + i, 1, MPFR_RNDN);
+        if (i % n != 0 && !mpfr_zero_p(x.data() + i)) below(x.data() + i, -150, true);
+      }
+      for (int64_t i = 0; i < w_rows * n; ++i) {
+        if (i % n == 0) mpfr_set_d(w.data() + i, 0.5, MPFR_RNDN);
+        if (i % n != 0) below(w.data() + i, -40, rng() % 4 == 0);
+      }
+    }
     if (trial == 4) mpfr_set_nan(x.data() + 3 * n + n / 2);  // row 3 special
     if (trial == 5) mpfr_set_inf(w.data() + 1 * n + n / 3, -1);  // w row 1 special
     std::vector<int64_t> x_bases, w_bases, offsets;

@@ -227,6 +227,15 @@ bool round_decided(Limb* a, int size, int64_t lsb, int64_t eb, bool cut, long bi
   return true;
 }
 
+// d[c] = bits [52c, 52c + 52) of u (4 limbs): the digits of IFMA's operands.
+void digits_52(const Limb* u, uint64_t* d) {
+  constexpr Limb kMask = (Limb{1} << 52) - 1;
+  d[0] = u[0] & kMask;
+  d[1] = (u[0] >> 52 | u[1] << 12) & kMask;
+  d[2] = (u[1] >> 40 | u[2] << 24) & kMask;
+  d[3] = (u[2] >> 28 | u[3] << 36) & kMask;
+}
+
 // An operand's entries as MPFR numbers of n limbs (the significand's top limb, top bit set).
 struct MpfrEntries {
   const __mpfr_struct* data;
@@ -506,7 +515,9 @@ void FixedRows::prepare_digits() {
             limbs::subtract(u, neg, 4);
           }
         }
-        for (int c = 0; c < 4; ++c) digits_[static_cast<size_t>((gk * 4 + c) * kGroup + j)] = limbs::bits_at(u, 4, 52 * c) & ((Limb{1} << 52) - 1);
+        uint64_t d[4];
+        digits_52(u, d);
+        for (int c = 0; c < 4; ++c) digits_[static_cast<size_t>((gk * 4 + c) * kGroup + j)] = d[c];
       }
     }
   });
@@ -532,9 +543,9 @@ void FixedRows::prepare_broadcast() {
         for (int64_t k = 0; k < rows_[r].end; ++k) {
           const Limb* wk = ws + k * 4;
           if (wk[0] != sign || (wk[1] | wk[2] | wk[3]) == 0) continue;
-          DigitEntry& e = out[n++];
-          for (int c = 0; c < 4; ++c) e.digit[c] = limbs::bits_at(wk + 1, 3, 52 * c) & ((Limb{1} << 52) - 1);
-          e.k = k;
+          const Limb magnitude[4] = {wk[1], wk[2], wk[3], 0};
+          digits_52(magnitude, out[n].digit);
+          out[n++].k = k;
         }
       }
       broadcast_ends_[static_cast<size_t>(r)].second = n;

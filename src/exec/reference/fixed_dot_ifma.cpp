@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "exec/reference/limbs.h"
+#include "support/diagnostics.h"
 
 namespace presk::reference {
 
@@ -79,39 +80,35 @@ __attribute__((target("avx512f,avx512ifma"))) void columns(const uint64_t* digit
   }
 }
 
-// The columns of row j as one number mod 2^(64N), sum (N limbs) = Σ_c out[0][c][j]·2^(52(first + c))
-// + out[1][c][j]·2^(52(first + c + 1)).
-template <int C, int N>
-void gather(const uint64_t (*out)[C][kRows], int first, int j, uint64_t* sum) {
-  limbs::Wide limb[N + 2] = {};
+// The columns of row j as one number, sum (5 limbs) = Σ_c out[0][c][j]·2^(52c) +
+// out[1][c][j]·2^(52(c + 1)) (< 2^272: it wraps to 5 limbs, as every sum here does).
+void gather(const uint64_t (*out)[4][kRows], int j, uint64_t* sum) {
+  limbs::Wide limb[6] = {};
   for (int h = 0; h < 2; ++h) {
-    for (int c = 0; c < C; ++c) {
+    for (int c = 0; c < 4; ++c) {
       const uint64_t v = out[h][c][j];
-      const int offset = 52 * (first + c + h), q = offset / 64, r = offset % 64;
+      const int offset = 52 * (c + h), q = offset / 64, r = offset % 64;
       limb[q] += static_cast<limbs::Wide>(static_cast<uint64_t>(v << r));
       if (r != 0) limb[q + 1] += v >> (64 - r);
     }
   }
-  for (int i = 0; i < N; ++i) {  // carry each limb's excess into the next
+  for (int i = 0; i < 5; ++i) {  // carry each limb's excess into the next
     sum[i] = static_cast<uint64_t>(limb[i]);
     limb[i + 1] += limb[i] >> 64;
   }
 }
 
-// Each row's sum (N limbs) ± Σ W·U over [e, end), Chunk entries at a time: fill sums them in C
-// columns from column First, and gather adds the columns into the sums.
-template <int First, int64_t Chunk, class Entry, int C, size_t N>
-void add_products(void (*fill)(const uint64_t*, const Entry*, const Entry*, uint64_t (*)[C][kRows]),
-                  const uint64_t* digits, const Entry* e, const Entry* end, bool negative,
-                  std::array<uint64_t, N>* lanes) {
-  uint64_t out[2][C][kRows];
+// Each row's sum ± Σ W·U over [e, end), a chunk at a time.
+void add_products(const uint64_t* digits, const BinadeEntry* e, const BinadeEntry* end, bool negative,
+                  std::array<uint64_t, 5>* lanes) {
+  uint64_t out[2][4][kRows];
   for (; e != end;) {
-    const Entry* stop = e + std::min<int64_t>(Chunk, end - e);
-    fill(digits, e, stop, out);
+    const BinadeEntry* stop = e + std::min<int64_t>(kChunk, end - e);
+    columns(digits, e, stop, out);
     for (int j = 0; j < kRows; ++j) {
-      uint64_t value[N];
-      gather<C, static_cast<int>(N)>(out, First, j, value);
-      add_limbs<static_cast<int>(N)>(lanes[j].data(), value, negative);
+      uint64_t value[5];
+      gather(out, j, value);
+      add_limbs<5>(lanes[j].data(), value, negative);
     }
     e = stop;
   }
@@ -134,24 +131,62 @@ __attribute__((target("avx512f,avx512ifma"), always_inline)) inline void row_ent
   }
 }
 
-// columns[h][c][j]: for row j, the columns c + 2 (row_entry) summed over [e, end), two entries
-// at a time into two sets (latency), added together at the end. Each column of a set takes at
-// most 4 halves (< 2^52) an entry, so 2^10 entries keep the sum of both below 2^64.
-constexpr int64_t kRowChunk = 1024;
-__attribute__((target("avx512f,avx512ifma"))) void row_columns(const uint64_t* digits, const DigitEntry* e,
-                                                               const DigitEntry* end, uint64_t (*out)[5][kRows]) {
-  __m512i lo[2][5], hi[2][5];
-  for (int u = 0; u < 2; ++u) {
-    for (int c = 0; c < 5; ++c) lo[u][c] = hi[u][c] = _mm512_setzero_si512();
+// Row j's signed digits total[t][j] ± Σ U·W over [e, end), position 52·(t + 2), t < 7: a
+// chunk's columns summed two entries at a time into two sets (latency), then added position by
+// position with their carries into 52-bit digits (vector shifts, eight rows at once). A
+// position takes at most 7 halves (< 2^52) an entry, so 2^9 entries keep its sum and the carry
+// below 2^64; a total changes by less than 2^52 a chunk, so it stays within int64_t for the
+// 2^20 entries ifma_row_sums allows.
+constexpr int64_t kRowChunk = 512;
+__attribute__((target("avx512f,avx512ifma"))) void add_row_digits(const uint64_t* digits, const DigitEntry* e,
+                                                                  const DigitEntry* end, bool negative, __m512i* total) {
+  const __m512i mask = _mm512_set1_epi64((int64_t{1} << 52) - 1);
+  while (e != end) {
+    const DigitEntry* stop = e + std::min<int64_t>(kRowChunk, end - e);
+    __m512i lo[2][5], hi[2][5];
+    for (int u = 0; u < 2; ++u) {
+      for (int c = 0; c < 5; ++c) lo[u][c] = hi[u][c] = _mm512_setzero_si512();
+    }
+    for (; stop - e >= 2; e += 2) {
+      row_entry(digits, e[0], lo[0], hi[0]);
+      row_entry(digits, e[1], lo[1], hi[1]);
+    }
+    if (e != stop) row_entry(digits, *e++, lo[0], hi[0]);
+    __m512i carry = _mm512_setzero_si512();
+    for (int t = 0; t < 7; ++t) {
+      __m512i v = carry;
+      if (t < 5) v = _mm512_add_epi64(v, _mm512_add_epi64(lo[0][t], lo[1][t]));
+      if (t >= 1 && t <= 5) v = _mm512_add_epi64(v, _mm512_add_epi64(hi[0][t - 1], hi[1][t - 1]));
+      const __m512i digit = _mm512_and_si512(v, mask);
+      total[t] = negative ? _mm512_sub_epi64(total[t], digit) : _mm512_add_epi64(total[t], digit);
+      carry = _mm512_maskz_srli_epi64(0xff, v, 52);  // (maskz: GCC 12 warns of srli's undefined source)
+    }
   }
-  for (; end - e >= 2; e += 2) {
-    row_entry(digits, e[0], lo[0], hi[0]);
-    row_entry(digits, e[1], lo[1], hi[1]);
+}
+
+// out[t][j]: row j's Σ ±W·U over the positive and negative entries in signed digits at 52·(t + 2).
+__attribute__((target("avx512f,avx512ifma"))) void row_digits(const uint64_t* digits, const DigitEntry* positive,
+                                                              const DigitEntry* positive_end, const DigitEntry* negative,
+                                                              const DigitEntry* negative_end, int64_t (*out)[kRows]) {
+  __m512i total[7];
+  for (int t = 0; t < 7; ++t) total[t] = _mm512_setzero_si512();
+  add_row_digits(digits, positive, positive_end, false, total);
+  add_row_digits(digits, negative, negative_end, true, total);
+  for (int t = 0; t < 7; ++t) _mm512_storeu_si512(out[t], total[t]);
+}
+
+__extension__ typedef __int128 SignedWide;
+
+// sum (7 limbs, two's complement, mod 2^448) = Σ_t digits[t][j]·2^(52(t + 2)), each signed.
+void signed_gather(const int64_t (*digits)[kRows], int j, uint64_t* sum) {
+  SignedWide limb[8] = {};  // each |·| < 2 · 2^126
+  for (int t = 0; t < 7; ++t) {
+    const int offset = 52 * (t + 2);
+    limb[offset / 64] += static_cast<SignedWide>(digits[t][j]) << (offset % 64);
   }
-  if (e != end) row_entry(digits, e[0], lo[0], hi[0]);
-  for (int c = 0; c < 5; ++c) {
-    _mm512_storeu_si512(out[0][c], _mm512_add_epi64(lo[0][c], lo[1][c]));
-    _mm512_storeu_si512(out[1][c], _mm512_add_epi64(hi[0][c], hi[1][c]));
+  for (int i = 0; i < 7; ++i) {  // carry each limb's excess (signed) into the next
+    sum[i] = static_cast<uint64_t>(limb[i]);
+    limb[i + 1] += limb[i] >> 64;
   }
 }
 
@@ -160,8 +195,8 @@ __attribute__((target("avx512f,avx512ifma"))) void row_columns(const uint64_t* d
 void ifma_bucket_sums(const uint64_t* digits, const BinadeEntry* e, const BinadeEntry* split,
                       const BinadeEntry* end, std::array<uint64_t, 5>* lanes) {
   for (int j = 0; j < kRows; ++j) lanes[j].fill(0);
-  add_products<0, kChunk>(columns, digits, e, split, false, lanes);
-  add_products<0, kChunk>(columns, digits, split, end, true, lanes);
+  add_products(digits, e, split, false, lanes);
+  add_products(digits, split, end, true, lanes);
   limbs::Wide positive = 0, negative = 0;  // Σ W of each part, < 2^(52 + 14)
   for (const BinadeEntry* p = e; p != end; ++p) (p < split ? positive : negative) += p->w;
   uint64_t shift[5] = {0, 0, 0, 0, 0};  // 2^192·(Σ W⁺ − Σ W⁻), taken from each row's sum
@@ -172,9 +207,10 @@ void ifma_bucket_sums(const uint64_t* digits, const BinadeEntry* e, const Binade
 
 void ifma_row_sums(const uint64_t* digits, const DigitEntry* positive, const DigitEntry* positive_end,
                    const DigitEntry* negative, const DigitEntry* negative_end, std::array<uint64_t, 7>* lanes) {
-  for (int j = 0; j < kRows; ++j) lanes[j].fill(0);
-  add_products<2, kRowChunk>(row_columns, digits, positive, positive_end, false, lanes);
-  add_products<2, kRowChunk>(row_columns, digits, negative, negative_end, true, lanes);
+  internal_assert(positive_end - positive < (int64_t{1} << 20) && negative_end - negative < (int64_t{1} << 20));
+  int64_t signed_digits[7][kRows];
+  row_digits(digits, positive, positive_end, negative, negative_end, signed_digits);
+  for (int j = 0; j < kRows; ++j) signed_gather(signed_digits, j, lanes[j].data());
   limbs::Wide sums[2][4] = {};  // Σ W of each part, digit by digit (< 2^(52 + 63))
   for (const DigitEntry* p = positive; p != positive_end; ++p) {
     for (int c = 0; c < 4; ++c) sums[0][c] += p->digit[c];
