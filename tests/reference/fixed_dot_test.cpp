@@ -458,7 +458,8 @@ TEST(ReferenceFixedDot, HighLimbsOfActivationRowsDecideAlmostEveryElement) {
   EXPECT_GT(decided, elements * 9 / 10) << decided << " of " << elements;
 }
 
-// Every example's entries: the default contraction gives mpfr_dot's bits on every element.
+// Every example's entries: the default contraction gives mpfr_dot's bits on every element (on
+// two threads; the GPT at T = 16 takes the activation groups of dot_group where IFMA is).
 TEST(ReferenceFixedDot, EveryExampleEqualsMpfrDotThroughTheInterpreter) {
   struct Case { const char* file; const char* entry; std::vector<lang::Binding> dims; };
   const std::vector<Case> cases = {
@@ -467,6 +468,7 @@ TEST(ReferenceFixedDot, EveryExampleEqualsMpfrDotThroughTheInterpreter) {
       {"mlp.psk", "loss", {{"B", 3}}},          {"mlp.psk", "logits", {{"B", 3}}},
       {"gpt_tiny.psk", "loss", {{"T", 4}}},     {"gpt_tiny.psk", "logits", {{"T", 4}}},
       {"gpt.psk", "loss", {{"T", 5}}},          {"gpt.psk", "logits", {{"T", 3}}},
+      {"gpt.psk", "loss", {{"T", 16}}},  // q·kᵀ and att·v in whole groups of eight (IFMA)
       {"llama.psk", "logits", {{"T", 4}}},      {"solver/equal_terms.psk", "total", {{"T", 2}}},
       {"solver/unshifted_softmax.psk", "expected", {{"T", 2}}},
   };

@@ -523,10 +523,13 @@ void FixedRows::prepare_digits() {
   });
 }
 
-void FixedRows::prepare_row_groups(FixedRows& x, FixedRows& w) {
-  if (x.binades() || w.binades() || x.limbs_ != 3 || w.limbs_ != 3 || x.bits_ > 2 * kLimbBits || !has_ifma()) return;
-  x.prepare_digits();
-  w.prepare_broadcast();
+void FixedRows::prepare_row_groups(FixedRows& grouped, FixedRows& broadcast) {
+  if (grouped.binades() || broadcast.binades() || grouped.limbs_ != 3 || broadcast.limbs_ != 3 ||
+      grouped.bits_ > 2 * kLimbBits || !has_ifma()) {
+    return;
+  }
+  grouped.prepare_digits();
+  broadcast.prepare_broadcast();
 }
 
 // Each row's nonzero entries, positive ones first, each part by k.

@@ -80,10 +80,11 @@ class FixedRows {
                         __mpfr_struct* const* r, bool* decided);
   // x's rows as 52-bit digits, kGroup rows side by side (for dot_group; x in rows of 3 limbs).
   void prepare_digits();
-  // For dot_group where x and w are both in rows of 3 limbs at ≤ 128 bits (the attention's
-  // contractions) and the CPU has IFMA: x's digits and w's rows as DigitEntry lists (positive
-  // entries, then negative ones). Nothing elsewhere.
-  static void prepare_row_groups(FixedRows& x, FixedRows& w);
+  // For dot_group(grouped, …, broadcast, …) where both are in rows of 3 limbs at ≤ 128 bits
+  // (the attention's contractions) and the CPU has IFMA: grouped's digits (prepare_digits) and
+  // broadcast's rows as DigitEntry lists (positive entries, then negative ones). Nothing
+  // elsewhere. The sum is symmetric: either operand of a contraction may be `grouped`.
+  static void prepare_row_groups(FixedRows& grouped, FixedRows& broadcast);
 
   int limbs() const { return limbs_; }
   int64_t row_count() const { return static_cast<int64_t>(rows_.size()); }

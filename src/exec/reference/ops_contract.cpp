@@ -158,7 +158,7 @@ void contract_exact(const MpfrArith& arith, const ContractionPlan& plan,
   if (FixedRows::supports(arith.bits()) && x.size() > 0 && w.size() > 0) {
     PackedOperand pw = pack_operand(arith, plan, w, false, true);
     PackedOperand px = pack_operand(arith, plan, x, true, !pw.rows.binades());
-    FixedRows::prepare_row_groups(px.rows, pw.rows);
+    FixedRows::prepare_row_groups(pw.rows, px.rows);  // w's rows in groups against x's (output_block)
     rest = contract_fixed(plan, px, pw, out.size(), at);
   } else {
     rest.resize(static_cast<size_t>(out.size()));
@@ -241,16 +241,16 @@ PackedOperand pack_operand(long bits, const ContractionPlan& plan, const double*
 
 namespace {
 
-// The outputs a row of w at a time (of x where x is in binades; a stable counting sort), so
-// that the row's entries stay in cache while every row of the other operand reads them: the
-// outputs of that operand's row r are order[start[r] … start[r + 1]), and output o's rows are
-// rows[o].
+// The outputs a row of the operand in binades at a time (a stable counting sort), so that the
+// row's entries stay in cache while every row of the other operand reads them: the outputs of
+// that operand's row r are order[start[r] … start[r + 1]), and output o's rows are rows[o].
 struct RowOrder {
   std::vector<int64_t> order, start;
   std::vector<std::pair<int64_t, int64_t>> rows;  // (x's row, w's row)
 };
-RowOrder row_order(const ContractionPlan& plan, const PackedOperand& x, const PackedOperand& w, int64_t count) {
-  const bool by_w = !x.rows.binades();
+RowOrder binade_row_order(const ContractionPlan& plan, const PackedOperand& x, const PackedOperand& w,
+                          int64_t count) {
+  const bool by_w = w.rows.binades();
   RowOrder out{std::vector<int64_t>(static_cast<size_t>(count)),
                std::vector<int64_t>(static_cast<size_t>((by_w ? w : x).rows.row_count()) + 1, 0),
                std::vector<std::pair<int64_t, int64_t>>(static_cast<size_t>(count))};
@@ -266,30 +266,59 @@ RowOrder row_order(const ContractionPlan& plan, const PackedOperand& x, const Pa
   return out;
 }
 
-// The outputs of one row, outputs[0, n): where the group kernel applies, each run of at least
-// half a group of x's rows against one w row (rows 8·g + j, j increasing) at once, the others
-// one by one.
-void row_outputs(const RowOrder& order, const PackedOperand& x, const PackedOperand& w, const int64_t* outputs,
-                 int64_t n, bool groups, const OutputAt& out, uint8_t* decided) {
+// The outputs of one binade row, outputs[0, n): where the group kernel applies, each run of a
+// whole group of x's rows (8·g, 8·g + 1, … in order) at once, the others one by one.
+void binade_row_outputs(const RowOrder& order, const PackedOperand& x, const PackedOperand& w, const int64_t* outputs,
+                        int64_t n, bool groups, const OutputAt& out, uint8_t* decided) {
   constexpr int64_t kGroup = FixedRows::kGroup;
+  const int64_t x_rows = x.rows.row_count();
   auto rows = [&](int64_t i) { return order.rows[static_cast<size_t>(outputs[i])]; };
   for (int64_t i = 0; i < n;) {
     const auto [xr, wr] = rows(i);
-    int64_t stop = i + 1;
-    while (groups && stop < n && rows(stop).second == wr && rows(stop).first / kGroup == xr / kGroup &&
-           rows(stop).first > rows(stop - 1).first) {
-      ++stop;
-    }
-    if (stop - i < kGroup / 2) {
+    const int64_t size = std::min(kGroup, x_rows - xr);
+    bool run = groups && xr % kGroup == 0 && i + size <= n;
+    for (int64_t j = 1; run && j < size; ++j) run = rows(i + j) == std::pair{xr + j, wr};
+    if (!run) {
       decided[outputs[i]] = FixedRows::dot(x.rows, xr, w.rows, wr, out(outputs[i])) ? 1 : 0;
       ++i;
       continue;
     }
     std::array<__mpfr_struct*, kGroup> r{};
     std::array<bool, kGroup> ok{};
-    for (int64_t p = i; p < stop; ++p) r[static_cast<size_t>(rows(p).first % kGroup)] = out(outputs[p]);
+    for (int64_t j = 0; j < size; ++j) r[static_cast<size_t>(j)] = out(outputs[i + j]);
     FixedRows::dot_group(x.rows, xr / kGroup, w.rows, wr, r.data(), ok.data());
-    for (int64_t p = i; p < stop; ++p) decided[outputs[p]] = ok[static_cast<size_t>(rows(p).first % kGroup)] ? 1 : 0;
+    for (int64_t j = 0; j < size; ++j) decided[outputs[i + j]] = ok[static_cast<size_t>(j)] ? 1 : 0;
+    i += size;
+  }
+}
+
+// Outputs [first, last), both operands in rows: where the group kernel applies (activations
+// of 3 limbs at ≤ 128 bits, prepare_row_groups(w, x)), each run of at least half a group of
+// w's rows against one x row, consecutive in the outputs as where w's free letters are
+// innermost (x @ w, q·kᵀ, att·v), at once (the sum is symmetric: w's rows take the digits'
+// place); the others one by one.
+void output_block(const ContractionPlan& plan, const PackedOperand& x, const PackedOperand& w, int64_t first,
+                  int64_t last, bool groups, const OutputAt& out, uint8_t* decided) {
+  constexpr int64_t kGroup = FixedRows::kGroup;
+  std::array<std::pair<int64_t, int64_t>, kGroup> rows;
+  for (int64_t o = first; o < last; ++o) rows[static_cast<size_t>(o - first)] = rows_of(plan, x.row_strides, w.row_strides, o);
+  for (int64_t i = 0; i < last - first;) {
+    const auto [xr, wr] = rows[static_cast<size_t>(i)];
+    int64_t stop = i + 1;
+    while (groups && stop < last - first && rows[static_cast<size_t>(stop)] == std::pair{xr, wr + (stop - i)} &&
+           (wr + (stop - i)) / kGroup == wr / kGroup) {
+      ++stop;
+    }
+    if (stop - i < kGroup / 2) {
+      decided[first + i] = FixedRows::dot(x.rows, xr, w.rows, wr, out(first + i)) ? 1 : 0;
+      ++i;
+      continue;
+    }
+    std::array<__mpfr_struct*, kGroup> r{};
+    std::array<bool, kGroup> ok{};
+    for (int64_t p = i; p < stop; ++p) r[static_cast<size_t>((wr + p - i) % kGroup)] = out(first + p);
+    FixedRows::dot_group(w.rows, wr / kGroup, x.rows, xr, r.data(), ok.data());
+    for (int64_t p = i; p < stop; ++p) decided[first + p] = ok[static_cast<size_t>((wr + p - i) % kGroup)] ? 1 : 0;
     i = stop;
   }
 }
@@ -299,20 +328,21 @@ void row_outputs(const RowOrder& order, const PackedOperand& x, const PackedOper
 std::vector<int64_t> contract_fixed(const ContractionPlan& plan, const PackedOperand& x, const PackedOperand& w,
                                     int64_t count, const OutputAt& out) {
   std::vector<uint8_t> decided(static_cast<size_t>(count), 0);
-  const bool groups = FixedRows::group_ready(x.rows, w.rows);
-  if (x.rows.binades() || w.rows.binades() || groups) {
-    const RowOrder rows = row_order(plan, x, w, count);
+  if (x.rows.binades() || w.rows.binades()) {
+    const RowOrder rows = binade_row_order(plan, x, w, count);
+    const bool groups = FixedRows::group_ready(x.rows, w.rows);
     parallel_chunks(static_cast<int64_t>(rows.start.size()) - 1, 1, [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
-        row_outputs(rows, x, w, rows.order.data() + rows.start[r], rows.start[r + 1] - rows.start[r], groups, out,
-                    decided.data());
+        binade_row_outputs(rows, x, w, rows.order.data() + rows.start[r], rows.start[r + 1] - rows.start[r], groups, out,
+                           decided.data());
       }
     });
   } else {
-    parallel_chunks(count, 8, [&](int64_t begin, int64_t end) {
-      for (int64_t o = begin; o < end; ++o) {
-        const auto [xr, wr] = rows_of(plan, x.row_strides, w.row_strides, o);
-        decided[static_cast<size_t>(o)] = FixedRows::dot(x.rows, xr, w.rows, wr, out(o)) ? 1 : 0;
+    const bool groups = FixedRows::group_ready(w.rows, x.rows);
+    constexpr int64_t kGroup = FixedRows::kGroup;
+    parallel_chunks((count + kGroup - 1) / kGroup, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t block = begin; block < end; ++block) {
+        output_block(plan, x, w, block * kGroup, std::min(count, (block + 1) * kGroup), groups, out, decided.data());
       }
     });
   }
