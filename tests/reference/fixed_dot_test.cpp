@@ -13,6 +13,7 @@
 #include <cmath>
 #include <optional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "exec/reference/arith_mpfr.h"
@@ -197,6 +198,59 @@ TEST(ReferenceFixedDot, BinadesEqualMpfrDotAndTheRows) {
   EXPECT_GT(from_binary64, 100);
 }
 
+// What dot_group decided against the scalar kernel and mpfr_dot (check_groups).
+struct GroupCounts {
+  int64_t grouped = 0;  // decided by the group (each mpfr_dot's number)
+  int64_t refused = 0;  // left to ExactDot by the group
+  int64_t both = 0;     // decided by the group and by the scalar kernel (the same number)
+};
+
+// Every group of x's rows (x_rows rows of n entries) against every row of w through
+// FixedRows::dot_group: each element it decides is mpfr_dot's number and, where FixedRows::dot
+// decides it too, the scalar kernel's; `same_decisions`: the two decide the same elements. Each
+// group leaves out the rows `absent` says (r[j] null), which stay untouched.
+template <class Absent>
+GroupCounts check_groups(const MpfrBuffer& x, const MpfrBuffer& w, const FixedRows& fx, const FixedRows& fw, int64_t n,
+                         bool same_decisions, const Absent& absent, const std::string& label) {
+  constexpr int64_t kGroup = FixedRows::kGroup;
+  const long p = mpfr_get_prec(x.data());
+  GroupCounts counts;
+  MpfrBuffer want(1, p), scalar(1, p);
+  for (int64_t wr = 0; wr < fw.row_count(); ++wr) {
+    for (int64_t g = 0; g * kGroup < fx.row_count(); ++g) {
+      MpfrBuffer got(kGroup, p);
+      std::array<__mpfr_struct*, kGroup> r{};
+      std::array<bool, kGroup> decided{};
+      for (int64_t j = 0; j < kGroup; ++j) {
+        mpfr_set_nan(got.data() + j);
+        if (!absent(g * kGroup + j, wr)) r[static_cast<size_t>(j)] = got.data() + j;
+      }
+      FixedRows::dot_group(fx, g, fw, wr, r.data(), decided.data());
+      for (int64_t j = 0; j < kGroup && g * kGroup + j < fx.row_count(); ++j) {
+        const int64_t xr = g * kGroup + j;
+        const std::string where = label + ", rows " + std::to_string(xr) + " " + std::to_string(wr);
+        const bool by_scalar = FixedRows::dot(fx, xr, fw, wr, scalar.data());
+        if (r[static_cast<size_t>(j)] == nullptr || !decided[static_cast<size_t>(j)]) {
+          EXPECT_TRUE(mpfr_nan_p(got.data() + j)) << where;  // untouched
+          if (r[static_cast<size_t>(j)] == nullptr) continue;
+          ++counts.refused;
+          EXPECT_TRUE(!same_decisions || !by_scalar) << where;
+          continue;
+        }
+        ++counts.grouped;
+        EXPECT_TRUE(!same_decisions || by_scalar) << where;
+        by_mpfr_dot(want.data(), x, xr, w, wr, n);
+        EXPECT_TRUE(same_number(got.data() + j, want.data())) << where;
+        if (by_scalar) {
+          ++counts.both;
+          EXPECT_TRUE(same_number(got.data() + j, scalar.data())) << where;
+        }
+      }
+    }
+  }
+  return counts;
+}
+
 // Eight rows of activations at once against a weight row (FixedRows::dot_group, AVX-512 IFMA):
 // each element it decides is the scalar kernel's (FixedRows::dot on the same rows) and
 // mpfr_dot's number; groups cut short by the rows' count (13 rows: 8 + 5), rows cut by their
@@ -215,7 +269,7 @@ TEST(ReferenceFixedDot, GroupsOfEightRowsAreTheScalarKernels) {
       // unless flushed
       const int64_t x_rows = trial % 2 == 0 ? 13 : 8, w_rows = 3, n = trial == 5 ? 12000 : 1 + static_cast<int64_t>(rng() % 300);
       const long p = 128;
-      MpfrBuffer x(x_rows * n, p), w(w_rows * n, p), want(1, p);
+      MpfrBuffer x(x_rows * n, p), w(w_rows * n, p);
       std::vector<double> stored(static_cast<size_t>(w_rows * n));
       for (int64_t i = 0; i < x_rows * n; ++i) {
         draw(x.data() + i, trial == 5 ? 2 : 0, trial == 5 ? 0 : (trial % 3 == 0 ? 70 : 12), rng, state);
@@ -234,29 +288,86 @@ TEST(ReferenceFixedDot, GroupsOfEightRowsAreTheScalarKernels) {
       FixedRows fx(p, x.data(), x_bases, offsets), fw(p, stored.data(), w_bases, offsets);
       fx.prepare_digits();
       ASSERT_TRUE(FixedRows::group_ready(fx, fw)) << m << " " << trial;
-      for (int64_t wr = 0; wr < w_rows; ++wr) {
-        for (int64_t g = 0; g * FixedRows::kGroup < x_rows; ++g) {
-          MpfrBuffer got(FixedRows::kGroup, p), scalar(1, p);
-          std::array<__mpfr_struct*, FixedRows::kGroup> r{};
-          std::array<bool, FixedRows::kGroup> decided{};
-          for (int64_t j = 0; j < FixedRows::kGroup; ++j) r[static_cast<size_t>(j)] = got.data() + j;
-          FixedRows::dot_group(fx, g, fw, wr, r.data(), decided.data());
-          for (int64_t j = 0; j < FixedRows::kGroup && g * FixedRows::kGroup + j < x_rows; ++j) {
-            const int64_t xr = g * FixedRows::kGroup + j;
-            ASSERT_EQ(decided[static_cast<size_t>(j)], FixedRows::dot(fx, xr, fw, wr, scalar.data()))
-                << m << " " << trial << " " << xr << " " << wr;
-            if (!decided[static_cast<size_t>(j)]) continue;
-            ++grouped;
-            by_mpfr_dot(want.data(), x, xr, w, wr, n);
-            ASSERT_TRUE(same_number(got.data() + j, want.data())) << m << " " << trial << " " << xr << " " << wr;
-            ASSERT_TRUE(same_number(got.data() + j, scalar.data()));
-          }
-        }
-      }
+      const auto none = [](int64_t, int64_t) { return false; };
+      grouped += check_groups(x, w, fx, fw, n, true, none, std::to_string(m) + " " + std::to_string(trial)).grouped;
     }
   }
   gmp_randclear(state);
   EXPECT_GT(grouped, 300);
+}
+
+// Eight rows of activations at once against a row of activations (both 65–128 bits, rows of 3
+// limbs: the attention's q·kᵀ and att·v), FixedRows::dot_group against the scalar kernel and
+// mpfr_dot: random rows at 128 and 96 bits, rows cut by their alignment (spreads of 70 and 200
+// bits), groups cut short (13 rows: 8 + 5) and rows left out of a group, rows of different
+// lengths (trailing zeros, as a causal attention's rows have), mixed signs, terms that cancel
+// exactly (sums near zero and exactly zero, refused or decided right), a NaN and an infinity,
+// and rows of 5000 and 12 000 entries (every digit near its largest) that the columns flush.
+TEST(ReferenceFixedDot, GroupsOfActivationRowsAreExact) {
+  if (!reference::has_ifma()) GTEST_SKIP() << "this CPU has no AVX-512 IFMA: dot_group is not used here";
+  std::mt19937_64 rng(37);
+  gmp_randstate_t state;
+  gmp_randinit_default(state);
+  gmp_randseed_ui(state, 41);
+  GroupCounts total;
+  for (int trial = 0; trial < 12; ++trial) {
+    const long p = trial % 4 == 3 && trial != 11 ? 96 : 128;
+    const int64_t x_rows = trial % 2 == 0 ? 13 : 8, w_rows = 3;
+    const int64_t n = trial == 6 ? 5000 : (trial == 11 ? 12000 : 1 + static_cast<int64_t>(rng() % 300));
+    const int style = trial == 11 ? 2 : (trial == 9 ? 1 : 0);
+    const long spread = trial == 11 ? 0 : std::array<long, 4>{12, 70, 2, 200}[trial % 4];
+    MpfrBuffer x(x_rows * n, p), w(w_rows * n, p);
+    for (int64_t i = 0; i < x_rows * n; ++i) draw(x.data() + i, style, spread, rng, state);
+    for (int64_t i = 0; i < w_rows * n; ++i) draw(w.data() + i, style, spread, rng, state);
+    for (int64_t i = 1; i < x_rows * n; ++i) {
+      if (i % n > 0 && rng() % 5 == 0) mpfr_neg(x.data() + i, x.data() + i - 1, MPFR_RNDN);  // cancels the term
+    }
+    for (int64_t i = 1; i < w_rows * n; ++i) {  // before if the x entries agree (rows 0 and 1: every x entry pair)
+      if (i % n % 2 == 1 && (trial % 3 == 0 || rng() % 5 == 0)) mpfr_set(w.data() + i, w.data() + i - 1, MPFR_RNDN);
+    }
+    if (trial % 3 == 0) {  // x rows 0 and 1 in pairs that cancel: Σ = 0 exactly against w rows of equal pairs
+      for (int64_t i = 1; i < 2 * n; i += 2) {
+        if (i % n != 0) mpfr_neg(x.data() + i, x.data() + i - 1, MPFR_RNDN);
+      }
+    }
+    for (int64_t r = 0; r < x_rows; ++r) {  // row r ends at (r + 1)·n/x_rows (causal) or at random
+      const int64_t end = trial % 3 == 1 ? (r + 1) * n / x_rows : static_cast<int64_t>(rng() % (n + 1));
+      for (int64_t k = trial % 3 == 0 ? n : end; k < n; ++k) mpfr_set_zero(x.data() + r * n + k, 1);
+    }
+    if (trial == 11) {  // every digit near its largest: U = 2^192 − X, X = 2^41 − 1; W's 128 bits set from bit 24
+      auto below = [](mpfr_ptr v, long e, bool negative) {  // ±(1 − 2^−p)·2^e
+        mpfr_set_ui_2exp(v, 1, e, MPFR_RNDN);
+        mpfr_nextbelow(v);
+        if (negative) mpfr_neg(v, v, MPFR_RNDN);
+      };
+      for (int64_t i = 0; i < x_rows * n; ++i) {
+        if (i % n == 0) mpfr_set_ui(x.data() + i, 1, MPFR_RNDN);
+        if (i % n != 0 && !mpfr_zero_p(x.data() + i)) below(x.data() + i, -150, true);
+      }
+      for (int64_t i = 0; i < w_rows * n; ++i) {
+        if (i % n == 0) mpfr_set_d(w.data() + i, 0.5, MPFR_RNDN);
+        if (i % n != 0) below(w.data() + i, -40, rng() % 4 == 0);
+      }
+    }
+    if (trial == 4) mpfr_set_nan(x.data() + 3 * n + n / 2);  // row 3 special
+    if (trial == 5) mpfr_set_inf(w.data() + 1 * n + n / 3, -1);  // w row 1 special
+    std::vector<int64_t> x_bases, w_bases, offsets;
+    for (int64_t r = 0; r < x_rows; ++r) x_bases.push_back(r * n);
+    for (int64_t r = 0; r < w_rows; ++r) w_bases.push_back(r * n);
+    for (int64_t k = 0; k < n; ++k) offsets.push_back(k);
+    FixedRows fx(p, x.data(), x_bases, offsets), fw(p, w.data(), w_bases, offsets);
+    ASSERT_EQ(fx.limbs(), 3);
+    ASSERT_EQ(fw.limbs(), 3);
+    FixedRows::prepare_row_groups(fx, fw);
+    ASSERT_TRUE(FixedRows::group_ready(fx, fw)) << trial;
+    const auto absent = [&](int64_t xr, int64_t wr) { return trial % 2 == 1 && (xr + wr) % 3 == 0; };
+    const GroupCounts counts = check_groups(x, w, fx, fw, n, false, absent, "trial " + std::to_string(trial));
+    total.grouped += counts.grouped, total.refused += counts.refused, total.both += counts.both;
+  }
+  gmp_randclear(state);
+  EXPECT_GT(total.grouped, 250);
+  EXPECT_GT(total.both, 200);
+  EXPECT_GT(total.refused, 5);  // the zero sums, the special rows and the cancellations
 }
 
 // Weights packed from binary64 values (a parameter read where it is stored) are the rows of the
@@ -347,7 +458,8 @@ TEST(ReferenceFixedDot, HighLimbsOfActivationRowsDecideAlmostEveryElement) {
   EXPECT_GT(decided, elements * 9 / 10) << decided << " of " << elements;
 }
 
-// Every example's entries: the default contraction gives mpfr_dot's bits on every element.
+// Every example's entries: the default contraction gives mpfr_dot's bits on every element (on
+// two threads; the GPT at T = 16 takes the activation groups of dot_group where IFMA is).
 TEST(ReferenceFixedDot, EveryExampleEqualsMpfrDotThroughTheInterpreter) {
   struct Case { const char* file; const char* entry; std::vector<lang::Binding> dims; };
   const std::vector<Case> cases = {
@@ -356,6 +468,7 @@ TEST(ReferenceFixedDot, EveryExampleEqualsMpfrDotThroughTheInterpreter) {
       {"mlp.psk", "loss", {{"B", 3}}},          {"mlp.psk", "logits", {{"B", 3}}},
       {"gpt_tiny.psk", "loss", {{"T", 4}}},     {"gpt_tiny.psk", "logits", {{"T", 4}}},
       {"gpt.psk", "loss", {{"T", 5}}},          {"gpt.psk", "logits", {{"T", 3}}},
+      {"gpt.psk", "loss", {{"T", 16}}},  // q·kᵀ and att·v in whole groups of eight (IFMA)
       {"llama.psk", "logits", {{"T", 4}}},      {"solver/equal_terms.psk", "total", {{"T", 2}}},
       {"solver/unshifted_softmax.psk", "expected", {{"T", 2}}},
   };

@@ -176,6 +176,15 @@ void add_shifted(Limb* total, int size, const Limb* a, int count, int64_t shift)
 // ⌈log₂ n⌉ for n ≥ 1.
 int ceil_log2(int64_t n) { return n <= 1 ? 0 : kLimbBits - __builtin_clzll(static_cast<uint64_t>(n - 1)); }
 
+// d[c] = bits [52c, 52c + 52) of u (4 limbs): the digits of IFMA's operands.
+void digits_52(const Limb* u, uint64_t* d) {
+  constexpr Limb kMask = (Limb{1} << 52) - 1;
+  d[0] = u[0] & kMask;
+  d[1] = (u[0] >> 52 | u[1] << 12) & kMask;
+  d[2] = (u[1] >> 40 | u[2] << 24) & kMask;
+  d[3] = (u[2] >> 28 | u[3] << 36) & kMask;
+}
+
 // An operand's entries as MPFR numbers of n limbs (the significand's top limb, top bit set).
 struct MpfrEntries {
   const __mpfr_struct* data;
@@ -433,7 +442,8 @@ bool FixedRows::dot_binades(const FixedRows& x, int64_t xr, const FixedRows& w, 
 }
 
 bool FixedRows::group_ready(const FixedRows& x, const FixedRows& w) {
-  return w.binades() && w.binade_top_ == 52 && !x.binades() && x.limbs_ == 3 && !x.digits_.empty();
+  if (x.binades() || x.limbs_ != 3 || x.digits_.empty()) return false;
+  return w.binades() ? w.binade_top_ == 52 : w.limbs_ == 3 && !w.broadcast_ends_.empty() && x.bits_ <= 2 * kLimbBits;
 }
 
 void FixedRows::prepare_digits() {
@@ -454,8 +464,43 @@ void FixedRows::prepare_digits() {
             limbs::subtract(u, neg, 4);
           }
         }
-        for (int c = 0; c < 4; ++c) digits_[static_cast<size_t>((gk * 4 + c) * kGroup + j)] = limbs::bits_at(u, 4, 52 * c) & ((Limb{1} << 52) - 1);
+        uint64_t d[4];
+        digits_52(u, d);
+        for (int c = 0; c < 4; ++c) digits_[static_cast<size_t>((gk * 4 + c) * kGroup + j)] = d[c];
       }
+    }
+  });
+}
+
+void FixedRows::prepare_row_groups(FixedRows& grouped, FixedRows& broadcast) {
+  if (grouped.binades() || broadcast.binades() || grouped.limbs_ != 3 || broadcast.limbs_ != 3 ||
+      grouped.bits_ > 2 * kLimbBits || !has_ifma()) {
+    return;
+  }
+  grouped.prepare_digits();
+  broadcast.prepare_broadcast();
+}
+
+// Each row's nonzero entries, positive ones first, each part by k.
+void FixedRows::prepare_broadcast() {
+  broadcast_.resize(rows_.size() * static_cast<size_t>(count_));
+  broadcast_ends_.assign(rows_.size(), {0, 0});
+  parallel_chunks(static_cast<int64_t>(rows_.size()), 16, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const Limb* ws = words_.data() + static_cast<size_t>(r) * static_cast<size_t>(count_) * 4;
+      DigitEntry* out = broadcast_.data() + static_cast<size_t>(r) * static_cast<size_t>(count_);
+      int64_t n = 0;
+      for (const Limb sign : {Limb{0}, ~Limb{0}}) {
+        broadcast_ends_[static_cast<size_t>(r)].first = n;  // the positive entries' end, once they are in
+        for (int64_t k = 0; k < rows_[r].end; ++k) {
+          const Limb* wk = ws + k * 4;
+          if (wk[0] != sign || (wk[1] | wk[2] | wk[3]) == 0) continue;
+          const Limb magnitude[4] = {wk[1], wk[2], wk[3], 0};
+          digits_52(magnitude, out[n].digit);
+          out[n++].k = k;
+        }
+      }
+      broadcast_ends_[static_cast<size_t>(r)].second = n;
     }
   });
 }
@@ -463,6 +508,15 @@ void FixedRows::prepare_digits() {
 void FixedRows::dot_group(const FixedRows& x, int64_t group, const FixedRows& w, int64_t wr,
                           __mpfr_struct* const* r, bool* decided) {
   internal_assert(group_ready(x, w));
+  if (w.binades()) {
+    dot_group_binades(x, group, w, wr, r, decided);
+  } else {
+    dot_group_rows(x, group, w, wr, r, decided);
+  }
+}
+
+void FixedRows::dot_group_binades(const FixedRows& x, int64_t group, const FixedRows& w, int64_t wr,
+                                  __mpfr_struct* const* r, bool* decided) {
   const Row& rw = w.rows_[wr];
   const BinadeEntry* entries = w.entries_.get() + static_cast<size_t>(wr) * static_cast<size_t>(w.count_);
   const Bucket* buckets = w.buckets_.data() + static_cast<size_t>(wr) * kMaxBuckets;
@@ -483,6 +537,47 @@ void FixedRows::dot_group(const FixedRows& x, int64_t group, const FixedRows& w,
       std::copy(lane.begin(), lane.end(), a);
     };
     decided[j] = finish_binades(x, xr, w, wr, sum, r[j]);
+  }
+}
+
+// Both in rows of 3 limbs (≤ 128 bits): ifma_row_sums over w's entries below the group's
+// longest row gives row j the window of dot's general case (7 limbs, bit 0 at 2^lsb) less
+// Σ ±δ_k, 0 ≤ δ_k < 2^159 over k < min(end_x, end_w) (0 past x's end: X = 0). With a cut, each
+// term's part is also below 2·2^192 + 1, so the distance to the exact sum is below
+// terms·(2^193 + 1 + 2^159) < 2^(⌈log₂ terms⌉ + 194); with none, below 2^(⌈log₂ terms⌉ + 159).
+// Never exact (no δ is known to be 0): a zero sum and the boundaries go to ExactDot.
+void FixedRows::dot_group_rows(const FixedRows& x, int64_t group, const FixedRows& w, int64_t wr,
+                               __mpfr_struct* const* r, bool* decided) {
+  internal_assert(x.count_ == w.count_ && x.bits_ == w.bits_);
+  const Row& rw = w.rows_[wr];
+  auto present = [&](int64_t j) { return group * kGroup + j < x.row_count() && r[j] != nullptr; };
+  int64_t limit = 0;  // entries from here on are zeros of every row
+  for (int64_t j = 0; j < kGroup; ++j) {
+    if (present(j)) limit = std::max(limit, std::min(x.rows_[group * kGroup + j].end, rw.end));
+  }
+  std::array<std::array<Limb, 7>, kGroup> sums;
+  if (!rw.special && limit > 0) {
+    const DigitEntry* entries = w.broadcast_.data() + static_cast<size_t>(wr) * static_cast<size_t>(w.count_);
+    const auto [split, end] = w.broadcast_ends_[static_cast<size_t>(wr)];
+    auto below = [&](const DigitEntry* first, const DigitEntry* last) {  // each part sorted by k
+      return std::lower_bound(first, last, limit, [](const DigitEntry& e, int64_t k) { return e.k < k; });
+    };
+    ifma_row_sums(x.digits_.data() + static_cast<size_t>(group * x.count_ * 4 * kGroup), entries,
+                  below(entries, entries + split), entries + split, below(entries + split, entries + end), sums.data());
+  }
+  for (int64_t j = 0; j < kGroup; ++j) {
+    if (!present(j)) continue;
+    const int64_t xr = group * kGroup + j;
+    const Row& rx = x.rows_[xr];
+    const int64_t terms = std::min(rx.end, rw.end);
+    if (rx.special || rw.special || terms == 0) {
+      decided[j] = dot(x, xr, w, wr, r[j]);
+      continue;
+    }
+    internal_assert(mpfr_get_prec(r[j]) == x.bits_);
+    const int64_t eb = ceil_log2(terms) + (rx.cut || rw.cut ? 194 : 159);
+    decided[j] = round_decided(sums[static_cast<size_t>(j)].data(), 7, rx.top + rw.top - 6 * int64_t{kLimbBits}, eb,
+                               true, x.bits_, x.emin_, x.emax_, r[j]);
   }
 }
 

@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace presk::reference {
@@ -34,6 +35,13 @@ namespace presk::reference {
 // its binade it is in).
 struct BinadeEntry {
   uint64_t w;
+  int64_t k;
+};
+
+// One nonzero entry of a row of 3 limbs as the 52-bit digits of its magnitude W =
+// Σ_c digit[c]·2^(52c) (W < 2^192), and its index.
+struct DigitEntry {
+  uint64_t digit[4];
   int64_t k;
 };
 
@@ -62,14 +70,21 @@ class FixedRows {
   static bool dot(const FixedRows& x, int64_t xr, const FixedRows& w, int64_t wr,
                   __mpfr_struct* r);
 
-  // Eight rows at once (IFMA): x's rows 8·group + j (j < 8, those that exist) against w's row
-  // wr, r[j] and decided[j] as dot's. Applies where group_ready(x, w).
+  // Eight rows at once (IFMA): x's rows 8·group + j (j < 8, those that exist and whose r[j]
+  // is not null) against w's row wr, r[j] and decided[j] as dot's (w in binades: the same
+  // integers as dot's; w in rows: the sum of dot_group_rows, its own bound). Applies where
+  // group_ready(x, w).
   static constexpr int kGroup = 8;
   static bool group_ready(const FixedRows& x, const FixedRows& w);
   static void dot_group(const FixedRows& x, int64_t group, const FixedRows& w, int64_t wr,
                         __mpfr_struct* const* r, bool* decided);
   // x's rows as 52-bit digits, kGroup rows side by side (for dot_group; x in rows of 3 limbs).
   void prepare_digits();
+  // For dot_group(grouped, …, broadcast, …) where both are in rows of 3 limbs at ≤ 128 bits
+  // (the attention's contractions) and the CPU has IFMA: grouped's digits (prepare_digits) and
+  // broadcast's rows as DigitEntry lists (positive entries, then negative ones). Nothing
+  // elsewhere. The sum is symmetric: either operand of a contraction may be `grouped`.
+  static void prepare_row_groups(FixedRows& grouped, FixedRows& broadcast);
 
   int limbs() const { return limbs_; }
   int64_t row_count() const { return static_cast<int64_t>(rows_.size()); }
@@ -114,6 +129,11 @@ class FixedRows {
   template <class BucketSum>
   static bool finish_binades(const FixedRows& x, int64_t xr, const FixedRows& w, int64_t wr,
                              const BucketSum& bucket_sum, __mpfr_struct* r);
+  void prepare_broadcast();
+  static void dot_group_binades(const FixedRows& x, int64_t group, const FixedRows& w, int64_t wr,
+                                __mpfr_struct* const* r, bool* decided);
+  static void dot_group_rows(const FixedRows& x, int64_t group, const FixedRows& w, int64_t wr,
+                             __mpfr_struct* const* r, bool* decided);
 
   long bits_;
   int64_t emin_, emax_;  // MPFR's exponent range (the constructing thread's)
@@ -124,6 +144,8 @@ class FixedRows {
   int binade_bits_ = 0;          // s, or 0 when the rows are not in binades
   int binade_top_ = 64;          // the top binade's W < 2^binade_top_ (52: IFMA's operands)
   std::vector<uint64_t> digits_; // prepare_digits: [group][k][digit 0…3][row j], U = ±X + 2^192
+  std::vector<DigitEntry> broadcast_;  // prepare_broadcast: per row, K slots, positive entries (by k), then negative ones
+  std::vector<std::pair<int64_t, int64_t>> broadcast_ends_;  // per row: the end of its positive entries, of all
   std::unique_ptr<BinadeEntry[]> entries_;  // binades: per row, K slots, grouped by binade (unset past them)
   std::vector<Bucket> buckets_;       // binades: per row, kMaxBuckets slots
 };

@@ -158,6 +158,7 @@ void contract_exact(const MpfrArith& arith, const ContractionPlan& plan,
   if (FixedRows::supports(arith.bits()) && x.size() > 0 && w.size() > 0) {
     PackedOperand pw = pack_operand(arith, plan, w, false, true);
     PackedOperand px = pack_operand(arith, plan, x, true, !pw.rows.binades());
+    FixedRows::prepare_row_groups(pw.rows, px.rows);  // w's rows in groups against x's (output_block)
     rest = contract_fixed(plan, px, pw, out.size(), at);
   } else {
     rest.resize(static_cast<size_t>(out.size()));
@@ -291,6 +292,37 @@ void binade_row_outputs(const RowOrder& order, const PackedOperand& x, const Pac
   }
 }
 
+// Outputs [first, last), both operands in rows: where the group kernel applies (activations
+// of 3 limbs at ≤ 128 bits, prepare_row_groups(w, x)), each run of at least half a group of
+// w's rows against one x row, consecutive in the outputs as where w's free letters are
+// innermost (x @ w, q·kᵀ, att·v), at once (the sum is symmetric: w's rows take the digits'
+// place); the others one by one.
+void output_block(const ContractionPlan& plan, const PackedOperand& x, const PackedOperand& w, int64_t first,
+                  int64_t last, bool groups, const OutputAt& out, uint8_t* decided) {
+  constexpr int64_t kGroup = FixedRows::kGroup;
+  std::array<std::pair<int64_t, int64_t>, kGroup> rows;
+  for (int64_t o = first; o < last; ++o) rows[static_cast<size_t>(o - first)] = rows_of(plan, x.row_strides, w.row_strides, o);
+  for (int64_t i = 0; i < last - first;) {
+    const auto [xr, wr] = rows[static_cast<size_t>(i)];
+    int64_t stop = i + 1;
+    while (groups && stop < last - first && rows[static_cast<size_t>(stop)] == std::pair{xr, wr + (stop - i)} &&
+           (wr + (stop - i)) / kGroup == wr / kGroup) {
+      ++stop;
+    }
+    if (stop - i < kGroup / 2) {
+      decided[first + i] = FixedRows::dot(x.rows, xr, w.rows, wr, out(first + i)) ? 1 : 0;
+      ++i;
+      continue;
+    }
+    std::array<__mpfr_struct*, kGroup> r{};
+    std::array<bool, kGroup> ok{};
+    for (int64_t p = i; p < stop; ++p) r[static_cast<size_t>((wr + p - i) % kGroup)] = out(first + p);
+    FixedRows::dot_group(w.rows, wr / kGroup, x.rows, xr, r.data(), ok.data());
+    for (int64_t p = i; p < stop; ++p) decided[first + p] = ok[static_cast<size_t>((wr + p - i) % kGroup)] ? 1 : 0;
+    i = stop;
+  }
+}
+
 }  // namespace
 
 std::vector<int64_t> contract_fixed(const ContractionPlan& plan, const PackedOperand& x, const PackedOperand& w,
@@ -306,10 +338,11 @@ std::vector<int64_t> contract_fixed(const ContractionPlan& plan, const PackedOpe
       }
     });
   } else {
-    parallel_chunks(count, 8, [&](int64_t begin, int64_t end) {
-      for (int64_t o = begin; o < end; ++o) {
-        const auto [xr, wr] = rows_of(plan, x.row_strides, w.row_strides, o);
-        decided[static_cast<size_t>(o)] = FixedRows::dot(x.rows, xr, w.rows, wr, out(o)) ? 1 : 0;
+    const bool groups = FixedRows::group_ready(w.rows, x.rows);
+    constexpr int64_t kGroup = FixedRows::kGroup;
+    parallel_chunks((count + kGroup - 1) / kGroup, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t block = begin; block < end; ++block) {
+        output_block(plan, x, w, block * kGroup, std::min(count, (block + 1) * kGroup), groups, out, decided.data());
       }
     });
   }
