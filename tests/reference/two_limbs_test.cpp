@@ -8,6 +8,7 @@
 #include <random>
 
 #include "exec/reference/arith_mpfr.h"
+#include "exec/reference/limbs.h"
 #include "reference/random_terms.h"
 
 namespace presk::testing {
@@ -55,6 +56,11 @@ TEST(ReferenceMulTwoLimbs, IsMpfrMulBitForBit) {
   gmp_randclear(state);
   EXPECT_GT(ties, 20000);
   EXPECT_EQ(fast, eligible);  // every other operand here is regular, of at most two limbs
+}
+
+TEST(ReferenceMulTwoLimbs, TheExponentRangeIsMpfrsOwn) {
+  EXPECT_EQ(reference::limbs::kExponentMin, mpfr_get_emin());
+  EXPECT_EQ(reference::limbs::kExponentMax, mpfr_get_emax());
 }
 
 TEST(ReferenceMulTwoLimbs, CarriesInPlaceAndWhatItLeaves) {

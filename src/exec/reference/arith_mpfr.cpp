@@ -28,7 +28,7 @@ bool two_limbs(mpfr_srcptr r, mpfr_srcptr x, mpfr_srcptr y) {
 // r ← the 256-bit window high:low (its top bit at 255) · 2^(e − 256) with sign, rounded to nearest
 // at r's precision (ties to even), `sticky`: a nonzero part below the window. False when the
 // result leaves MPFR's exponent range.
-bool round_window256(mpfr_ptr r, Wide high, Wide low, bool sticky, int64_t e, int sign) {
+[[gnu::always_inline]] inline bool round_window256(mpfr_ptr r, Wide high, Wide low, bool sticky, int64_t e, int sign) {
   const int sh = static_cast<int>(128 - mpfr_get_prec(r));  // the unused low bits of high
   const Wide ulp = static_cast<Wide>(1) << sh;
   const bool round_bit = sh > 0 ? ((high >> (sh - 1)) & 1) != 0 : (low >> 127) != 0;
@@ -38,7 +38,7 @@ bool round_window256(mpfr_ptr r, Wide high, Wide low, bool sticky, int64_t e, in
     high += ulp;
     if (high == 0) high = static_cast<Wide>(1) << 127, ++e;  // 0.11…1 rounded up: 0.10…0 · 2¹
   }
-  if (e < limbs::exponent_range().min || e > limbs::exponent_range().max) return false;
+  if (e < limbs::kExponentMin || e > limbs::kExponentMax) return false;
   r->_mpfr_d[0] = static_cast<mp_limb_t>(high), r->_mpfr_d[1] = static_cast<mp_limb_t>(high >> 64);
   r->_mpfr_sign = sign;
   r->_mpfr_exp = static_cast<mpfr_exp_t>(e);

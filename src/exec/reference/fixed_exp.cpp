@@ -2,8 +2,6 @@
 // otherwise; every step floors, so each computed value is at most the exact one.
 #include "exec/reference/fixed_exp.h"
 
-#include <gmp.h>
-
 #include <algorithm>
 #include <cmath>
 
@@ -182,13 +180,58 @@ bool round_fixed(const Limb* y, int64_t lsb, int eb, long bits, mpfr_ptr r) {
     for (int i = 0; i < 3; ++i) carry = limbs::add_carry(carry, n[i], ulp[i], &n[i]);
   }
   const int64_t exponent = lsb - lz + 192 + carry;
-  if (exponent < limbs::exponent_range().min || exponent > limbs::exponent_range().max) return false;
+  if (exponent < limbs::kExponentMin || exponent > limbs::kExponentMax) return false;
   const int limbs_out = static_cast<int>((bits + 63) / 64);
   for (int i = 0; i < limbs_out; ++i) r->_mpfr_d[i] = carry ? 0 : n[3 - limbs_out + i];
   if (carry) r->_mpfr_d[limbs_out - 1] = Limb{1} << 63;  // 0.11…1 rounded up: 0.10…0 · 2¹
   r->_mpfr_sign = 1;
   r->_mpfr_exp = static_cast<mpfr_exp_t>(exponent);
   return true;
+}
+
+// q (3 limbs) ← (1 − z)/(1 + z) = 2w − 1, w = 1/(1 + z), for z (3 limbs) in [0, 1): within
+// 2·9 units and twice z's own error. From w₀ = 1/(1 + z) in binary64 (W₀ = ⌊w₀·2^64⌋), the
+// exact e = 1 − (1 + z)·w₀ (|e| < 2^-50) gives w = w₀/(1 − e) = w₀·(1 + e + e² + e³) + a tail
+// below 2^-203; |e| floored at 2^-192 (1 unit), e² and e³ as mul_high (3 units each), the
+// three products by W₀ floored (1 unit each): W within 9 units. False where q would be
+// negative (z within that bound of 1: |x| too small, a case for the next path).
+bool tanh_quotient(const Limb* z, Limb* q) {
+  const double w0 = 1.0 / (1.0 + (static_cast<double>(z[2]) * 0x1p-64 + static_cast<double>(z[1]) * 0x1p-128));
+  const Limb w = w0 >= 1.0 ? ~Limb{0} : static_cast<Limb>(w0 * 0x1p64);
+  Limb dw[5];  // (2^192 + Z)·W₀, units 2^-256
+  limbs::product<3, 1>(z, &w, dw);
+  dw[4] = limbs::add_carry(0, dw[3], w, &dw[3]);
+  Limb e[5] = {0, 0, 0, 0, 1};  // E = 2^256 − (2^192 + Z)·W₀ = e·2^256
+  limbs::subtract(e, dw, 5);
+  const bool below = (e[4] >> 63) != 0;  // e < 0: w₀ above w
+  if (below) {
+    Limb negated[5] = {0, 0, 0, 0, 0};
+    limbs::subtract(negated, e, 5);
+    for (int i = 0; i < 5; ++i) e[i] = negated[i];
+  }
+  const Limb a[3] = {e[1], e[2], e[3]};  // |e| in units 2^-192, below 2^142
+  Limb e2[3], e3[3], odd[3], part[4];
+  mul_high<3, 3, 3>(a, a, e2);
+  mul_high<3, 3, 3>(e2, a, e3);
+  odd[0] = a[0], odd[1] = a[1], odd[2] = a[2];
+  add_to<3>(odd, e3);  // |e| + |e|³
+  Limb wide[4] = {0, 0, w, 0};  // W = W₀·2^128 ± ⌊W₀·(|e| + |e|³)/2^64⌋ + ⌊W₀·e²/2^64⌋
+  limbs::product<3, 1>(odd, &w, part);
+  const Limb odd_part[4] = {part[1], part[2], part[3], 0};
+  if (below) {
+    limbs::subtract(wide, odd_part, 4);
+  } else {
+    add_to<4>(wide, odd_part);
+  }
+  limbs::product<3, 1>(e2, &w, part);
+  const Limb even_part[4] = {part[1], part[2], part[3], 0};
+  add_to<4>(wide, even_part);
+  // q = 2W − 2^192, in [0, 2^192) unless z is within the bound of 1 (or W of 2^192: z near 0)
+  const Limb twice[4] = {wide[0] << 1, (wide[1] << 1) | (wide[0] >> 63), (wide[2] << 1) | (wide[1] >> 63),
+                         (wide[3] << 1) | (wide[2] >> 63)};
+  if (twice[3] != 1) return false;
+  q[0] = twice[0], q[1] = twice[1], q[2] = twice[2];
+  return q[0] != 0 || q[1] != 0 || q[2] != 0;
 }
 
 }  // namespace
@@ -241,23 +284,23 @@ bool exp_decided(mpfr_ptr r, mpfr_srcptr x) {
   return round_fixed(e.y, e.k + 1 - 192, kFixedExpErrorBits, bits, r);
 }
 
+bool tanh_fixed(const uint64_t* magnitude, uint64_t* q) {
+  FixedExp e;
+  if (!exp_fixed(true, magnitude, &e)) return false;
+  if (e.k >= 0) return false;  // 2|x| below 2^-192: z = 1, tanh too small for the bound
+  const int64_t shift = -(e.k + 1);  // z = exp(−2|x|) = y·2^-shift, within 29.4 units
+  Limb z[3] = {0, 0, 0};
+  for (int i = 0; i < 3 && shift < 192; ++i) z[i] = limbs::bits_at(e.y, 3, 64 * i + shift);
+  return tanh_quotient(z, q);
+}
+
 bool tanh_decided(mpfr_ptr r, mpfr_srcptr x) {
   const long bits = mpfr_get_prec(r);
   if (bits > kFixedExpMaxBits || !mpfr_regular_p(x) || mpfr_get_exp(x) > 5) return false;
   const bool negative = mpfr_signbit(x) != 0;
-  Limb m[4];
+  Limb m[4], q[3];
   magnitude(x, 193, m);  // 2|x|
-  FixedExp e;
-  if (!exp_fixed(true, m, &e)) return false;
-  const int64_t shift = -(e.k + 1);  // z = exp(−2|x|) = y·2^-shift, within 29.4 units
-  Limb z[4] = {0, 0, 0, 0};
-  for (int i = 0; i < 3 && shift < 192; ++i) z[i] = limbs::bits_at(e.y, 3, 64 * i + shift);
-  Limb n[7] = {0, 0, 0, 0, 0, 0, 1};  // (1 − z)·2^384
-  limbs::subtract(n + 3, z, 4);
-  Limb d[4] = {z[0], z[1], z[2], 1};  // (1 + z)·2^192
-  Limb q[4], rest[4];
-  mpn_tdiv_qr(q, rest, 0, n, 7, d, 4);
-  if (q[3] != 0 || !round_fixed(q, -192, kFixedExpErrorBits + 1, bits, r)) return false;  // q = 1: |x| large
+  if (!tanh_fixed(m, q) || !round_fixed(q, -192, kFixedExpErrorBits + 1, bits, r)) return false;
   if (negative) mpfr_neg(r, r, MPFR_RNDN);
   return true;
 }

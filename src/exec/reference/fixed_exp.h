@@ -14,8 +14,10 @@
 // errors, in units of 2^-192 on a number below 1, add to less than 29 (the argument 3, each
 // table entry 1, each product 3, P 9.3), bounded here by 2^7. exp(x) = 2^(k+1)·Y.
 //
-// tanh: |tanh x| = (1 − z)/(1 + z), z = exp(−2|x|) from the same kernel (within 30.3 units),
-// the quotient floored by GMP's division: within 1 + 2·30.3 units, bounded by 2^8.
+// tanh: |tanh x| = (1 − z)/(1 + z) = 2/(1 + z) − 1, z = exp(−2|x|) from the same kernel
+// (within 30.3 units with the argument's own cut), the reciprocal from binary64 and one
+// correction of third order (fixed_exp.cpp, tanh_quotient): within 2·9 + 2·30.3 units,
+// bounded by 2^8 for the rounding.
 #pragma once
 
 #include <mpfr.h>
@@ -37,6 +39,11 @@ struct FixedExp {
 };
 constexpr int kFixedExpErrorBits = 7;  // the bound the rounding assumes, 2^7 > 29.4 units
 bool exp_fixed(bool negative, const uint64_t* magnitude, FixedExp* out);
+
+// tanh(v/2) as 192-bit fixed point, for v = magnitude·2^-192 (|v| < 2^6): q (3 limbs) within
+// 2·9 + 2·30.3 < 2^7 units of tanh(v/2)·2^192; false where z = exp(−v) is within the bound of
+// 1 (tanh too small to decide).
+bool tanh_fixed(const uint64_t* magnitude, uint64_t* q);
 
 // r ← ∘(exp(x)) or ∘(tanh(x)) to nearest at r's precision when the fixed point decides it;
 // false (r untouched) when it does not, or when r's precision is above kFixedExpMaxBits, x is

@@ -103,9 +103,4 @@ bool round_decided(Limb* a, int size, int64_t lsb, int64_t eb, bool cut, long bi
   return true;
 }
 
-const ExponentRange& exponent_range() {
-  static const ExponentRange range{mpfr_get_emin(), mpfr_get_emax()};
-  return range;
-}
-
 }  // namespace presk::reference::limbs

@@ -85,14 +85,11 @@ inline void subtract(Limb* w, const Limb* v, int size) {
 // negated in place when negative); r has precision `bits` of n limbs and the result's exponent
 // is known to fit MPFR's range.
 void round_window(Limb* w, int size, int64_t lsb, long bits, int n, __mpfr_struct* r);
-// MPFR's exponent range [min, max], read once per process: presk never changes it (there is no
-// mpfr_set_emin or mpfr_set_emax in src/), so every thread has MPFR's default. The fast paths
-// test their results against it without calling mpfr_get_emin, which reads a thread-local of
-// libmpfr (a call and a TLS lookup each time).
-struct ExponentRange {
-  int64_t min, max;
-};
-const ExponentRange& exponent_range();
+// MPFR's exponent range. presk never changes it (there is no mpfr_set_emin or mpfr_set_emax in
+// src/), so every thread has MPFR's default, and the fast paths test their results against
+// these constants: mpfr_get_emin reads a thread-local of libmpfr, a call and a TLS lookup each
+// time (two_limbs_test.cpp checks the constants against it).
+constexpr int64_t kExponentMin = MPFR_EMIN_DEFAULT, kExponentMax = MPFR_EMAX_DEFAULT;
 
 // r ← the two's complement window a (size limbs, bit 0 weighing 2^lsb) rounded to nearest at
 // `bits`, when that is the rounding of every real within 2^eb units of it (eb < 0: a is exact;
