@@ -259,9 +259,8 @@ GroupCounts check_groups(const MpfrBuffer& x, const MpfrBuffer& w, const FixedRo
 TEST(ReferenceFixedDot, GroupsOfEightRowsAreTheScalarKernels) {
   if (!reference::has_ifma()) GTEST_SKIP() << "this CPU has no AVX-512 IFMA: dot_group is not used here";
   std::mt19937_64 rng(29);
-  gmp_randstate_t state;
-  gmp_randinit_default(state);
-  gmp_randseed_ui(state, 31);
+  GmpRandom random(31);
+  auto& state = random.state;
   int64_t grouped = 0;
   for (int m : {24, 8}) {
     for (int trial = 0; trial < 6; ++trial) {
@@ -292,7 +291,6 @@ TEST(ReferenceFixedDot, GroupsOfEightRowsAreTheScalarKernels) {
       grouped += check_groups(x, w, fx, fw, n, true, none, std::to_string(m) + " " + std::to_string(trial)).grouped;
     }
   }
-  gmp_randclear(state);
   EXPECT_GT(grouped, 300);
 }
 
@@ -306,9 +304,8 @@ TEST(ReferenceFixedDot, GroupsOfEightRowsAreTheScalarKernels) {
 TEST(ReferenceFixedDot, GroupsOfActivationRowsAreExact) {
   if (!reference::has_ifma()) GTEST_SKIP() << "this CPU has no AVX-512 IFMA: dot_group is not used here";
   std::mt19937_64 rng(37);
-  gmp_randstate_t state;
-  gmp_randinit_default(state);
-  gmp_randseed_ui(state, 41);
+  GmpRandom random(41);
+  auto& state = random.state;
   GroupCounts total;
   for (int trial = 0; trial < 12; ++trial) {
     const long p = trial % 4 == 3 && trial != 11 ? 96 : 128;
@@ -364,7 +361,6 @@ TEST(ReferenceFixedDot, GroupsOfActivationRowsAreExact) {
     const GroupCounts counts = check_groups(x, w, fx, fw, n, false, absent, "trial " + std::to_string(trial));
     total.grouped += counts.grouped, total.refused += counts.refused, total.both += counts.both;
   }
-  gmp_randclear(state);
   EXPECT_GT(total.grouped, 250);
   EXPECT_GT(total.both, 200);
   EXPECT_GT(total.refused, 5);  // the zero sums, the special rows and the cancellations

@@ -74,9 +74,8 @@ void random_input(std::mt19937_64& rng, gmp_randstate_t state, mpfr_ptr x, int l
 
 TEST(ReferenceFixedExp, TheKernelIsWithinItsBoundOfTheExactValue) {
   std::mt19937_64 rng(3);
-  gmp_randstate_t state;
-  gmp_randinit_default(state);
-  gmp_randseed_ui(state, 9);
+  GmpRandom random(9);
+  auto& state = random.state;
   MpfrBuffer v(2, 192);
   mpfr_ptr x = v.data(), ln2 = v.data() + 1;
   mpfr_const_log2(ln2, MPFR_RNDN);
@@ -102,7 +101,6 @@ TEST(ReferenceFixedExp, TheKernelIsWithinItsBoundOfTheExactValue) {
     ASSERT_LT(-error, 1.01) << "trial " << trial;
     ASSERT_GE(e.y[2], uint64_t{1} << 62) << "y far below 1/2: k is off";  // exact y ∈ [1/2, 1)
   }
-  gmp_randclear(state);
   EXPECT_GE(settled, 19990);  // k unsettled only within a unit of a multiple of ln 2
   EXPECT_GT(worst_below, 1.0);  // the floors do lose something: the check sees them
   std::printf("kernel error: at most %.2f units below, %.2f above\n", worst_below, worst_above);
@@ -110,9 +108,8 @@ TEST(ReferenceFixedExp, TheKernelIsWithinItsBoundOfTheExactValue) {
 
 TEST(ReferenceFixedExp, TanhIsWithinItsBoundOfTheExactValue) {
   std::mt19937_64 rng(5);
-  gmp_randstate_t state;
-  gmp_randinit_default(state);
-  gmp_randseed_ui(state, 7);
+  GmpRandom random(7);
+  auto& state = random.state;
   MpfrBuffer v(1, 192);
   mpfr_ptr x = v.data();
   double worst = 0;
@@ -138,7 +135,6 @@ TEST(ReferenceFixedExp, TanhIsWithinItsBoundOfTheExactValue) {
     worst = std::max(worst, error);
     ASSERT_LT(error, 78.6) << "trial " << trial;  // 2·9 + 2·30.3, derived in fixed_exp.cpp
   }
-  gmp_randclear(state);
   EXPECT_GT(settled, 19000);  // unsettled: tanh within the bound of 0 (v below ≈ 2^-185)
   EXPECT_GT(worst, 1.0);
   std::printf("tanh quotient error: at most %.2f units\n", worst);
@@ -146,9 +142,8 @@ TEST(ReferenceFixedExp, TanhIsWithinItsBoundOfTheExactValue) {
 
 TEST(ReferenceFixedExp, ExpAndTanhAreMpfrBitForBit) {
   std::mt19937_64 rng(17);
-  gmp_randstate_t state;
-  gmp_randinit_default(state);
-  gmp_randseed_ui(state, 23);
+  GmpRandom random(23);
+  auto& state = random.state;
   int64_t decided = 0, tried = 0;
   for (long p : {24L, 53L, 64L, 65L, 113L, 128L}) {
     for (long input_bits : {p, 256L}) {  // the input as wide as the output, or wider
@@ -167,7 +162,6 @@ TEST(ReferenceFixedExp, ExpAndTanhAreMpfrBitForBit) {
       tried += 6000;
     }
   }
-  gmp_randclear(state);
   // undecided: tanh of inputs too small for the bound (below about 2^(p − 190)), nothing else
   EXPECT_GT(decided, tried * 8 / 10) << decided << " of " << tried;
   std::printf("decided %lld of %lld\n", static_cast<long long>(decided), static_cast<long long>(tried));

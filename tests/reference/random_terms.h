@@ -11,6 +11,18 @@
 
 namespace presk::testing {
 
+// GMP's random state, seeded, cleared when it goes.
+struct GmpRandom {
+  gmp_randstate_t state;
+  explicit GmpRandom(unsigned long seed) {
+    gmp_randinit_default(state);
+    gmp_randseed_ui(state, seed);
+  }
+  ~GmpRandom() { gmp_randclear(state); }
+  GmpRandom(const GmpRandom&) = delete;
+  GmpRandom& operator=(const GmpRandom&) = delete;
+};
+
 inline bool same_number(mpfr_srcptr a, mpfr_srcptr b) {
   if (mpfr_nan_p(a) || mpfr_nan_p(b)) return mpfr_nan_p(a) && mpfr_nan_p(b);
   return mpfr_equal_p(a, b) && mpfr_signbit(a) == mpfr_signbit(b);

@@ -33,18 +33,26 @@ bool decided(const Limb* a, int64_t t, int64_t eb, long bits) {
   return !all_bits(a, eb, kept - 1, !round_bit);  // else within the bound of a midpoint
 }
 
-}  // namespace
-
-// r ← ∘(w · 2^lsb), w a two's complement window of `size` limbs (it is negated in place when
-// negative); r has precision `bits` of N limbs and the result's exponent is known to fit.
-void round_window(Limb* w, int size, int64_t lsb, long bits, int n, __mpfr_struct* r) {
-  bool negative = (w[size - 1] >> (kLimbBits - 1)) != 0;
-  if (negative) {
+// w (a two's complement window of `size` limbs) ← |w|, `negative` whether it was negative; its
+// top nonzero limb (−1 for zero).
+int magnitude_in_place(Limb* w, int size, bool* negative) {
+  *negative = (w[size - 1] >> (kLimbBits - 1)) != 0;
+  if (*negative) {
     unsigned char c = 1;
     for (int j = 0; j < size; ++j) c = add_carry(c, ~w[j], 0, &w[j]);
   }
   int t = size - 1;
   while (t >= 0 && w[t] == 0) --t;
+  return t;
+}
+
+}  // namespace
+
+// r ← ∘(w · 2^lsb), w a two's complement window of `size` limbs (it is negated in place when
+// negative); r has precision `bits` of N limbs and the result's exponent is known to fit.
+void round_window(Limb* w, int size, int64_t lsb, long bits, int n, __mpfr_struct* r) {
+  bool negative = false;
+  const int t = magnitude_in_place(w, size, &negative);
   if (t < 0) {
     mpfr_set_zero(r, 1);
     return;
@@ -83,13 +91,8 @@ void round_window(Limb* w, int size, int64_t lsb, long bits, int n, __mpfr_struc
 // could be near MPFR's exponent limits [emin, emax].
 bool round_decided(Limb* a, int size, int64_t lsb, int64_t eb, bool cut, long bits, int64_t emin,
                    int64_t emax, __mpfr_struct* r) {
-  bool negative = (a[size - 1] >> (kLimbBits - 1)) != 0;
-  if (negative) {
-    unsigned char c = 1;
-    for (int j = 0; j < size; ++j) c = add_carry(c, ~a[j], 0, &a[j]);
-  }
-  int t = size - 1;
-  while (t >= 0 && a[t] == 0) --t;
+  bool negative = false;
+  const int t = magnitude_in_place(a, size, &negative);
   if (t < 0) {
     if (cut) return false;
     mpfr_set_zero(r, 1);  // an exact zero sum is +0
