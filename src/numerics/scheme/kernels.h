@@ -28,8 +28,10 @@ struct NativeBlock {
 // The scale of a block whose largest magnitude is `largest` (≥ 0).
 double native_scale(double largest, const Scale& scale);
 
-// One block of n binary32 values in `scheme`; or of binary64 values of at most 35 significant
-// bits (a binary32 weight times a binary16 scale), whose residuals stay exact too.
+// One block of n binary32 values in `scheme`; or of binary64 values (an attention's weights,
+// products of 48 bits), whose residuals stay exact too: a y with a nonzero code has |y| ≥ s/2,
+// so y and q·s are multiples of 2^(e − 54) (s < 2^e, s a binary32 or fewer bits) and
+// |y − q·s| ≤ s/2 < 2^(e − 1) holds in 53 bits; each further word's step is s/128^w.
 NativeBlock quantize_block_native(const float* x, size_t n, const Scheme& scheme);
 NativeBlock quantize_block_native(const double* x, size_t n, const Scheme& scheme);
 
