@@ -25,26 +25,6 @@ bool two_limbs(mpfr_srcptr r, mpfr_srcptr x, mpfr_srcptr y) {
          mpfr_get_prec(y) <= 128;
 }
 
-// r ← the 256-bit window high:low (its top bit at 255) · 2^(e − 256) with sign, rounded to nearest
-// at r's precision (ties to even), `sticky`: a nonzero part below the window. False when the
-// result leaves MPFR's exponent range.
-[[gnu::always_inline]] inline bool round_window256(mpfr_ptr r, Wide high, Wide low, bool sticky, int64_t e, int sign) {
-  const int sh = static_cast<int>(128 - mpfr_get_prec(r));  // the unused low bits of high
-  const Wide ulp = static_cast<Wide>(1) << sh;
-  const bool round_bit = sh > 0 ? ((high >> (sh - 1)) & 1) != 0 : (low >> 127) != 0;
-  const bool rest = sticky || (sh > 0 ? (high & ((ulp >> 1) - 1)) != 0 || low != 0 : (low << 1) != 0);
-  high &= ~(ulp - 1);
-  if (round_bit && (rest || (high & ulp) != 0)) {
-    high += ulp;
-    if (high == 0) high = static_cast<Wide>(1) << 127, ++e;  // 0.11…1 rounded up: 0.10…0 · 2¹
-  }
-  if (e < limbs::kExponentMin || e > limbs::kExponentMax) return false;
-  r->_mpfr_d[0] = static_cast<mp_limb_t>(high), r->_mpfr_d[1] = static_cast<mp_limb_t>(high >> 64);
-  r->_mpfr_sign = sign;
-  r->_mpfr_exp = static_cast<mpfr_exp_t>(e);
-  return true;
-}
-
 }  // namespace
 
 bool mul_two_limbs(mpfr_ptr r, mpfr_srcptr x, mpfr_srcptr y) {
@@ -66,7 +46,7 @@ bool mul_two_limbs(mpfr_ptr r, mpfr_srcptr x, mpfr_srcptr y) {
     n3 = (n3 << 1) | (n2 >> 63), n2 = (n2 << 1) | (n1 >> 63), n1 = (n1 << 1) | (n0 >> 63), n0 <<= 1;
     --e;
   }
-  return round_window256(r, static_cast<Wide>(n3) << 64 | n2, static_cast<Wide>(n1) << 64 | n0, false, e,
+  return limbs::round_window256(r, static_cast<Wide>(n3) << 64 | n2, static_cast<Wide>(n1) << 64 | n0, false, e,
                          x->_mpfr_sign * y->_mpfr_sign);
 }
 

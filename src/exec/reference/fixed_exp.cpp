@@ -111,20 +111,13 @@ void taylor(const Limb* t, Limb* p) {
   add_to<3>(p, low);
 }
 
-// a ← −a, 4 limbs (two's complement).
-void negate(Limb* a) {
-  Limb negated[4] = {0, 0, 0, 0};
-  limbs::subtract(negated, a, 4);
-  for (int i = 0; i < 4; ++i) a[i] = negated[i];
-}
-
 // out (4 limbs, two's complement) ← k·ln 2·2^192 rounded toward zero: within one unit.
 void k_ln2(int64_t k, Limb* out) {
   const Limb m = k < 0 ? static_cast<Limb>(-k) : static_cast<Limb>(k);
   Limb p[5];
   limbs::product<4, 1>(tables().ln2, &m, p);
   for (int i = 0; i < 4; ++i) out[i] = p[i + 1];
-  if (k < 0) negate(out);
+  if (k < 0) limbs::negate<4>(out);
 }
 
 // Whether a (4 limbs, nonnegative) < b (3 limbs).
@@ -143,23 +136,12 @@ void magnitude(mpfr_srcptr x, long shift, Limb* out) {
   for (int i = 0; i < 4; ++i) out[i] = limbs::bits_at(x->_mpfr_d, n, 64 * i - at);
 }
 
-// Whether bits [lo, hi) of the 3-limb n are all `ones` (true for an empty range).
-bool all_bits3(const Limb* n, int lo, int hi, bool ones) {
-  for (int i = 0; i < 3; ++i) {
-    const int a = std::max(lo, 64 * i), b = std::min(hi, 64 * i + 64);
-    if (a >= b) continue;
-    const Limb mask = (b - a == 64 ? ~Limb{0} : ((Limb{1} << (b - a)) - 1)) << (a - 64 * i);
-    if ((n[i] & mask) != (ones ? mask : 0)) return false;
-  }
-  return true;
-}
-
 // r ← ∘(y·2^lsb) to nearest at `bits` ≤ 128 when every real within 2^eb units of y (3 limbs,
 // positive) rounds alike; false otherwise. limbs::round_decided's test (no real within the
 // bound of a midpoint) on a number normalized to 192 bits, where the rounding is two limbs: a
 // real within the bound of y that lies across a power of two rounds as y does too, since the
 // bound is below a quarter of the lower binade's ulp. False too for a result outside MPFR's
-// exponent range (mpfr_exp and mpfr_tanh decide those).
+// exponent range (mpfr_exp and mpfr_tanh decide those). The rounding is limbs::round_window256.
 bool round_fixed(const Limb* y, int64_t lsb, int eb, long bits, mpfr_ptr r) {
   const int lz = y[2] != 0 ? __builtin_clzll(y[2]) : y[1] != 0 ? 64 + __builtin_clzll(y[1]) : y[0] != 0 ? 128 + __builtin_clzll(y[0]) : 192;
   const int kept = 192 - static_cast<int>(bits), e = eb + lz;  // the bound, 2^e units of n
@@ -167,26 +149,10 @@ bool round_fixed(const Limb* y, int64_t lsb, int eb, long bits, mpfr_ptr r) {
   Limb n[3];  // y·2^lz
   for (int i = 0; i < 3; ++i) n[i] = limbs::bits_at(y, 3, 64 * i - lz);
   const bool round_bit = ((n[(kept - 1) / 64] >> ((kept - 1) % 64)) & 1) != 0;
-  if (all_bits3(n, e, kept - 1, !round_bit)) return false;  // within the bound of a midpoint
-  const int q = kept / 64;
-  Limb ulp[3] = {0, 0, 0};
-  ulp[q] = Limb{1} << (kept % 64);
-  for (int i = 0; i < 3; ++i) {  // clear below the last kept bit, then add its ulp when rounding up
-    const int a = 64 * i;
-    n[i] &= kept >= a + 64 ? 0 : kept <= a ? ~Limb{0} : ~((Limb{1} << (kept - a)) - 1);
-  }
-  unsigned char carry = 0;
-  if (round_bit) {
-    for (int i = 0; i < 3; ++i) carry = limbs::add_carry(carry, n[i], ulp[i], &n[i]);
-  }
-  const int64_t exponent = lsb - lz + 192 + carry;
-  if (exponent < limbs::kExponentMin || exponent > limbs::kExponentMax) return false;
-  const int limbs_out = static_cast<int>((bits + 63) / 64);
-  for (int i = 0; i < limbs_out; ++i) r->_mpfr_d[i] = carry ? 0 : n[3 - limbs_out + i];
-  if (carry) r->_mpfr_d[limbs_out - 1] = Limb{1} << 63;  // 0.11…1 rounded up: 0.10…0 · 2¹
-  r->_mpfr_sign = 1;
-  r->_mpfr_exp = static_cast<mpfr_exp_t>(exponent);
-  return true;
+  if (limbs::all_bits(n, e, kept - 1, !round_bit)) return false;  // within the bound of a midpoint
+  // n is no midpoint (the test above), so rounding it to nearest is rounding every real here
+  return limbs::round_window256(r, static_cast<Wide>(n[2]) << 64 | n[1], static_cast<Wide>(n[0]) << 64, false,
+                                lsb - lz + 192, 1);
 }
 
 // q (3 limbs) ← (1 − z)/(1 + z) = 2w − 1, w = 1/(1 + z), for z (3 limbs) in [0, 1): within
@@ -204,11 +170,7 @@ bool tanh_quotient(const Limb* z, Limb* q) {
   Limb e[5] = {0, 0, 0, 0, 1};  // E = 2^256 − (2^192 + Z)·W₀ = e·2^256
   limbs::subtract(e, dw, 5);
   const bool below = (e[4] >> 63) != 0;  // e < 0: w₀ above w
-  if (below) {
-    Limb negated[5] = {0, 0, 0, 0, 0};
-    limbs::subtract(negated, e, 5);
-    for (int i = 0; i < 5; ++i) e[i] = negated[i];
-  }
+  if (below) limbs::negate<5>(e);
   const Limb a[3] = {e[1], e[2], e[3]};  // |e| in units 2^-192, below 2^142
   Limb e2[3], e3[3], odd[3], part[4];
   mul_high<3, 3, 3>(a, a, e2);
@@ -239,7 +201,7 @@ bool tanh_quotient(const Limb* z, Limb* q) {
 bool exp_fixed(bool negative, const uint64_t* magnitude, FixedExp* out) {
   const Tables& t = tables();
   Limb x[4] = {magnitude[0], magnitude[1], magnitude[2], magnitude[3]};
-  if (negative) negate(x);
+  if (negative) limbs::negate<4>(x);
   const double v = (static_cast<double>(magnitude[3]) * 0x1p64 + static_cast<double>(magnitude[2])) * 0x1p-64;
   int64_t k = static_cast<int64_t>(std::floor((negative ? -v : v) * 1.4426950408889634));
   Limb r[4];

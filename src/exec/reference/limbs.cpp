@@ -7,20 +7,6 @@
 namespace presk::reference::limbs {
 namespace {
 
-// Whether the bits [lo, hi) of w are all `ones` (true for an empty range).
-bool all_bits(const Limb* w, int64_t lo, int64_t hi, bool ones) {
-  for (int64_t b = lo; b < hi;) {
-    int64_t q = b / kLimbBits;
-    int s = static_cast<int>(b % kLimbBits);
-    int n = static_cast<int>(std::min<int64_t>(kLimbBits - s, hi - b));
-    Limb mask = (n == kLimbBits ? ~Limb{0} : ((Limb{1} << n) - 1)) << s;
-    Limb bits = w[q] & mask;
-    if (bits != (ones ? mask : 0)) return false;
-    b += n;
-  }
-  return true;
-}
-
 // Whether every real within 2^eb (eb ≥ 0) of the magnitude a (top bit t) rounds to nearest at
 // `bits` as a does, and a lies on no tie: the bits between the bound and the rounding bit say
 // so. eb < 0: a is exact (nothing to decide).
@@ -47,6 +33,20 @@ int magnitude_in_place(Limb* w, int size, bool* negative) {
 }
 
 }  // namespace
+
+// Whether the bits [lo, hi) of w are all `ones` (true for an empty range).
+bool all_bits(const Limb* w, int64_t lo, int64_t hi, bool ones) {
+  for (int64_t b = lo; b < hi;) {
+    int64_t q = b / kLimbBits;
+    int s = static_cast<int>(b % kLimbBits);
+    int n = static_cast<int>(std::min<int64_t>(kLimbBits - s, hi - b));
+    Limb mask = (n == kLimbBits ? ~Limb{0} : ((Limb{1} << n) - 1)) << s;
+    Limb bits = w[q] & mask;
+    if (bits != (ones ? mask : 0)) return false;
+    b += n;
+  }
+  return true;
+}
 
 // r ← ∘(w · 2^lsb), w a two's complement window of `size` limbs (it is negated in place when
 // negative); r has precision `bits` of N limbs and the result's exponent is known to fit.

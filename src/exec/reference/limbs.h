@@ -91,6 +91,42 @@ void round_window(Limb* w, int size, int64_t lsb, long bits, int n, __mpfr_struc
 // time (two_limbs_test.cpp checks the constants against it).
 constexpr int64_t kExponentMin = MPFR_EMIN_DEFAULT, kExponentMax = MPFR_EMAX_DEFAULT;
 
+// r ← the 256-bit window high:low (its top bit at 255) · 2^(e − 256) with sign, rounded to
+// nearest (ties to even) at r's precision p ≤ 128, `sticky`: a nonzero part below the window.
+// False (r untouched) when the result leaves MPFR's exponent range.
+[[gnu::always_inline]] inline bool round_window256(mpfr_ptr r, Wide high, Wide low, bool sticky, int64_t e,
+                                                   int sign) {
+  const int sh = static_cast<int>(128 - mpfr_get_prec(r));  // the unused low bits of high
+  const Wide ulp = static_cast<Wide>(1) << sh;
+  const bool round_bit = sh > 0 ? ((high >> (sh - 1)) & 1) != 0 : (low >> 127) != 0;
+  const bool rest = sticky || (sh > 0 ? (high & ((ulp >> 1) - 1)) != 0 || low != 0 : (low << 1) != 0);
+  high &= ~(ulp - 1);
+  if (round_bit && (rest || (high & ulp) != 0)) {
+    high += ulp;
+    if (high == 0) high = static_cast<Wide>(1) << 127, ++e;  // 0.11…1 rounded up: 0.10…0 · 2¹
+  }
+  if (e < kExponentMin || e > kExponentMax) return false;
+  if (sh >= kLimbBits) {  // one limb
+    r->_mpfr_d[0] = static_cast<Limb>(high >> 64);
+  } else {
+    r->_mpfr_d[0] = static_cast<Limb>(high), r->_mpfr_d[1] = static_cast<Limb>(high >> 64);
+  }
+  r->_mpfr_sign = sign;
+  r->_mpfr_exp = static_cast<mpfr_exp_t>(e);
+  return true;
+}
+
+// Whether the bits [lo, hi) of w are all `ones` (true for an empty range).
+bool all_bits(const Limb* w, int64_t lo, int64_t hi, bool ones);
+
+// a ← −a, N limbs (two's complement).
+template <int N>
+inline void negate(Limb* a) {
+  Limb negated[N] = {};
+  subtract(negated, a, N);
+  for (int i = 0; i < N; ++i) a[i] = negated[i];
+}
+
 // r ← the two's complement window a (size limbs, bit 0 weighing 2^lsb) rounded to nearest at
 // `bits`, when that is the rounding of every real within 2^eb units of it (eb < 0: a is exact;
 // `cut`: it may not be, so a zero window decides nothing); false (r untouched) when it is not,
